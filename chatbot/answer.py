@@ -1,0 +1,227 @@
+"""The answer path: retrieve passages, ask the chat model for JSON with quoted citations, validate every quote."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import string
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+import jsonschema
+
+from .citations import Citation, validate_citation
+from .errors import BadReply, InputError, InputTooLong, OllamaTimeout
+from .index import Hit
+from .ollama_client import ChatReply
+
+NO_ANSWER = "I could not find the answer in the documents."
+STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")
+
+# The structured output the chat model must produce; sent as Ollama's `format`.
+ANSWER_SCHEMA: dict = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "citations": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"source_id": {"type": "string"}, "quote": {"type": "string"}},
+                "required": ["source_id", "quote"],
+            },
+        },
+    },
+    "required": ["answer", "citations"],
+}
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """How questions are answered. `think=None` means: on when the model reports the thinking capability."""
+
+    top_k: int = 4
+    chat_model: str = "qwen3:4b"
+    prompt_path: str | None = None  # None: the bundled chatbot/prompts/default.txt
+    temperature: float = 0.0
+    seed: int = 42
+    num_ctx: int = 8192
+    num_predict: int = 4096
+    think: bool | None = None
+    min_quote_words: int = 4
+    no_answer_message: str = NO_ANSWER
+
+    def options(self) -> dict:
+        return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx,
+                "num_predict": self.num_predict}
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Retriever(Protocol):
+    def retrieve(self, question: str, k: int) -> list[Hit]: ...
+
+
+class Generator(Protocol):
+    """Turns a rendered prompt into a reply whose `content` should be JSON matching ANSWER_SCHEMA.
+    The question and passages are passed too, for answerers that do not read prompts."""
+
+    model: str
+    digest: str
+
+    def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply: ...
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Everything one question produced. `text` is what a user is shown; `raw` is the model's content as sent."""
+
+    question: str
+    status: str
+    text: str
+    model_answer: str
+    citations: tuple[Citation, ...]
+    hits: tuple[Hit, ...]
+    raw: str
+    reasons: tuple[str, ...] = ()
+    thinking_chars: int = 0
+    prompt_sha256: str = ""
+    model: str = ""
+    model_digest: str = ""
+    done_reason: str | None = None
+    usage: dict = field(default_factory=dict)  # prompt_tokens, output_tokens, *_ms durations, retries
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["hits"] = [{"rank": h.rank, "score": h.score, **h.chunk.to_dict()} for h in self.hits]
+        return data
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """A prompt file with `$question` and `$passages` (Python string.Template syntax; `$$` is a literal $)."""
+
+    text: str
+    source: str
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> "PromptTemplate":
+        if path is None:
+            text = resources.files("chatbot").joinpath("prompts/default.txt").read_text(encoding="utf-8")
+            return cls.checked(text, "chatbot/prompts/default.txt")
+        try:
+            return cls.checked(Path(path).read_text(encoding="utf-8"), str(path))
+        except OSError as exc:
+            raise InputError(f"{path}: cannot read the prompt template ({exc.strerror})") from exc
+
+    @classmethod
+    def checked(cls, text: str, source: str) -> "PromptTemplate":
+        names = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)} - {None}
+        missing = {"question", "passages"} - names
+        unknown = names - {"question", "passages"}
+        if missing or unknown:
+            raise InputError(f"{source}: the prompt template must use $question and $passages and nothing else "
+                             f"(missing: {sorted(missing)}, unknown: {sorted(unknown)}); write $$ for a literal $")
+        return cls(text, source)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, question: str, hits: list[Hit]) -> str:
+        passages = "\n\n".join(f"[source: {h.chunk.source_id}]\n{h.chunk.text}" for h in hits)
+        return string.Template(self.text).substitute(question=question, passages=passages)
+
+
+def answer(question: str, retriever: Retriever, generator: Generator, settings: AnswerSettings,
+           template: PromptTemplate) -> Answer:
+    """Answer one question. Per-question failures become an Answer with status `error`; a server that is
+    down, busy or missing the model raises, since every later question would fail the same way."""
+    base = {"question": question, "prompt_sha256": template.sha256, "model": generator.model,
+            "model_digest": generator.digest}
+    hits: list[Hit] = []
+    try:
+        hits = retriever.retrieve(question, settings.top_k)
+        prompt = template.render(question, hits)
+        _check_fits(prompt, settings)
+        reply = generator.generate(prompt, settings, question, hits)
+    except (BadReply, InputTooLong, OllamaTimeout, _PromptTooLong) as exc:
+        return Answer(status="error", text=settings.no_answer_message, model_answer="", citations=(),
+                      hits=tuple(hits), raw="", reasons=(str(exc),), error=str(exc), **base)
+    return judge_reply(reply, hits, settings, base)
+
+
+def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: dict) -> Answer:
+    """Parse the reply and validate every citation; only a fully valid, cited answer is `answered`."""
+    content, leaked = split_thinking(reply.content)
+    common = dict(hits=tuple(hits), raw=reply.content, thinking_chars=len(reply.thinking) + len(leaked),
+                  done_reason=reply.done_reason, usage=_usage(reply), **base)
+    withheld = settings.no_answer_message
+    if reply.done_reason == "length":
+        reason = f"reply cut off at num_predict={settings.num_predict} (done_reason: length); raise --num-predict"
+        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(reason,),
+                      **common)
+    parsed, problem = _parse(content)
+    if problem:
+        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(problem,),
+                      **common)
+    model_answer = parsed["answer"].strip()
+    citations = tuple(validate_citation(c["source_id"], c["quote"], hits, min_words=settings.min_quote_words)
+                      for c in parsed["citations"])
+    if not model_answer or not citations:
+        reason = "the model gave no answer" if not model_answer else "the answer has no citation"
+        return Answer(status="no_answer", text=withheld, model_answer=model_answer, citations=citations,
+                      reasons=(reason,), **common)
+    bad = tuple(c.reason for c in citations if not c.valid)
+    if bad:
+        return Answer(status="invalid_citation", text=withheld, model_answer=model_answer, citations=citations,
+                      reasons=bad, **common)
+    return Answer(status="answered", text=model_answer, model_answer=model_answer, citations=citations, **common)
+
+
+def split_thinking(content: str) -> tuple[str, str]:
+    """(content, leaked thinking): if a `</think>` leaked into the content, keep only what follows the last one."""
+    head, sep, tail = content.rpartition("</think>")
+    if not sep:
+        return content, ""
+    return tail, head.replace("<think>", "")
+
+
+def _parse(content: str) -> tuple[dict, str | None]:
+    try:
+        parsed = json.loads(content)
+    except ValueError as exc:
+        return {}, f"reply is not JSON ({exc.msg} at character {exc.pos})"
+    try:
+        jsonschema.validate(parsed, ANSWER_SCHEMA)
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "top level"
+        return {}, f"reply does not match the answer schema at {where}: {exc.message}"
+    return parsed, None
+
+
+def _usage(reply: ChatReply) -> dict:
+    return {"prompt_tokens": reply.prompt_tokens, "output_tokens": reply.output_tokens, "total_ms": reply.total_ms,
+            "load_ms": reply.load_ms, "prompt_eval_ms": reply.prompt_eval_ms, "eval_ms": reply.eval_ms,
+            "retries": reply.retries}
+
+
+class _PromptTooLong(Exception):
+    pass
+
+
+# Ollama cuts an over-long prompt silently (keeping its start); a conservative estimate catches that first.
+_CHARS_PER_TOKEN = 3
+
+
+def _check_fits(prompt: str, settings: AnswerSettings) -> None:
+    estimate = len(prompt) // _CHARS_PER_TOKEN
+    if estimate + settings.num_predict > settings.num_ctx:
+        raise _PromptTooLong(
+            f"the prompt (~{estimate} tokens) plus num_predict={settings.num_predict} may exceed num_ctx="
+            f"{settings.num_ctx}, and Ollama would cut the prompt silently; raise --num-ctx or lower --top-k / "
+            "--chunk-size")

@@ -1,0 +1,97 @@
+"""Assembling the chatbot: preflight, index (built or loaded), retriever and generator over Ollama."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, PromptTemplate, answer
+from .chunking import ChunkSettings
+from .errors import InputError
+from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, default_cache_dir, embed_query
+from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
+from .pdfs import Document, read_documents
+
+
+class OllamaRetriever:
+    """Embeds the question with the query prefix and searches the index."""
+
+    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings):
+        self.client, self.index, self.embedding = client, index, embedding
+
+    def retrieve(self, question: str, k: int) -> list[Hit]:
+        return self.index.search(embed_query(self.client, self.embedding, question), k)
+
+
+class OllamaGenerator:
+    """Asks the chat model through /api/chat with the answer schema as `format`."""
+
+    def __init__(self, client: OllamaClient, model: str, digest: str, capabilities: tuple[str, ...]):
+        self.client, self.model, self.digest, self.capabilities = client, model, digest, capabilities
+
+    def think_value(self, settings: AnswerSettings) -> bool | None:
+        # Thinking models think whatever we say on current servers; asking for it keeps the reasoning in
+        # message.thinking instead of leaking into content on v0.9-v0.12.3. Models without it get no field.
+        if settings.think is not None:
+            return settings.think
+        return True if "thinking" in self.capabilities else None
+
+    def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
+        return self.client.chat(self.model, [{"role": "user", "content": prompt}], format=ANSWER_SCHEMA,
+                                options=settings.options(), think=self.think_value(settings))
+
+
+@dataclass
+class Chatbot:
+    """A ready answerer: `bot.ask(question)` runs the real answer path."""
+
+    client: OllamaClient
+    server: ServerInfo
+    index: Index
+    documents: list[Document]
+    retriever: OllamaRetriever
+    generator: OllamaGenerator
+    settings: AnswerSettings
+    template: PromptTemplate
+
+    def ask(self, question: str) -> Answer:
+        return answer(question, self.retriever, self.generator, self.settings, self.template)
+
+
+def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None = None,
+                 client_settings: ClientSettings = ClientSettings(), chunking: ChunkSettings = ChunkSettings(),
+                 embedding: EmbedSettings = EmbedSettings(), settings: AnswerSettings = AnswerSettings(),
+                 cache_dir: str | Path | None = None, progress: Progress | None = None,
+                 documents: list[Document] | None = None) -> Chatbot:
+    """Preflight the server, then build a fresh index from `docs` (cache-backed) or load one from `index_dir`.
+    `documents` may carry `docs` already read, so a caller that checked labels against them reads once."""
+    if (docs is None) == (index_dir is None):
+        raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
+    template = PromptTemplate.load(settings.prompt_path)
+    if documents is None:
+        documents = read_documents(docs) if docs is not None else []
+    saved = Index.load(index_dir) if index_dir is not None else None
+    if saved is not None:
+        embedding = _saved_embedding(saved)
+    client = OllamaClient(client_settings)
+    server = preflight(client, chat_model=settings.chat_model, embed_model=embedding.model)
+    digest = server.models[embedding.model].digest
+    if saved is None:
+        cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings")
+        index = build_index(documents, client, chunking=chunking, embedding=embedding, digest=digest,
+                            cache=cache, progress=progress)
+    elif saved.manifest["embedding"]["digest"] != digest:
+        raise InputError(f"{index_dir}: built with {embedding.model} digest "
+                         f"{saved.manifest['embedding']['digest'][:12]}, but the server's copy has digest "
+                         f"{digest[:12]}; rebuild the index with `rag-chat index`")
+    else:
+        index = saved
+    chat_info = server.models[settings.chat_model]
+    generator = OllamaGenerator(client, settings.chat_model, chat_info.digest, chat_info.capabilities)
+    return Chatbot(client, server, index, documents, OllamaRetriever(client, index, embedding), generator, settings,
+                   template)
+
+
+def _saved_embedding(index: Index) -> EmbedSettings:
+    saved = index.manifest["embedding"]
+    return EmbedSettings(saved["model"], saved["doc_prefix"], saved["query_prefix"], saved["batch_size"])

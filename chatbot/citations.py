@@ -1,0 +1,46 @@
+"""Quote validation: a citation counts only if its passage was retrieved and holds the quote."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from .index import Hit
+from .text import normalize
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One citation as the model gave it, and our verdict. `reason` is None exactly when `valid`."""
+
+    source_id: str
+    quote: str
+    valid: bool
+    reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _folded(text: str) -> str:
+    return normalize(text).casefold()
+
+
+def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> Citation:
+    """Check one citation against the retrieved passages.
+
+    Valid when: `source_id` names a retrieved passage, the quote has at least `min_words` words, and the quote
+    occurs in *that* passage after normalize() with case folded. Otherwise the reason says which rule failed.
+    """
+    passages = {hit.chunk.source_id: _folded(hit.chunk.text) for hit in hits}
+    needle = _folded(quote)
+    words = len(needle.split())
+    if source_id not in passages:
+        return Citation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")
+    if words < min_words:
+        return Citation(source_id, quote, False, f"quote has {words} words; at least {min_words} required")
+    if needle in passages[source_id]:
+        return Citation(source_id, quote, True)
+    elsewhere = [sid for sid, text in passages.items() if needle in text]
+    if elsewhere:
+        return Citation(source_id, quote, False, f"quote is from {elsewhere[0]}, not from the cited {source_id}")
+    return Citation(source_id, quote, False, f"quote does not occur in {source_id}")

@@ -1,0 +1,191 @@
+"""The vector index: unit float32 vectors in one numpy matrix plus chunk metadata, and its embedding cache."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from . import __version__
+from .chunking import Chunk, ChunkSettings, chunk_pages
+from .errors import InputError, InputTooLong
+from .ollama_client import OllamaClient, prefixes_for
+from .pdfs import Document
+from .store import atomic_write_text
+
+Progress = Callable[[int, int], None]  # (done, total)
+INDEX_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """Embedding model and the task prefixes put before documents and queries (None = the model's default)."""
+
+    model: str = "nomic-embed-text"
+    doc_prefix: str | None = None
+    query_prefix: str | None = None
+    batch_size: int = 32
+
+    @property
+    def prefixes(self) -> tuple[str, str]:
+        doc, query = prefixes_for(self.model)
+        return (doc if self.doc_prefix is None else self.doc_prefix,
+                query if self.query_prefix is None else self.query_prefix)
+
+
+class EmbeddingCache:
+    """Content-addressed vectors: key = sha256(model digest, prefix, text). One small .npy file per key."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    @staticmethod
+    def key(digest: str, prefix: str, text: str) -> str:
+        return hashlib.sha256("\0".join((digest, prefix, text)).encode("utf-8")).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.npy"
+
+    def get(self, key: str) -> np.ndarray | None:
+        try:
+            return np.load(self._path(key), allow_pickle=False)
+        except (OSError, ValueError):
+            return None  # missing or damaged: embed again
+
+    def put(self, key: str, vector: np.ndarray) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            np.save(fh, vector.astype(np.float32), allow_pickle=False)
+        os.replace(tmp, path)
+
+
+def default_cache_dir() -> Path:
+    """$PDF_RAG_EVAL_CACHE, else $XDG_CACHE_HOME/pdf-rag-eval, else ~/.cache/pdf-rag-eval."""
+    if os.environ.get("PDF_RAG_EVAL_CACHE"):
+        return Path(os.environ["PDF_RAG_EVAL_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "pdf-rag-eval"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One retrieved chunk: rank counts from 1; score is the cosine similarity (or a lexical score offline)."""
+
+    rank: int
+    score: float
+    chunk: Chunk
+
+
+class Index:
+    """Chunks and their unit vectors; exact top-k by one matrix-vector product."""
+
+    def __init__(self, chunks: list[Chunk], vectors: np.ndarray, manifest: dict):
+        if len(chunks) != len(vectors):
+            raise ValueError(f"{len(chunks)} chunks but {len(vectors)} vectors")
+        self.chunks = chunks
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.manifest = manifest
+
+    def search(self, query: np.ndarray, k: int) -> list[Hit]:
+        """The k chunks most similar to a unit query vector, best first; ties go to the earlier chunk."""
+        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        return [Hit(rank, float(scores[i]), self.chunks[i]) for rank, i in enumerate(top_k(scores, k), start=1)]
+
+    def save(self, directory: str | Path) -> Path:
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        tmp = directory / "vectors.npy.tmp"
+        with open(tmp, "wb") as fh:
+            np.save(fh, self.vectors, allow_pickle=False)
+        os.replace(tmp, directory / "vectors.npy")
+        atomic_write_text(directory / "chunks.jsonl", "".join(json.dumps(c.to_dict()) + "\n" for c in self.chunks))
+        atomic_write_text(directory / "manifest.json", json.dumps(self.manifest, indent=2) + "\n")
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> "Index":
+        directory = Path(directory)
+        try:
+            manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+            lines = (directory / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+            vectors = np.load(directory / "vectors.npy", allow_pickle=False)
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{directory}: not a readable index ({exc}); build one with `rag-chat index DOCS`") from exc
+        if manifest.get("format") != INDEX_FORMAT:
+            raise InputError(f"{directory}: index format {manifest.get('format')} is not {INDEX_FORMAT}; rebuild it")
+        return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
+
+
+def top_k(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k highest scores, best first, ties broken by lower index. O(n) selection + O(k log k)."""
+    n = len(scores)
+    k = min(k, n)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    idx = np.arange(n) if k == n else np.argpartition(-scores, k - 1)[:k]
+    if k < n:
+        # Selection may cut between equal scores; take every index tied with the k-th to keep ties stable.
+        kth = scores[idx].min()
+        idx = np.concatenate([np.flatnonzero(scores > kth), np.flatnonzero(scores == kth)])
+    order = np.lexsort((idx, -scores[idx]))
+    return idx[order][:k]
+
+
+def build_index(documents: list[Document], client: OllamaClient, *, chunking: ChunkSettings, embedding: EmbedSettings,
+                digest: str, cache: EmbeddingCache | None, progress: Progress | None = None) -> Index:
+    """Chunk every page, embed what the cache lacks, and return the index with its manifest.
+
+    `digest` is the embedding model's digest from the server: cached vectors are only reused for the same weights.
+    """
+    chunks = chunk_pages([p for d in documents for p in d.pages], chunking)
+    if not chunks:
+        raise InputError("the documents have no extractable text (scanned PDFs need OCR first)")
+    doc_prefix, query_prefix = embedding.prefixes
+    keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
+    vectors: list[np.ndarray | None] = [cache.get(k) if cache else None for k in keys]
+    missing = [i for i, v in enumerate(vectors) if v is None]
+    done = len(chunks) - len(missing)
+    if progress:
+        progress(done, len(chunks))
+    for start in range(0, len(missing), embedding.batch_size):
+        batch = missing[start:start + embedding.batch_size]
+        try:
+            fresh = client.embed(embedding.model, [doc_prefix + chunks[i].text for i in batch],
+                                 batch_size=embedding.batch_size)
+        except InputTooLong as exc:
+            where = chunks[batch[exc.item_index or 0]].source_id
+            raise InputTooLong(f"chunk {where} is longer than {embedding.model}'s context and would be cut "
+                               f"silently; lower --chunk-size") from exc
+        for i, vector in zip(batch, fresh):
+            vectors[i] = vector
+            if cache:
+                cache.put(keys[i], vector)
+        done += len(batch)
+        if progress:
+            progress(done, len(chunks))
+    matrix = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
+    manifest = {
+        "format": INDEX_FORMAT,
+        "package_version": __version__,
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "embedding": asdict(embedding) | {"digest": digest, "doc_prefix": doc_prefix, "query_prefix": query_prefix},
+        "chunking": chunking.to_dict(),
+        "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages),
+                       "empty_pages": list(d.empty_pages)} for d in documents],
+        "counts": {"documents": len(documents), "pages": sum(len(d.pages) for d in documents),
+                   "chunks": len(chunks), "embedded": len(missing), "from_cache": len(chunks) - len(missing)},
+    }
+    return Index(chunks, matrix, manifest)
+
+
+def embed_query(client: OllamaClient, embedding: EmbedSettings, question: str) -> np.ndarray:
+    """The query vector, with the model's query prefix."""
+    return client.embed(embedding.model, [embedding.prefixes[1] + question])[0]

@@ -1,0 +1,1 @@
+"""Deterministic evaluation of a RAG system against labelled cases, with no LLM judge."""

@@ -1,0 +1,125 @@
+"""Labelled cases: loading, schema validation, and the label check against the documents."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from chatbot.errors import InputError
+from chatbot.pdfs import Document
+from chatbot.text import normalize
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A page that answers the case; `quote`, when given, must be inside a retrieved chunk for it to count."""
+
+    source_id: str
+    quote: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    id: str
+    question: str
+    evidence: tuple[Evidence, ...]
+    facts: tuple[tuple[str, ...], ...]  # each fact as its accepted alternatives
+    abstain: bool
+    notes: str = ""
+    tags: tuple[str, ...] = ()
+    line: int = 0
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "question": self.question,
+                "evidence": [{k: v for k, v in asdict(e).items() if v is not None} for e in self.evidence],
+                "facts": [list(f) if len(f) > 1 else f[0] for f in self.facts], "abstain": self.abstain,
+                "notes": self.notes, "tags": list(self.tags)}
+
+
+@dataclass
+class Problems:
+    """Every problem found in one input file, reported together."""
+
+    path: str
+    items: list[str] = field(default_factory=list)
+
+    def add(self, line: int, message: str) -> None:
+        self.items.append(f"{self.path}:{line}: {message}")
+
+    def raise_if_any(self, what: str) -> None:
+        if self.items:
+            raise InputError(f"{len(self.items)} problem(s) in {what}; fix them and run again:\n  "
+                             + "\n  ".join(self.items))
+
+
+def case_schema() -> dict:
+    return json.loads(resources.files("harness").joinpath("schemas/case.schema.json").read_text(encoding="utf-8"))
+
+
+def load_cases(path: str | Path) -> list[Case]:
+    """Parse and schema-check a cases JSONL file; every problem is reported at once with its line."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the cases file ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+    validator = jsonschema.Draft202012Validator(case_schema())
+    problems, cases, seen = Problems(str(path)), [], {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip() or line.lstrip().startswith("//"):
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError as exc:
+            problems.add(number, f"not valid JSON ({exc})")
+            continue
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        for err in errors:
+            where = "/".join(str(p) for p in err.absolute_path) or "case"
+            problems.add(number, f"{where}: {err.message}")
+        if errors:
+            continue
+        case = _case(data, number)
+        if case.id in seen:
+            problems.add(number, f"id: duplicate id {case.id!r} (first on line {seen[case.id]})")
+        seen.setdefault(case.id, number)
+        if case.abstain and case.evidence:
+            problems.add(number, "evidence: a case that should abstain cannot have evidence; empty it or set "
+                                 "abstain to false")
+        cases.append(case)
+    if not cases and not problems.items:
+        problems.add(1, "no cases in the file")
+    problems.raise_if_any("the cases file")
+    return cases
+
+
+def _case(data: dict, line: int) -> Case:
+    evidence = tuple(Evidence(e["source_id"], e.get("quote")) for e in data["evidence"])
+    facts = tuple((f,) if isinstance(f, str) else tuple(f) for f in data["facts"])
+    return Case(data["id"], data["question"], evidence, facts, data["abstain"], data.get("notes", ""),
+                tuple(data.get("tags", ())), line)
+
+
+def check_labels(cases: list[Case], documents: list[Document], *, cases_path: str) -> None:
+    """Every evidence page exists and every evidence quote occurs on its page; all problems at once."""
+    pages = {p.source_id: normalize(p.text).casefold() for d in documents for p in d.pages}
+    doc_ids = sorted({d.doc_id for d in documents})
+    problems = Problems(cases_path)
+    for case in cases:
+        for i, item in enumerate(case.evidence):
+            text = pages.get(item.source_id)
+            if text is None:
+                doc = item.source_id.rsplit("#p", 1)[0]
+                hint = (f"{doc} has {sum(1 for s in pages if s.startswith(doc + '#p'))} pages"
+                        if doc in doc_ids else f"known documents: {', '.join(doc_ids)}")
+                problems.add(case.line, f"evidence/{i}/source_id: no page {item.source_id!r} ({hint}); "
+                                        "`rag-chat pages DOCS` lists every id")
+            elif item.quote is not None and normalize(item.quote).casefold() not in text:
+                problems.add(case.line, f"evidence/{i}/quote: {item.quote!r} does not occur on {item.source_id}")
+    problems.raise_if_any("the case labels")

@@ -1,0 +1,44 @@
+"""`rag-eval`: one sub-command per module in this package; each module has `register(subparsers)`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from chatbot import __version__
+from chatbot.errors import RagError
+
+# Each name is a module in this package that defines register(subparsers) and sets `func` on its parser.
+_COMMANDS = ["run", "check", "score", "compare", "report", "review", "rescore"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rag-eval", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"harness.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"harness.cli.{name}":
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

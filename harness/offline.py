@@ -1,0 +1,56 @@
+"""The no-model baseline: BM25 retrieval over the same chunks, and an extractive answerer.
+
+It quotes the best-matching sentence of the top passages, and abstains when no sentence scores at least
+`abstain_below`. Its replies go through the same validation as a model's, so its rows mean the same things.
+It is a baseline to compare against, not a model: its manifest says so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from chatbot.answer import AnswerSettings
+from chatbot.chunking import Chunk
+from chatbot.index import Hit
+from chatbot.ollama_client import ChatReply
+
+from .lexical import LexicalIndex, tokenize
+
+SYSTEM_NAME = "offline extractive baseline (BM25 retrieval + best-sentence quote; no language model)"
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+class LexicalRetriever:
+    """BM25 over chunk texts; the score is BM25's, not a cosine."""
+
+    def __init__(self, chunks: list[Chunk]):
+        self.chunks = chunks
+        self._index = LexicalIndex([c.text for c in chunks])
+
+    def retrieve(self, question: str, k: int) -> list[Hit]:
+        return [Hit(rank, score, self.chunks[i])
+                for rank, (i, score) in enumerate(self._index.search(question, k), start=1)]
+
+
+class ExtractiveGenerator:
+    """Answers with the one sentence of the retrieved passages that best matches the question (BM25 over
+    their sentences), or abstains when the best score is below the threshold. It ignores the prompt."""
+
+    model = "extractive-baseline"
+    digest = ""
+
+    def __init__(self, abstain_below: float):
+        self.abstain_below = abstain_below
+
+    def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
+        sentences = [(h.chunk.source_id, s) for h in hits for s in _SENTENCE.split(h.chunk.text) if s.strip()]
+        reply: dict = {"answer": "", "citations": []}
+        if sentences and tokenize(question):
+            (best, score), = LexicalIndex([s for _, s in sentences]).search(question, 1)
+            if score >= self.abstain_below:
+                sid, sentence = sentences[best]
+                reply = {"answer": sentence, "citations": [{"source_id": sid, "quote": sentence}]}
+        content = json.dumps(reply)
+        return ChatReply(content, "", "stop", None, None, None, None, None, None)
+

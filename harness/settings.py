@@ -1,0 +1,128 @@
+"""Run settings: one flat record, resolved in one place as flag, then --config TOML file, then default."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from chatbot.answer import AnswerSettings
+from chatbot.chunking import ChunkSettings
+from chatbot.errors import InputError
+from chatbot.index import EmbedSettings
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_ANSWER = AnswerSettings()
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Everything that decides what a run measures. Written whole into the run's manifest."""
+
+    docs: str = "sample_docs"
+    cases: str = "sample_docs/cases.jsonl"
+    out: str = "results"
+    label: str | None = None
+    k: tuple[int, ...] = (1, 2, 4)
+    top_k: int = _ANSWER.top_k
+    chunk_size: int = ChunkSettings.size_chars
+    chunk_overlap: int = ChunkSettings.overlap_chars
+    prompt: str | None = None
+    chat_model: str = DEFAULT_CHAT_MODEL
+    embed_model: str = DEFAULT_EMBED_MODEL
+    doc_prefix: str | None = None
+    query_prefix: str | None = None
+    batch_size: int = 32
+    host: str | None = None
+    timeout: float = 300.0
+    retries: int = 3
+    num_ctx: int = _ANSWER.num_ctx
+    num_predict: int = _ANSWER.num_predict
+    seed: int = _ANSWER.seed
+    temperature: float = _ANSWER.temperature
+    think: str = "auto"
+    min_quote_words: int = _ANSWER.min_quote_words
+    cache_dir: str | None = None
+    workers: int = 1
+    repeat: int = 1
+    offline: bool = False
+    abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
+
+    def __post_init__(self) -> None:
+        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if not self.k or min(self.k) < 1:
+            raise InputError(f"--k needs positive integers, got {list(self.k)}")
+        if self.think not in ("auto", "on", "off"):
+            raise InputError(f"think must be auto, on or off, got {self.think!r}")
+        if max(self.k) > self.top_k:
+            raise InputError(f"--k {max(self.k)} is larger than --top-k {self.top_k}: Hit@{max(self.k)} would only "
+                             f"see {self.top_k} passages; raise --top-k or lower --k")
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"k": list(self.k)}
+
+    def chunking(self) -> ChunkSettings:
+        return ChunkSettings(self.chunk_size, self.chunk_overlap)
+
+    def embedding(self) -> EmbedSettings:
+        return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
+
+    def client(self) -> ClientSettings:
+        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries)
+
+    def answering(self) -> AnswerSettings:
+        think = {"auto": None, "on": True, "off": False}[self.think]
+        return AnswerSettings(top_k=self.top_k, chat_model=self.chat_model, prompt_path=self.prompt,
+                              temperature=self.temperature, seed=self.seed, num_ctx=self.num_ctx,
+                              num_predict=self.num_predict, think=think, min_quote_words=self.min_quote_words)
+
+
+FIELDS = {f.name: f for f in fields(RunSettings)}
+
+
+def resolve(flags: dict[str, Any], config_path: str | None = None) -> RunSettings:
+    """Flags that were given (not None) win over the config file, which wins over the defaults."""
+    values = load_config(config_path) if config_path else {}
+    values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
+    if "k" in values:
+        values["k"] = tuple(values["k"])
+    return RunSettings(**values)
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """A TOML file of the same settings as the flags (dashes or underscores), e.g. `chunk-size = 800`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from exc
+    values, problems = {}, []
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in FIELDS:
+            problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
+            continue
+        default = getattr(RunSettings, name, None)
+        if isinstance(default, bool) and not isinstance(value, bool) or \
+                isinstance(default, (int, float)) and not isinstance(default, bool) and \
+                (isinstance(value, bool) or not isinstance(value, (int, float))):
+            problems.append(f"{path}: setting {key!r} must be a {type(default).__name__}, got {value!r}")
+            continue
+        values[name] = value
+    if problems:
+        raise InputError("\n".join(problems))
+    base = path.parent
+    for name in ("docs", "cases", "prompt", "out"):  # paths in a config file are relative to the file
+        if isinstance(values.get(name), str) and not Path(values[name]).is_absolute():
+            values[name] = str(base / values[name])
+    return values

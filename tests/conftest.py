@@ -1,0 +1,50 @@
+"""Shared fixtures. Every test gets its own cache and results folders; nothing touches the user's home."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from tests.fake_ollama import FakeOllama
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE_DOCS = REPO / "sample_docs"
+
+
+def _load_pdf_writer():
+    spec = importlib.util.spec_from_file_location("make_sample_docs", SAMPLE_DOCS / "make_sample_docs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+pdfgen = _load_pdf_writer()
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("PDF_RAG_EVAL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("OLLAMA_HOST", raising=False)
+
+
+@pytest.fixture
+def server():
+    """An Ollama-compatible HTTP server on 127.0.0.1 (tests/fake_ollama.py): its chat replies follow the
+    rule each test sets (default: `overlap_rule`, which quotes the passage sentence sharing most words with
+    the question). It is not a model."""
+    with FakeOllama() as fake:
+        yield fake
+
+
+@pytest.fixture
+def make_pdf(tmp_path):
+    """make_pdf("name.pdf", ["page 1 text", "page 2 text"]) -> path, written with pypdf."""
+    def make(name: str, pages: list[str]) -> Path:
+        path = tmp_path / "docs" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pdfgen.write_text_pdf(path, pages)
+        return path
+    return make

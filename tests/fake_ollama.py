@@ -1,0 +1,526 @@
+"""An Ollama-compatible HTTP server for tests: a rule-based stand-in, **not a model**.
+
+It speaks the shapes of the real Ollama API (/work/shared/ollama-api.md §1-§4, §9), so code can be tested
+through the official ``ollama`` client over a real socket. Token counts are whitespace tokens.
+
+Embeddings (``/api/embed``) are a deterministic *lexical* stand-in: the lower-cased word tokens (regex ``\\w+``)
+are each hashed (blake2b) to one of the model's dimensions with a hashed sign and counted there; 0.1 more goes to
+a position and sign hashed from the exact full text, so texts with the same words still differ a little; then the
+vector is L2-normalised. Texts sharing words get a higher cosine, and the words of a ``search_query: `` or
+``search_document: `` prefix are tokens too, so a prefix changes the vector.
+
+Chat (``/api/chat``) answers with ``FakeOllama.chat_rule(request_body)``, by default :func:`overlap_rule`.
+Fault modes copy real failures: 503 busy, dropped connections, slow replies, limited parallel slots, ``<think>``
+leakage into content and mid-stream error lines.
+Standalone, from the repo root: ``python -m tests.fake_ollama --port 11434 [--delay S] [--slots N]``.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import math
+import re
+import socket
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+__all__ = ["FakeOllama", "ModelSpec", "ChatReply", "RecordedRequest", "overlap_rule",
+           "lexical_embedding", "default_models", "STOPWORDS", "BUSY_ERROR"]
+
+BUSY_ERROR = "server busy, please try again.  maximum pending requests exceeded"
+_MODIFIED_AT = "2025-06-01T09:00:00.5+02:00"  # RFC3339 with an offset, as Ollama lists local files
+_LEAKS = {"tags": "<think>\n{thinking}\n</think>\n\n{content}", "close_only": "{thinking}\n</think>\n\n{content}"}
+_LOAD_NS = 1_000_000  # reported load_duration
+_NS_PER_TOKEN = 1_000  # reported prompt_eval/eval duration per token
+
+
+@dataclass
+class ModelSpec:
+    """One installed model. ``context_length`` is the trained context in tokens."""
+    capabilities: list[str]
+    family: str
+    embedding_length: int = 2560
+    context_length: int = 4096
+    parameters: str = ""  # /api/show "parameters": one "key value" per line
+    parameter_size: str = "4.0B"
+    quantization_level: str = "Q4_K_M"
+    size: int = 2_500_000_000  # bytes, as listed by /api/tags
+
+
+def default_models() -> dict[str, ModelSpec]:
+    """The project's two models with the metadata Ollama reports for them (ollama-api.md §5)."""
+    return {
+        "nomic-embed-text:latest": ModelSpec(
+            ["embedding"], "nomic-bert", embedding_length=768, context_length=2048,
+            parameters="num_ctx 8192", parameter_size="137M", quantization_level="F16", size=274_302_450),
+        "qwen3:4b": ModelSpec(["completion", "tools", "thinking"], "qwen3", context_length=262_144,
+                              parameters="temperature 0.6\ntop_k 20\ntop_p 0.95"),
+    }
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """A chat rule's full answer. ``thinking=None`` uses a stand-in text; ``done_reason=None`` is "stop"."""
+    content: str
+    thinking: str | None = None
+    done_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request as received: ``body`` is parsed JSON (None if empty or not JSON), header names lower-case."""
+    method: str
+    path: str
+    body: Any
+    headers: dict[str, str]
+
+
+def _canonical(name: str) -> str:
+    """Ollama matches names case-insensitively, and a name without a tag means ``:latest``."""
+    name = name.strip().lower()
+    return name if ":" in name.rsplit("/", 1)[-1] else name + ":latest"
+
+
+def _normalise(vec: list[float]) -> list[float]:
+    norm = math.sqrt(sum(x * x for x in vec))
+    return [x / norm for x in vec] if norm else vec
+
+
+def lexical_embedding(text: str, dim: int) -> list[float]:
+    """The stand-in embedding described in the module docstring: unit length, deterministic."""
+    vec = [0.0] * dim
+    keys = [(w, 1.0) for w in re.findall(r"\w+", text.lower())] + [("\x00full-text\x00" + text, 0.1)]
+    for key, weight in keys:
+        h = int.from_bytes(hashlib.blake2b(key.encode("utf-8"), digest_size=8).digest(), "big")
+        vec[h % dim] += weight if (h >> 40) & 1 else -weight
+    return _normalise(vec)
+
+
+def _count_tokens(text: str) -> int:
+    return len(text.split())
+
+
+def _cut_tokens(text: str, limit: int) -> str:
+    """Keep the first ``limit`` whitespace tokens, with the original spacing between them."""
+    ends = [0] + [m.end() for m in re.finditer(r"\S+", text)]
+    return text if len(ends) - 1 <= limit else text[: ends[limit]]
+
+
+STOPWORDS = frozenset("""the and for what how when does which with per are is can that this from into
+was were has have had its not but why who whom where there their they them than then these those
+will would should could about any all did you your our been being also such""".split())
+_SOURCE_LINE = re.compile(r"^\s*\[source:\s*(.+?)\s*\](.*)$")
+_QUESTION_LINE = re.compile(r"^\s*Question:\s*(.*)$")
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) >= 3 and w not in STOPWORDS}
+
+
+def _parse_prompt(prompt: str) -> tuple[str, list[tuple[str, str]]]:
+    """Split a prompt into (question, [(source_id, passage_text), ...]) per :func:`overlap_rule`."""
+    question, passages, current = "", [], None
+    for line in prompt.splitlines():
+        if m := _SOURCE_LINE.match(line):
+            current = (m.group(1), [m.group(2)])
+            passages.append(current)
+        elif m := _QUESTION_LINE.match(line):
+            question, current = m.group(1), None
+        elif line.strip() == "---":
+            current = None
+        elif current is not None:
+            current[1].append(line)
+    return question, [(sid, "\n".join(lines).strip()) for sid, lines in passages]
+
+
+def overlap_rule(body: dict) -> dict:
+    """Default chat rule: answer with the passage sentence sharing the most words with the question.
+
+    Reads the content of the last ``user`` message:
+    - A line ``Question: <text>`` gives the question (the last such line wins; it also ends a passage).
+    - A passage starts at a line ``[source: <source id>]`` (text after the ``]`` belongs to it) and runs
+      until the next ``[source: ...]`` line, a ``---`` line, a ``Question:`` line or the end.
+    - Passages are split into sentences after ``.``, ``!`` or ``?`` followed by whitespace.
+    - A sentence scores the number of distinct lower-cased ``\\w+`` words of length >= 3, not in
+      :data:`STOPWORDS`, that it shares with the question. Ties: first passage, then first sentence.
+    - Returns ``{"answer": s, "citations": [{"source_id": id, "quote": s}]}`` for the best sentence ``s``
+      (verbatim from the passage, stripped), or ``{"answer": "", "citations": []}`` if its score is < 2.
+    """
+    users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+    question, passages = _parse_prompt(str(users[-1].get("content") or "") if users else "")
+    wanted, best = _content_words(question), (1, "", "")  # a sentence must beat 1 to count
+    for source_id, text in passages:
+        for sentence in re.split(r"(?<=[.!?])\s+", text):
+            score = len(_content_words(sentence) & wanted)
+            if score > best[0]:
+                best = (score, source_id, sentence.strip())
+    if not best[2]:
+        return {"answer": "", "citations": []}
+    return {"answer": best[2], "citations": [{"source_id": best[1], "quote": best[2]}]}
+
+
+class _ApiError(Exception):
+    """Answered as ``{"error": message}`` with ``status``, like every Ollama error."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+def _details(spec: ModelSpec) -> dict:
+    return {"parent_model": "", "format": "gguf", "family": spec.family, "families": [spec.family],
+            "parameter_size": spec.parameter_size, "quantization_level": spec.quantization_level}
+
+
+def _as_reply(value: Any) -> ChatReply:
+    """A rule may return a ChatReply, a str (the content) or a dict (JSON-encoded into the content)."""
+    if isinstance(value, dict):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str):
+        value = ChatReply(value)
+    if not isinstance(value, ChatReply):
+        raise TypeError(f"chat_rule returned {type(value).__name__}; expected ChatReply, str or dict")
+    return value
+
+
+def _embed_inputs(raw: Any) -> list[str]:
+    """Ollama's rules: a string or a list of strings; "" or no input means nothing to embed."""
+    if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
+        return list(raw)
+    if raw is None or isinstance(raw, str):
+        return [raw] if raw else []
+    raise _ApiError(400, "invalid input type")
+
+
+def _chat_metrics(body: dict, reply: ChatReply, started_ns: int) -> dict:
+    prompt_tokens = sum(_count_tokens(str(m.get("content") or "")) for m in body.get("messages") or [])
+    eval_tokens = _count_tokens(reply.content) + _count_tokens(reply.thinking or "")
+    prompt_ns, eval_ns = prompt_tokens * _NS_PER_TOKEN, max(eval_tokens, 1) * _NS_PER_TOKEN
+    total = max(time.perf_counter_ns() - started_ns, _LOAD_NS + prompt_ns + eval_ns)
+    return {"total_duration": total, "load_duration": _LOAD_NS, "prompt_eval_count": prompt_tokens,
+            "prompt_eval_duration": prompt_ns, "eval_count": eval_tokens, "eval_duration": eval_ns}
+
+
+@dataclass
+class _Fault:
+    kind: str  # "fail" or "drop"
+    remaining: int
+    path: str | None  # None: any /api/* path
+    status: int = 0
+    error: str = ""
+
+
+class FakeOllama:
+    """A local Ollama stand-in on 127.0.0.1: ``with FakeOllama() as s: ...`` or ``start()``/``stop()``."""
+
+    def __init__(self, port: int = 0, *, delay_s: float = 0.0, slots: int | None = None):
+        self._port, self._lock, self._stopping = port, threading.Lock(), threading.Event()
+        self._httpd: _Server | None = None
+        self.reset()
+        self.delay_s, self.slots = delay_s, slots
+
+    def reset(self) -> None:
+        """Back to defaults: default models and rule, no faults, nothing recorded."""
+        with self._lock:
+            self.version = "0.12.6"
+            self.models: dict[str, ModelSpec] = default_models()
+            self.chat_rule: Callable[[dict], ChatReply | str | dict] = overlap_rule
+            self.delay_s, self.slots = 0.0, None
+            self.leak_think: str | None = None  # None, "tags" or "close_only"
+            self.mid_stream_error: str | None = None
+            self.requests: list[RecordedRequest] = []
+            self.chat_in_flight = self.peak_chat_in_flight = 0
+            self._faults: list[_Fault] = []
+
+    @property
+    def slots(self) -> int | None:
+        """At most this many /api/chat requests are answered at once (like OLLAMA_NUM_PARALLEL)."""
+        return self._slots
+
+    @slots.setter
+    def slots(self, value: int | None) -> None:
+        self._slots, self._slot_sem = value, threading.BoundedSemaphore(value) if value else None
+
+    def start(self) -> FakeOllama:
+        self._stopping.clear()
+        self._httpd = _Server(("127.0.0.1", self._port), _Handler)
+        self._httpd.fake, self._httpd.conns = self, weakref.WeakSet()
+        threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Stop like a killed server: close open connections and wake handlers sleeping in ``delay_s``."""
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            for conn in list(self._httpd.conns):  # else idle keep-alive connections would still be served
+                with contextlib.suppress(OSError):
+                    conn.shutdown(socket.SHUT_RDWR)
+            self._httpd = None
+
+    def __enter__(self) -> FakeOllama:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1] if self._httpd else self._port}"
+
+    def fail_next(self, status: int = 503, count: int = 1, error: str = BUSY_ERROR, *,
+                  path: str | None = None) -> None:
+        """The next ``count`` /api/* requests (on ``path`` only, if given) get ``status`` and ``{"error"}``."""
+        with self._lock:
+            self._faults.append(_Fault("fail", count, path, status, error))
+
+    def drop_next(self, count: int = 1, path: str | None = None) -> None:
+        """The next ``count`` /api/* requests (on ``path`` only, if given) are closed with no response."""
+        with self._lock:
+            self._faults.append(_Fault("drop", count, path))
+
+    def bodies(self, path: str) -> list[Any]:
+        """Parsed bodies of the requests received on ``path``, in arrival order."""
+        with self._lock:
+            return [r.body for r in self.requests if r.path == path]
+
+    def count(self, path: str | None = None) -> int:
+        """How many requests arrived (on ``path``, if given), faulted ones included."""
+        with self._lock:
+            return sum(1 for r in self.requests if path is None or r.path == path)
+
+    def _record(self, req: RecordedRequest) -> _Fault | None:
+        """Record a request and take the fault, if any, that applies to it."""
+        with self._lock:
+            self.requests.append(req)
+            for fault in self._faults:
+                if fault.remaining > 0 and fault.path in (None, req.path) and req.path.startswith("/api/"):
+                    fault.remaining -= 1
+                    return fault
+        return None
+
+    def _model(self, body: dict, not_found: str) -> tuple[str, ModelSpec]:
+        name = body.get("model") or body.get("name") or ""
+        if not name:
+            raise _ApiError(400, "model is required")
+        for key, spec in list(self.models.items()):
+            if _canonical(key) == _canonical(name):
+                return _canonical(key), spec
+        raise _ApiError(404, not_found.format(name))
+
+    def _sleep(self) -> None:
+        if self.delay_s > 0:
+            self._stopping.wait(self.delay_s)
+
+    def tags(self) -> dict:
+        return {"models": [{"name": _canonical(k), "model": _canonical(k), "modified_at": _MODIFIED_AT,
+                            "size": s.size, "digest": hashlib.sha256(_canonical(k).encode()).hexdigest(),
+                            "details": _details(s)} for k, s in list(self.models.items())]}
+
+    def show(self, body: dict) -> dict:
+        name, spec = self._model(body, "model '{}' not found")
+        info = {"general.architecture": spec.family, f"{spec.family}.context_length": spec.context_length,
+                f"{spec.family}.embedding_length": spec.embedding_length}
+        return {"license": "", "modelfile": f"# stand-in\nFROM {name}\n", "parameters": spec.parameters,
+                "template": "{{ .Prompt }}", "details": _details(spec), "model_info": info,
+                "capabilities": list(spec.capabilities), "modified_at": _MODIFIED_AT}
+
+    def embed(self, body: dict) -> dict:
+        started = time.perf_counter_ns()
+        _, spec = self._model(body, 'model "{}" not found, try pulling it first')
+        texts = _embed_inputs(body.get("input"))
+        if not texts:
+            return {"model": body["model"], "embeddings": []}
+        self._sleep()
+        limit, num_ctx = spec.context_length, (body.get("options") or {}).get("num_ctx")
+        if isinstance(num_ctx, int) and num_ctx > 0:  # the served context is min(num_ctx, trained)
+            limit = min(limit, num_ctx)
+        if body.get("truncate") is False and any(_count_tokens(t) > limit for t in texts):
+            raise _ApiError(400, "the input length exceeds the context length")
+        texts = [_cut_tokens(t, limit) for t in texts]
+        dims = body.get("dimensions")
+        size = dims if isinstance(dims, int) and 0 < dims < spec.embedding_length else spec.embedding_length
+        return {"model": body["model"],
+                "embeddings": [_normalise(lexical_embedding(t, spec.embedding_length)[:size]) for t in texts],
+                "total_duration": time.perf_counter_ns() - started + _LOAD_NS, "load_duration": _LOAD_NS,
+                "prompt_eval_count": sum(map(_count_tokens, texts))}
+
+    def chat(self, body: dict) -> dict | list[dict]:
+        """The /api/chat reply: one JSON object, or the NDJSON lines when streaming (the default)."""
+        started, think = time.perf_counter_ns(), self._chat_checks(body)
+        base = {"model": body["model"], "created_at": datetime.now(timezone.utc).isoformat()[:-6] + "Z"}
+        if not body.get("messages"):  # Ollama only loads the model
+            return {**base, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "load"}
+        reply = self._answer_chat(body, think)
+        final = {**base, "done": True, "done_reason": reply.done_reason, **_chat_metrics(body, reply, started)}
+        if body.get("stream") is not False:
+            return _stream_lines(base, reply, final, self.mid_stream_error)
+        if self.mid_stream_error:  # without streaming, a generation error is a plain 500
+            raise _ApiError(500, self.mid_stream_error)
+        return {**final, "message": _message(reply.content, reply.thinking)}
+
+    def _chat_checks(self, body: dict) -> bool:
+        """Validate a chat request as Ollama does (ollama-api.md §2); returns whether to think."""
+        _, spec = self._model(body, "model '{}' not found")
+        if "completion" not in spec.capabilities:
+            raise _ApiError(400, f'"{body["model"]}" does not support chat')
+        fmt = body.get("format")
+        if fmt not in (None, "", "json") and not isinstance(fmt, dict):
+            raise _ApiError(500, f'invalid format: {json.dumps(fmt)}; expected "json" or a valid JSON Schema object')
+        think, capable = body.get("think"), "thinking" in spec.capabilities
+        if isinstance(think, str) and think not in ("low", "medium", "high", "max"):
+            raise _ApiError(400, f'invalid think value: "{think}"')
+        if think not in (None, False) and not capable:
+            raise _ApiError(400, f'"{body["model"]}" does not support thinking')
+        return capable if think is None else think is not False
+
+    def _answer_chat(self, body: dict, think: bool) -> ChatReply:
+        """Wait for a free slot, then ``delay_s``, then ask the rule; tracks concurrency for benchmarks."""
+        with self._slot_sem or contextlib.nullcontext():
+            with self._lock:
+                self.chat_in_flight += 1
+                self.peak_chat_in_flight = max(self.peak_chat_in_flight, self.chat_in_flight)
+            try:
+                self._sleep()
+                return self._shape_reply(body, _as_reply(self.chat_rule(body)), think)
+            except Exception as exc:  # a broken rule is a runner failure: 500
+                raise _ApiError(500, f"chat_rule failed: {exc!r}") from exc
+            finally:
+                with self._lock:
+                    self.chat_in_flight -= 1
+
+    def _shape_reply(self, body: dict, reply: ChatReply, think: bool) -> ChatReply:
+        """Apply ``leak_think`` and ``options.num_predict``; thinking is None when off or leaked."""
+        thinking = reply.thinking or f"(stand-in reasoning: {getattr(self.chat_rule, '__name__', 'rule')})"
+        content, done_reason = reply.content, reply.done_reason or "stop"
+        if self.leak_think:
+            content, think = _LEAKS[self.leak_think].format(thinking=thinking, content=content), False
+        limit = (body.get("options") or {}).get("num_predict")
+        if isinstance(limit, int) and limit >= 0 and _count_tokens(content) > limit:
+            content, done_reason = _cut_tokens(content, limit), "length"
+        return ChatReply(content, thinking if think else None, done_reason)
+
+
+def _message(content: str, thinking: str | None = None) -> dict:
+    return {"role": "assistant", "content": content, **({"thinking": thinking} if thinking else {})}
+
+
+def _stream_lines(base: dict, reply: ChatReply, final: dict, error: str | None) -> list[dict]:
+    """Thinking pieces, content pieces, then the ``done`` line; or one piece and an error line."""
+    def pieces(text: str) -> list[str]:  # word-sized, concatenating back to ``text``
+        return re.findall(r"\s*\S+\s*|\s+", text)
+
+    content = pieces(reply.content)
+    if error:  # as when a runner dies mid-answer: the HTTP status is already 200
+        return [{**base, "message": _message(content[0] if content else ""), "done": False}, {"error": error}]
+    return ([{**base, "message": _message("", piece), "done": False} for piece in pieces(reply.thinking or "")]
+            + [{**base, "message": _message(piece), "done": False} for piece in content]
+            + [{**final, "message": _message("")}])
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    fake: FakeOllama
+    conns: weakref.WeakSet  # open client sockets, so stop() can close keep-alive connections like a dead server
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        self.conns.add(request)
+        super().process_request(request, client_address)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients that time out or disconnect are expected in tests: stay silent."""
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes: avoid 40 ms delayed-ACK stalls
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silence the default per-request log on stderr."""
+
+    def _send(self, status: int, payload: bytes, ctype: str = "application/json; charset=utf-8") -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(payload)
+
+    def _json(self, status: int, obj: Any) -> None:
+        self._send(status, json.dumps(obj).encode("utf-8"))
+
+    def _dispatch(self) -> None:
+        fake, path = self.server.fake, self.path.split("?", 1)[0]
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        fault = fake._record(RecordedRequest(self.command, path, body,
+                                             {k.lower(): v for k, v in self.headers.items()}))
+        if fault and fault.kind == "drop":
+            self.close_connection = True
+            return
+        try:
+            if fault:
+                raise _ApiError(fault.status, fault.error)
+            self._route(fake, path, raw, body)
+        except _ApiError as err:
+            self._json(err.status, {"error": str(err)})
+        except OSError:  # the client went away (timeouts, drops): nothing left to answer
+            self.close_connection = True
+
+    do_GET = do_HEAD = do_POST = _dispatch
+
+    def _route(self, fake: FakeOllama, path: str, raw: bytes, body: Any) -> None:
+        gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags}
+        posts = {"/api/show": fake.show, "/api/embed": fake.embed, "/api/chat": fake.chat}
+        if path == "/" and self.command in ("GET", "HEAD"):
+            self._send(200, b"Ollama is running", "text/plain; charset=utf-8")
+        elif path in gets and self.command in ("GET", "HEAD"):
+            self._json(200, gets[path]())
+        elif path in posts and self.command == "POST":
+            if not isinstance(body, dict):
+                raise _ApiError(400, "invalid JSON request body" if raw else "missing request body")
+            result = posts[path](body)
+            self._stream(result) if isinstance(result, list) else self._json(200, result)
+        else:
+            self._send(404, b"404 page not found", "text/plain")
+
+    def _stream(self, lines: list[dict]) -> None:
+        """NDJSON over chunked transfer encoding, one object per line, as Ollama streams."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-ndjson")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for obj in lines:
+            data = json.dumps(obj, ensure_ascii=False).encode("utf-8") + b"\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.write(b"0\r\n\r\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve until interrupted, for manual runs with OLLAMA_HOST pointed at it."""
+    parser = argparse.ArgumentParser(prog="python -m tests.fake_ollama", description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=11434)
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
+    parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")
+    args = parser.parse_args(argv)
+    server = FakeOllama(args.port, delay_s=args.delay, slots=args.slots).start()
+    print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
+          flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

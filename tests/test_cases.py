@@ -1,0 +1,68 @@
+import json
+
+import pytest
+
+from chatbot.errors import InputError
+from chatbot.pdfs import read_documents
+from harness.cases import check_labels, load_cases
+from harness.cli import main
+from tests.conftest import SAMPLE_DOCS
+
+
+def write(tmp_path, lines):
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    return path
+
+
+GOOD = {"id": "hotel", "question": "Hotel limit?", "evidence": [{"source_id": "handbook.pdf#p2"}],
+        "facts": ["160"], "abstain": False}
+
+
+def test_sample_cases_pass_the_label_check():
+    cases = load_cases(SAMPLE_DOCS / "cases.jsonl")
+    check_labels(cases, read_documents(SAMPLE_DOCS), cases_path="cases.jsonl")
+    assert len(cases) >= 12 and any(c.abstain for c in cases)
+    assert any(len({e.source_id for e in c.evidence}) > 1 for c in cases)
+
+
+def test_every_schema_problem_is_reported_at_once_with_its_line(tmp_path):
+    path = write(tmp_path, [
+        GOOD,
+        {**GOOD, "id": "hotel"},                       # line 2: duplicate id
+        "{not json",                                   # line 3
+        {**GOOD, "id": "x", "abstain": "no"},          # line 4: wrong type
+        {"id": "y", "question": "q", "evidence": [], "facts": []},  # line 5: abstain missing
+        {**GOOD, "id": "z", "abstain": True},          # line 6: abstain with evidence
+        {**GOOD, "id": "w", "evidence": [{"source_id": "handbook.pdf"}]},  # line 7: not a page id
+    ])
+    with pytest.raises(InputError) as err:
+        load_cases(path)
+    text = str(err.value)
+    for line, words in [(2, "duplicate id"), (3, "not valid JSON"), (4, "abstain"), (5, "'abstain' is a required"),
+                        (6, "cannot have evidence"), (7, "evidence/0/source_id")]:
+        assert f"{path}:{line}:" in text and words in text, (line, words, text)
+
+
+def test_label_check_lists_every_missing_page_and_quote(tmp_path):
+    path = write(tmp_path, [
+        {**GOOD, "evidence": [{"source_id": "handbook.pdf#p9"}]},
+        {**GOOD, "id": "b", "evidence": [{"source_id": "other.pdf#p1"}]},
+        {**GOOD, "id": "c", "evidence": [{"source_id": "handbook.pdf#p2", "quote": "EUR 999 per night"}]},
+        {**GOOD, "id": "d", "evidence": [{"source_id": "handbook.pdf#p2", "quote": "EUR   160 per NIGHT"}]},
+    ])
+    with pytest.raises(InputError) as err:
+        check_labels(load_cases(path), read_documents(SAMPLE_DOCS), cases_path=str(path))
+    text = str(err.value)
+    assert "3 problem(s)" in text
+    assert f"{path}:1: evidence/0/source_id: no page 'handbook.pdf#p9' (handbook.pdf has 4 pages)" in text
+    assert f"{path}:2:" in text and "known documents: handbook.pdf" in text
+    assert f"{path}:3: evidence/0/quote: 'EUR 999 per night' does not occur on handbook.pdf#p2" in text
+
+
+def test_check_command_exit_codes(tmp_path, capsys):
+    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(SAMPLE_DOCS / "cases.jsonl")]) == 0
+    assert "cases OK" in capsys.readouterr().out
+    bad = write(tmp_path, [{**GOOD, "evidence": [{"source_id": "handbook.pdf#p7"}]}])
+    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(bad)]) == 2
+    assert "handbook.pdf#p7" in capsys.readouterr().err

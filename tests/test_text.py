@@ -1,0 +1,27 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from chatbot.text import normalize
+
+
+@pytest.mark.parametrize("raw, expected", [
+    ("the \ufb01rst o\ufb03ce", "the first office"),                 # ligatures fi, ffi (NFKC)
+    ("reim-\nbursement", "reimbursement"),                            # line-end hyphen rejoined
+    ("reim-  \n  bursement", "reimbursement"),
+    ("home-office", "home-office"),                                  # an ordinary hyphen stays
+    ("co\u00adoperate", "cooperate"),                                 # soft hyphen dropped
+    ("\u201cquoted\u201d and \u2018single\u2019", '"quoted" and \'single\''),
+    ("9\u201317 \u2014 done", "9-17 - done"),                         # en and em dash
+    ("  many \t spaces\n\nand lines  ", "many spaces and lines"),
+    ("EUR\u00a0160", "EUR 160"),                                      # no-break space (NFKC)
+])
+def test_normalize_examples(raw, expected):
+    assert normalize(raw) == expected
+
+
+@given(st.text())
+def test_normalize_is_idempotent_and_folded(text):
+    once = normalize(text)
+    assert normalize(once) == once
+    assert once == once.strip()
+    assert "  " not in once and "\n" not in once and "\u00ad" not in once
