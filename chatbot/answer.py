@@ -188,7 +188,7 @@ def split_thinking(content: str) -> tuple[str, str]:
     head, sep, tail = content.rpartition("</think>")
     if not sep:
         return content, ""
-    return tail, head.replace("<think>", "")
+    return tail, head.replace("<think>", "").replace("</think>", "")
 
 
 def _parse(content: str) -> tuple[dict, str | None]:

@@ -14,7 +14,7 @@ from .text import normalize
 class ChunkSettings:
     """`size_chars`: most characters a chunk may hold; `overlap_chars`: characters repeated between windows."""
 
-    size_chars: int = 1500
+    size_chars: int = 2000
     overlap_chars: int = 200
 
     def __post_init__(self) -> None:

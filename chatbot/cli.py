@@ -36,7 +36,7 @@ def add_server_args(parser: argparse.ArgumentParser) -> None:
 
 def add_chunk_args(parser: argparse.ArgumentParser) -> None:
     g = parser.add_argument_group("chunking")
-    g.add_argument("--chunk-size", type=int, default=ChunkSettings.size_chars, help="characters (default 1500)")
+    g.add_argument("--chunk-size", type=int, default=ChunkSettings.size_chars, help="characters (default 2000)")
     g.add_argument("--chunk-overlap", type=int, default=ChunkSettings.overlap_chars, help="characters (default 200)")
 
 

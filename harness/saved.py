@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
 
 from chatbot.errors import InputError
 
@@ -137,10 +138,8 @@ def _raise_if_any(problems: list[_Problem]) -> None:
         return
     ordered = sorted(problems, key=lambda p: (p.path, p.line))  # stable: a line's fields keep column order
     shown = [f"  {p}" for p in ordered[:_MAX_SHOWN]]
-    if len(ordered) > _MAX_SHOWN:
-        shown.append(f"  ... and {len(ordered) - _MAX_SHOWN} more")
-    noun = "problem" if len(ordered) == 1 else "problems"
-    raise InputError(f"{len(ordered)} {noun} in the saved outputs:\n" + "\n".join(shown))
+    shown += [f"  ... and {len(ordered) - _MAX_SHOWN} more"] if len(ordered) > _MAX_SHOWN else []
+    raise InputError(f"{len(ordered)} problem{'s' * (len(ordered) > 1)} in the saved outputs:\n" + "\n".join(shown))
 
 
 def resolve_paths(
@@ -259,19 +258,27 @@ def _jsonl_objects(path: str, text: str, schema: str, problems: list[_Problem]) 
             complete = False
             continue
         errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
-        problems += [_Problem(path, line, _error_field(e), "missing" if e.validator == "required" else e.message)
-                     for e in errors]
+        first: dict[str, _Problem] = {}  # one problem per field: "" breaks both minLength and pattern
+        for problem in (_schema_problem(path, line, e) for e in errors):
+            first.setdefault(problem.field, problem)
+        problems += first.values()
         complete = complete and not errors
         if not errors:
             objects.append((line, data))
     return objects, complete
 
 
-def _error_field(error: Any) -> str:
-    names = [str(p) for p in error.absolute_path]
-    if error.validator == "required" and isinstance(error.instance, dict):
-        names += [name for name in error.validator_value if name not in error.instance][:1]
-    return ".".join(names) or "(record)"
+def _schema_problem(path: str, line: int, error: Any) -> _Problem:
+    """One problem per schema error, named by the field at fault rather than by the object holding it."""
+    while error.context:  # "not valid under any of the given schemas": name the part that failed instead
+        error = best_match([e for e in error.context if e.validator != "type"] or error.context)
+    names, message = [str(p) for p in error.absolute_path], error.message
+    if error.validator == "required":
+        names, message = names + [n for n in error.validator_value if n not in error.instance][:1], "missing"
+    elif error.validator == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        names, message = names + extra[:1], "unknown field"
+    return _Problem(path, line, ".".join(names) or "(record)", message)
 
 
 def _chunk_from_row(row: _Row) -> SavedChunk:
@@ -336,8 +343,8 @@ def _unique(loaded: _Loaded, key: str, problems: list[_Problem]) -> None:
     for line, record in loaded.records:
         value = getattr(record, key)
         if value and value in first:
-            noun = key.replace("_", " ")
-            problems.append(_Problem(loaded.file.path, line, key, f"duplicate {noun} {value!r} (first on line {first[value]})"))
+            problem = f"duplicate {key.replace('_', ' ')} {value!r} (first on line {first[value]})"
+            problems.append(_Problem(loaded.file.path, line, key, problem))
         first.setdefault(value, line)
 
 

@@ -19,11 +19,17 @@ import pytest
 from tests.fake_ollama import ChatReply, FakeOllama, ModelSpec, lexical_embedding, overlap_rule
 
 EMBED, CHAT = "nomic-embed-text", "qwen3:4b"
-PROMPT = """Answer from the passages.
+# Same layout as chatbot/prompts/default.txt: instructions, passages separated by blank lines, ---, question.
+PROMPT = """Answer using only the passages below (the source id is written after "source:").
+
+Passages:
+
 [source: manual.pdf#p1]
 The pump must be serviced every 500 hours. Filters are cheap.
+
 [source: manual.pdf#p2]
 Replace the intake filter when pressure drops below 2 bar. Wear gloves!
+
 ---
 Question: When should the intake filter be replaced on the pump?"""
 
@@ -192,6 +198,9 @@ def test_think_true_on_model_without_thinking_is_400(fake, client):
         client.chat("plain", _user("hi"), think=True)
     assert err.value.status_code == 400 and 'does not support thinking' in err.value.error
     with pytest.raises(ollama.ResponseError) as err:
+        client.chat(CHAT, _user("hi"), think="bogus")
+    assert err.value.status_code == 400 and "invalid think value" in err.value.error
+    with pytest.raises(ollama.ResponseError) as err:
         client.chat(EMBED, _user("hi"))
     assert err.value.status_code == 400 and "does not support chat" in err.value.error
 
@@ -259,6 +268,15 @@ def test_overlap_rule_ties_go_to_first_passage_and_sentence():
 
 # -- fault modes ---------------------------------------------------------------------------------
 
+def test_fail_next_hits_api_paths_only(fake, client):
+    fake.fail_next(500, error="boom")
+    assert httpx.get(fake.url + "/").status_code == 200  # not an /api/ path: not counted
+    with pytest.raises(ollama.ResponseError) as err:
+        client.list()
+    assert (err.value.status_code, err.value.error) == (500, "boom")
+    assert client.list().models
+
+
 def test_fail_next_then_success_with_path_filter(fake, client):
     fake.fail_next(503, count=2, path="/api/chat")
     assert client.embed(EMBED, "x").embeddings  # other paths unaffected
@@ -283,15 +301,25 @@ def test_delay_with_client_timeout_raises_read_timeout(fake):
         ollama.Client(host=fake.url, timeout=0.1).embed(EMBED, "x")
 
 
-def test_slots_serialise_concurrent_chats(fake):
-    fake.delay_s, fake.slots = 0.05, 1
+@pytest.mark.parametrize("slots, peak", [(1, 1), (None, 3)])
+def test_slots_limit_concurrent_chats(fake, slots, peak):
+    fake.delay_s, fake.slots = 0.08, slots
     threads = [threading.Thread(target=ollama.Client(host=fake.url).chat, args=(CHAT, _user("hi")))
                for _ in range(3)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert fake.peak_chat_in_flight == 1 and fake.count("/api/chat") == 3
+    assert fake.peak_chat_in_flight == peak and fake.count("/api/chat") == 3
+
+
+def test_stopped_server_looks_down_even_on_a_kept_alive_connection():
+    server = FakeOllama().start()
+    client = ollama.Client(host=server.url)
+    assert client.embed(EMBED, "x").embeddings
+    server.stop()
+    with pytest.raises(ConnectionError, match="Failed to connect"):
+        client.embed(EMBED, "x")
 
 
 @pytest.mark.parametrize("mode, prefix", [

@@ -33,7 +33,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--label", help="a name for this run, part of its directory name")
     p.add_argument("--k", type=int, nargs="+", help="cut-offs for Hit@k and Recall@k (default: 1 2 4)")
     p.add_argument("--top-k", type=int, help="passages retrieved and given to the model (default 4)")
-    p.add_argument("--chunk-size", type=int, help="characters per chunk (default 1500)")
+    p.add_argument("--chunk-size", type=int, help="characters per chunk (default 2000)")
     p.add_argument("--chunk-overlap", type=int, help="characters repeated between chunks (default 200)")
     p.add_argument("--prompt", help="prompt template file (default: the bundled one)")
     p.add_argument("--chat-model", help="default qwen3:4b")

@@ -1,0 +1,214 @@
+"""Loading saved outputs: both layouts, their conventions, and rejection of bad files with file, line and field."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chatbot.errors import InputError
+from harness.cli import main
+from harness.saved import SavedCase, SavedChunk, SavedClaim, load_saved
+from harness.score import score_saved
+
+WORKSHOP = Path(__file__).resolve().parents[1] / "sample_docs" / "workshop"
+CASE_HEADER = ["case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",
+               "cited_chunk_ids", "should_abstain", "candidate_abstains", "retrieved_chunk_ids"]
+
+
+@pytest.fixture
+def workshop(tmp_path) -> Path:
+    """A writable copy of the workshop sample; returns the folder."""
+    folder = tmp_path / "workshop"
+    shutil.copytree(WORKSHOP, folder)
+    return folder
+
+
+def _rows(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return list(csv.reader(f))
+
+
+def _write(path: Path, rows: list[list[str]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+
+
+def _drop_column(path: Path, name: str) -> None:
+    rows = _rows(path)
+    at = rows[0].index(name)
+    _write(path, [r[:at] + r[at + 1:] for r in rows])
+
+
+def _set_cell(path: Path, case_id: str, column: str, value: str) -> None:
+    rows = _rows(path)
+    at = rows[0].index(column)
+    for row in rows:
+        if row[0] == case_id:
+            row[at] = value
+    _write(path, rows)
+
+
+def _append(path: Path, row: list[str]) -> None:
+    _write(path, _rows(path) + [row])
+
+
+def _load_error(cases: Path) -> str:
+    with pytest.raises(InputError) as caught:
+        load_saved(cases)
+    return str(caught.value)
+
+
+# Each bad file must be rejected with `file:line: field:`. Workshop lines: header 1, W01 on 2 ... W10 on 11.
+BAD_CSV = [
+    ("missing column", lambda d: _drop_column(d / "cases.csv", "candidate_abstains"),
+     "cases.csv", 1, "candidate_abstains", "missing column"),
+    ("bad boolean", lambda d: _set_cell(d / "cases.csv", "W03", "should_abstain", "maybe"),
+     "cases.csv", 4, "should_abstain", "'maybe' is not a boolean"),
+    ("duplicate case id", lambda d: _append(d / "cases.csv", _rows(d / "cases.csv")[2]),
+     "cases.csv", 12, "case_id", "duplicate case id 'W02' (first on line 3)"),
+    ("claim for an unknown case", lambda d: _append(d / "claims.csv", ["W99", "Parking is free.", ""]),
+     "claims.csv", 12, "case_id", "unknown case 'W99'"),
+]
+
+
+@pytest.mark.parametrize("break_it, file, line, field, problem", [b[1:] for b in BAD_CSV], ids=[b[0] for b in BAD_CSV])
+def test_bad_csv_is_rejected_with_file_line_and_field(workshop, capsys, break_it, file, line, field, problem):
+    break_it(workshop)
+    expected = f"{workshop / file}:{line}: {field}: {problem}"
+    assert expected in _load_error(workshop / "cases.csv")
+    assert main(["score", "--cases", str(workshop / "cases.csv")]) == 2
+    captured = capsys.readouterr()
+    assert expected in captured.err and captured.out == ""
+
+
+def test_every_problem_is_reported_at_once(workshop):
+    _set_cell(workshop / "cases.csv", "W03", "should_abstain", "maybe")
+    _set_cell(workshop / "cases.csv", "W04", "cited_chunk_ids", "P4|P42")
+    _append(workshop / "cases.csv", _rows(workshop / "cases.csv")[2])
+    _append(workshop / "claims.csv", ["W99", "Parking is free.", "P0"])
+    message = _load_error(workshop / "cases.csv")
+    assert message.startswith("5 problems in the saved outputs:")
+    for expected in ("cases.csv:4: should_abstain:", "cases.csv:5: cited_chunk_ids: unknown chunk id 'P42'",
+                     "cases.csv:12: case_id: duplicate", "claims.csv:12: case_id: unknown case 'W99'",
+                     "claims.csv:12: support_chunk_ids: unknown chunk id 'P0'"):
+        assert expected in message
+
+
+def test_a_broken_header_does_not_flood_the_other_files_with_unknown_references(workshop):
+    _drop_column(workshop / "cases.csv", "case_id")
+    message = _load_error(workshop / "cases.csv")
+    assert message.startswith("1 problem in the saved outputs:") and "cases.csv:1: case_id: missing column" in message
+
+
+@pytest.mark.parametrize("column, value, problem", [
+    ("expected_chunk_ids", "P1||P2", "empty item in 'P1||P2'"),
+    ("required_points", "a;;b", "empty alternative in 'a;;b'"),
+    ("retrieved_chunk_ids", "P1|P77", "unknown chunk id 'P77'"),
+    ("case_id", "  ", "empty"),
+    ("question", "", "empty"),
+    ("candidate_abstains", "", "'' is not a boolean"),
+])
+def test_bad_cells(workshop, column, value, problem):
+    _set_cell(workshop / "cases.csv", "W02", column, value)
+    assert f"cases.csv:3: {column}: {problem}" in _load_error(workshop / "cases.csv")
+
+
+def test_bad_chunks_and_rows(workshop):
+    _append(workshop / "chunks.csv", ["P1", "again", "Duplicate id."])
+    _append(workshop / "cases.csv", ["W11", "q", "", "", "", "", "no", "no", "P1", "one cell too many"])
+    message = _load_error(workshop / "cases.csv")
+    assert "chunks.csv:10: chunk_id: duplicate chunk id 'P1' (first on line 2)" in message
+    assert "cases.csv:12: (row): 10 cells but the header has 9" in message
+
+
+@pytest.mark.parametrize("text, value", [("true", True), ("YES", True), (" 1 ", True), ("False", False),
+                                         ("no", False), ("0", False)])
+def test_booleans(workshop, text, value):
+    _set_cell(workshop / "cases.csv", "W10", "should_abstain", text)
+    case = load_saved(workshop / "cases.csv").cases[-1]
+    assert case.should_abstain is value
+
+
+def test_lists_points_and_unsaved_retrieval():
+    saved = load_saved(WORKSHOP / "cases.csv")
+    w01, w02, w09 = saved.cases[0], saved.cases[1], saved.cases[8]
+    assert w02.retrieved_chunk_ids == ("P2", "P1") and w01.retrieved_chunk_ids is None
+    assert w02.required_points == (("72 hours", "three days"), ("full account credit",))
+    assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_for("W09") == ()
+    assert [c.supported for c in saved.claims_for("W04")] == [True, False]
+    assert saved.chunks[3] == SavedChunk("P4", saved.chunks[3].text, "late entry")
+
+
+def test_line_numbers_count_quoted_line_breaks_and_bom(tmp_path):
+    rows = [CASE_HEADER,
+            ["A", "a question\nover two lines", "", "", "", "", "yes", "yes", "X"],
+            ["B", "q", "", "", "", "", "yes", "perhaps", "X"]]
+    path = tmp_path / "cases.csv"
+    _write(path, rows)
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # spreadsheet exports often start with a BOM
+    assert f"{path}:4: candidate_abstains:" in _load_error(path)
+
+
+def test_defaults_beside_the_cases_file_and_explicit_paths(workshop, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (workshop / "chunks.csv").rename(elsewhere / "policies.csv")
+    message = _load_error(workshop / "cases.csv")  # no chunks file: unsaved retrievals cannot be filled
+    assert "cases.csv:2: retrieved_chunk_ids: empty, and no chunks file" in message
+    saved = load_saved(workshop / "cases.csv", elsewhere / "policies.csv")
+    assert [f.role for f in saved.files] == ["cases", "chunks", "claims"]
+    (workshop / "claims.csv").unlink()
+    rows = score_saved(workshop / "cases.csv", elsewhere / "policies.csv").rows
+    assert [r.claim_support for r in rows] == [0.0] * 8 + [1.0, 1.0]  # without review, only abstentions pass
+
+
+@pytest.mark.parametrize("name", ["missing.csv", "cases.txt"])
+def test_missing_file_or_unknown_extension(tmp_path, capsys, name):
+    path = tmp_path / name
+    if name.endswith(".txt"):
+        path.write_text("case_id\n")
+    with pytest.raises(InputError, match=name.replace(".", r"\.")):
+        load_saved(path)
+    assert main(["score", "--cases", str(path)]) == 2
+    assert name in capsys.readouterr().err
+
+
+def _write_jsonl(path: Path, records: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_jsonl_problems_name_line_and_field(workshop):
+    saved = load_saved(workshop / "cases.csv")
+    cases = [c.to_json() for c in saved.cases]
+    del cases[1]["should_abstain"]
+    cases[2]["candidate_abstains"] = "yes"
+    cases[3]["required_points"] = [["15 minutes", ""]]
+    _write_jsonl(workshop / "chunks.jsonl", [c.to_json() for c in saved.chunks])
+    _write_jsonl(workshop / "claims.jsonl", [c.to_json() for c in saved.claims] + [{"case_id": "W99", "claim": "x",
+                                                                                    "support_chunk_ids": []}])
+    _write_jsonl(workshop / "cases.jsonl", cases)
+    with (workshop / "cases.jsonl").open("a") as f:
+        f.write("\n{not json\n")
+    message = _load_error(workshop / "cases.jsonl")
+    assert "cases.jsonl:2: should_abstain: missing" in message
+    assert "cases.jsonl:3: candidate_abstains: 'yes' is not of type 'boolean'" in message
+    assert "cases.jsonl:4: required_points.0:" in message
+    assert "cases.jsonl:12: (json): Expecting property name" in message
+    # the cases file is incomplete, so claims are not checked against it (that would only repeat the problem)
+    assert "claims.jsonl" not in message
+
+
+def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_path):
+    case = {"case_id": "A", "question": "q", "expected_chunk_ids": [], "required_points": ["48 hours", ["a", "b"]],
+            "candidate_answer": "", "cited_chunk_ids": [], "should_abstain": True, "candidate_abstains": True,
+            "retrieved_chunk_ids": [], "metadata": {"note": "ignored"}}
+    _write_jsonl(tmp_path / "cases.jsonl", [case])
+    loaded = load_saved(tmp_path / "cases.jsonl").cases[0]
+    assert loaded.required_points == (("48 hours",), ("a", "b")) and loaded.retrieved_chunk_ids == ()
+    assert SavedCase.from_json(loaded.to_json()) == loaded
+    claim = SavedClaim("A", "c", ("P1", "P2"))
+    assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
