@@ -62,7 +62,22 @@ def case_schema() -> dict:
 
 def load_cases(path: str | Path) -> list[Case]:
     """Parse and schema-check a cases JSONL file; every problem is reported at once with its line."""
-    path = Path(path)
+    problems = Problems(str(path))
+    cases = _parse(Path(path), problems)
+    problems.raise_if_any("the cases file")
+    return cases
+
+
+def load_checked_cases(path: str | Path, documents: list[Document]) -> list[Case]:
+    """load_cases and check_labels together, so schema and label problems are all reported in one go."""
+    problems = Problems(str(path))
+    cases = _parse(Path(path), problems)
+    _check(cases, documents, problems)
+    problems.raise_if_any("the cases file")
+    return cases
+
+
+def _parse(path: Path, problems: Problems) -> list[Case]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
@@ -70,7 +85,8 @@ def load_cases(path: str | Path) -> list[Case]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
     validator = jsonschema.Draft202012Validator(case_schema())
-    problems, cases, seen = Problems(str(path)), [], {}
+    cases: list[Case] = []
+    seen: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip() or line.lstrip().startswith("//"):
             continue
@@ -95,7 +111,6 @@ def load_cases(path: str | Path) -> list[Case]:
         cases.append(case)
     if not cases and not problems.items:
         problems.add(1, "no cases in the file")
-    problems.raise_if_any("the cases file")
     return cases
 
 
@@ -108,9 +123,14 @@ def _case(data: dict, line: int) -> Case:
 
 def check_labels(cases: list[Case], documents: list[Document], *, cases_path: str) -> None:
     """Every evidence page exists and every evidence quote occurs on its page; all problems at once."""
+    problems = Problems(cases_path)
+    _check(cases, documents, problems)
+    problems.raise_if_any("the case labels")
+
+
+def _check(cases: list[Case], documents: list[Document], problems: Problems) -> None:
     pages = {p.source_id: normalize(p.text).casefold() for d in documents for p in d.pages}
     doc_ids = sorted({d.doc_id for d in documents})
-    problems = Problems(cases_path)
     for case in cases:
         for i, item in enumerate(case.evidence):
             text = pages.get(item.source_id)
@@ -122,4 +142,3 @@ def check_labels(cases: list[Case], documents: list[Document], *, cases_path: st
                                         "`rag-chat pages DOCS` lists every id")
             elif item.quote is not None and normalize(item.quote).casefold() not in text:
                 problems.add(case.line, f"evidence/{i}/quote: {item.quote!r} does not occur on {item.source_id}")
-    problems.raise_if_any("the case labels")

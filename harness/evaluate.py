@@ -14,13 +14,14 @@ from chatbot import __version__
 from chatbot.answer import Answer, PromptTemplate, answer
 from chatbot.bot import open_chatbot
 from chatbot.chunking import chunk_pages
+from chatbot.errors import InputError, RagError
 from chatbot.pdfs import Document, read_documents
 
-from .cases import Case, check_labels, load_cases
+from .cases import Case, load_checked_cases
 from .metrics import metric_names
 from .offline import SYSTEM_NAME, ExtractiveGenerator, LexicalRetriever
 from .rows import build_row
-from .runs import MANIFEST, SUMMARY, RowWriter, new_run_dir, summarize, utc_now, write_json
+from .runs import MANIFEST, ROWS, SUMMARY, RowWriter, new_run_dir, read_json, read_rows, summarize, utc_now, write_json
 from .settings import RunSettings
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -49,9 +50,7 @@ class RunResult:
 def prepare(settings: RunSettings) -> tuple[list[Document], list[Case]]:
     """Read the documents and cases and check every label against the documents: before any model call."""
     documents = read_documents(settings.docs)
-    cases = load_cases(settings.cases)
-    check_labels(cases, documents, cases_path=settings.cases)
-    return documents, cases
+    return documents, load_checked_cases(settings.cases, documents)
 
 
 def open_system(settings: RunSettings, documents: list[Document], progress: Progress | None = None) -> System:
@@ -90,31 +89,91 @@ def _collection(documents: list[Document], chunks: int) -> dict:
 
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
-                   system: System | None = None) -> RunResult:
+                   system: System | None = None, resume: str | Path | None = None) -> RunResult:
     """Run every case through the answer path and write the run directory. Rows land in case order, each
-    flushed as it is written; the manifest says `incomplete` until the last row is in."""
+    flushed as it is written; the manifest says `incomplete` until the last row is in. With `resume`, an
+    interrupted run directory is finished instead, if its settings and inputs are unchanged."""
     documents, cases = prepare(settings)
     system = system or open_system(settings, documents, progress)
-    run_dir = new_run_dir(settings.out, settings.label)
-    manifest = _manifest(settings, documents, system, run_dir, argv)
+    if resume is None:
+        run_dir = new_run_dir(settings.out, settings.label)
+        manifest = _manifest(settings, documents, system, run_dir, argv)
+        done: set[tuple[str, int]] = set()
+    else:
+        run_dir = Path(resume)
+        manifest, done = _resumable(run_dir, _manifest(settings, documents, system, run_dir, argv))
     write_json(run_dir / MANIFEST, manifest)
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
-    writer = RowWriter(run_dir)
+    todo = [job for job in jobs if (job[0].id, job[1]) not in done]
+    writer = RowWriter(run_dir, append=resume is not None)
+    written = len(jobs) - len(todo)
     try:
-        for done, row in enumerate(_answer_all(system.answerer, jobs, settings), start=1):
+        for row in _answer_all(system.answerer, todo, settings):
             writer.write(row)
+            written += 1
             if progress:
-                progress("cases", done, len(jobs))
+                progress("cases", written, len(jobs))
+    except (Exception, KeyboardInterrupt) as exc:
+        raise RunStopped(run_dir, written, len(jobs), exc) from exc
     finally:
         writer.close()
         manifest["ended_at"] = utc_now()
         write_json(run_dir / MANIFEST, manifest)
-    from .runs import read_rows  # the rows as written: the summary is computed from the file itself
     summary = summarize(read_rows(run_dir), metric_names(settings.k), system.collection)
     write_json(run_dir / SUMMARY, summary)
     manifest["status"] = "complete"
     write_json(run_dir / MANIFEST, manifest)
     return RunResult(run_dir, summary, manifest)
+
+
+class RunStopped(RagError):
+    """The run ended early (server gone, Ctrl-C, a bug); its directory holds whole rows and can be resumed."""
+
+    def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
+        self.run_dir, self.cause = run_dir, cause
+        self.exit_code = 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
+        what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
+        super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
+                         f"  rag-eval run --resume {run_dir}  (with the same settings)")
+
+
+# Settings that may change between an interrupted run and its resumption: they do not change any row.
+_FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "host", "cache_dir"}
+
+
+def _resumable(run_dir: Path, fresh: dict) -> tuple[dict, set[tuple[str, int]]]:
+    """The saved manifest and the (case id, repeat) pairs already written; refuse if anything that decides a
+    row changed since. A last line cut by a kill is dropped from the file before appending."""
+    saved = read_json(run_dir / MANIFEST)
+    if saved.get("status") == "complete":
+        raise InputError(f"{run_dir}: this run is already complete; start a new one instead of --resume")
+    changes = [f"settings.{k}: {saved['settings'].get(k)!r} -> {v!r}" for k, v in fresh["settings"].items()
+               if k not in _FREE_TO_CHANGE and saved["settings"].get(k) != v]
+    for key in ("inputs", "prompt_template"):
+        if saved.get(key) != fresh[key]:
+            changes.append(f"{key} changed (documents, cases file or prompt template differ)")
+    if _digests(saved) != _digests(fresh):
+        changes.append(f"model digests changed: {_digests(saved)} -> {_digests(fresh)}")
+    if changes:
+        raise InputError(f"{run_dir}: cannot resume, the run would mix two setups:\n  " + "\n  ".join(changes))
+    _drop_partial_line(run_dir / ROWS)
+    done = {(row["case_id"], row.get("repeat", 0)) for row in read_rows(run_dir)}
+    saved["resumed_at"] = [*saved.get("resumed_at", []), utc_now()]
+    return saved, done
+
+
+def _digests(manifest: dict) -> dict:
+    models = ((manifest.get("system") or {}).get("ollama") or {}).get("models") or {}
+    return {name: info.get("digest") for name, info in models.items()}
+
+
+def _drop_partial_line(path: Path) -> None:
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with open(path, "r+b") as fh:
+            fh.truncate(data.rfind(b"\n") + 1)
 
 
 def _answer_all(answerer: Answerer, jobs: list[tuple[Case, int]], settings: RunSettings):

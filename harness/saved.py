@@ -28,9 +28,7 @@ from chatbot.errors import InputError
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "load_saved", "resolve_paths"]
 
-_LAYOUTS = (".csv", ".jsonl")
-_TRUE = {"true", "yes", "1"}
-_FALSE = {"false", "no", "0"}
+_BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 _MAX_SHOWN = 100
 
 
@@ -133,9 +131,7 @@ class _Problem:
         return f"{self.path}:{self.line}: {self.field}: {self.message}"
 
 
-def _raise_if_any(problems: list[_Problem]) -> None:
-    if not problems:
-        return
+def _raise(problems: list[_Problem]) -> None:
     ordered = sorted(problems, key=lambda p: (p.path, p.line))  # stable: a line's fields keep column order
     shown = [f"  {p}" for p in ordered[:_MAX_SHOWN]]
     shown += [f"  ... and {len(ordered) - _MAX_SHOWN} more"] if len(ordered) > _MAX_SHOWN else []
@@ -152,15 +148,13 @@ def resolve_paths(
     if missing:
         raise InputError(f"file not found: {', '.join(missing)}")
     for path in given:
-        if path.suffix.lower() not in _LAYOUTS:
+        if path.suffix.lower() not in (".csv", ".jsonl"):
             raise InputError(f"{path}: unknown layout; the file name must end in .csv or .jsonl")
     cases = Path(cases_path)
 
     def beside(name: str, path: str | Path | None) -> Path | None:
-        if path is not None:
-            return Path(path)
-        candidate = cases.with_name(f"{name}{cases.suffix.lower()}")
-        return candidate if candidate.is_file() else None
+        default = cases.with_name(f"{name}{cases.suffix.lower()}")
+        return Path(path) if path is not None else default if default.is_file() else None
 
     return cases, beside("chunks", chunks_path), beside("claims", claims_path)
 
@@ -182,9 +176,9 @@ class _Row:
 
     def flag(self, field: str) -> bool:
         value = (self.cells.get(field) or "").strip().lower()
-        if value not in _TRUE and value not in _FALSE:
+        if value not in _BOOLEANS:
             self.problem(field, f"{self.cells.get(field) or ''!r} is not a boolean (use true/false/yes/no/1/0)")
-        return value in _TRUE
+        return _BOOLEANS.get(value, False)
 
     def items(self, field: str, sep: str = "|") -> tuple[str, ...]:
         value = self.cells.get(field) or ""
@@ -300,18 +294,17 @@ def _case_from_row(row: _Row) -> SavedCase:
 
 
 def _claim_from_row(row: _Row) -> SavedClaim:
-    return SavedClaim(row.text("case_id", required=True), row.text("claim", required=True), row.items("support_chunk_ids"))
+    return SavedClaim(
+        row.text("case_id", required=True), row.text("claim", required=True), row.items("support_chunk_ids"))
 
 
 # role -> (required CSV columns, CSV row reader, JSON reader, JSON Schema file)
 _KINDS: dict[str, tuple[tuple[str, ...], Callable[[_Row], Any], Callable[[dict], Any], str]] = {
     "chunks": (("chunk_id", "text"), _chunk_from_row, SavedChunk.from_json, "saved_chunk.schema.json"),
-    "cases": (
-        ("case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer", "cited_chunk_ids",
-         "should_abstain", "candidate_abstains"),
-        _case_from_row, SavedCase.from_json, "saved_case.schema.json",
-    ),
-    "claims": (("case_id", "claim", "support_chunk_ids"), _claim_from_row, SavedClaim.from_json, "saved_claim.schema.json"),
+    "cases": (("case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer", "cited_chunk_ids",
+               "should_abstain", "candidate_abstains"), _case_from_row, SavedCase.from_json, "saved_case.schema.json"),
+    "claims": (("case_id", "claim", "support_chunk_ids"), _claim_from_row, SavedClaim.from_json,
+               "saved_claim.schema.json"),
 }
 
 
@@ -363,14 +356,15 @@ def _cross_check(chunks: _Loaded | None, cases: _Loaded, claims: _Loaded | None,
         problems.append(_Problem(cases.file.path, 1, "(file)", "no cases"))
     if chunks is None:
         problems += [
-            _Problem(cases.file.path, line, "retrieved_chunk_ids", "empty, and no chunks file to retrieve from (give --chunks)")
+            _Problem(cases.file.path, line, "retrieved_chunk_ids", "empty, and no chunks file to retrieve from")
             for line, case in cases.records if case.retrieved_chunk_ids is None
         ]
     else:
         _unique(chunks, "chunk_id", problems)
     if chunks is not None and chunks.complete:
         known = {c.chunk_id for _, c in chunks.records}
-        _references(cases, ("expected_chunk_ids", "cited_chunk_ids", "retrieved_chunk_ids"), known, "chunk id", problems)
+        ids = ("expected_chunk_ids", "cited_chunk_ids", "retrieved_chunk_ids")
+        _references(cases, ids, known, "chunk id", problems)
         if claims is not None:
             _references(claims, ("support_chunk_ids",), known, "chunk id", problems)
     if claims is not None and cases.complete:
@@ -392,7 +386,8 @@ def load_saved(
     cases = _load_file("cases", cases_file, problems)
     claims = None if claims_file is None else _load_file("claims", claims_file, problems)
     _cross_check(chunks, cases, claims, problems)
-    _raise_if_any(problems)
+    if problems:
+        _raise(problems)
     loaded = [x for x in (cases, chunks, claims) if x is not None]
     return SavedOutputs(
         cases=tuple(r for _, r in cases.records),

@@ -148,9 +148,10 @@ def _quote(text: str, limit: int = 60) -> str:
 
 def _failures(case: SavedCase, claims: Sequence[SavedClaim], retrieved: Sequence[str]) -> list[str]:
     """Short deterministic reasons, in check order, for every check below 1.0."""
-    reasons = [f"expected chunk {c} not retrieved" for c in dict.fromkeys(case.expected_chunk_ids) if c not in retrieved]
+    expected = case.expected_chunk_ids
+    reasons = [f"expected chunk {c} not retrieved" for c in dict.fromkeys(expected) if c not in retrieved]
     for chunk in dict.fromkeys(case.cited_chunk_ids):
-        missing = [w for w, ok in (("retrieved", chunk in retrieved), ("expected", chunk in case.expected_chunk_ids)) if not ok]
+        missing = [word for word, ok in (("retrieved", chunk in retrieved), ("expected", chunk in expected)) if not ok]
         if missing:
             reasons.append(f"cited chunk {chunk} not {' or '.join(missing)}")
     if not case.cited_chunk_ids and not case.should_abstain:
@@ -163,7 +164,8 @@ def _failures(case: SavedCase, claims: Sequence[SavedClaim], retrieved: Sequence
         for p in case.required_points if not point_found(case.candidate_answer, p)
     ]
     if case.should_abstain != case.candidate_abstains:
-        reasons.append("answered although it should abstain" if case.should_abstain else "abstained although it should answer")
+        reasons.append(
+            "answered although it should abstain" if case.should_abstain else "abstained although it should answer")
     return reasons
 
 
@@ -236,7 +238,9 @@ class ScoreSummary:
         return {
             "cases": self.cases,
             "passes": self.passes,
-            "checks": {c.name: {"mean": c.mean, "scored": c.scored, "not_applicable": c.not_applicable} for c in self.checks},
+            "checks": {
+                c.name: {"mean": c.mean, "scored": c.scored, "not_applicable": c.not_applicable} for c in self.checks
+            },
             "settings": {
                 "na_as_pass": self.na_as_pass,
                 "k": self.k,
@@ -245,6 +249,19 @@ class ScoreSummary:
             "inputs": [f.to_json() for f in self.inputs],
             "version": __version__,
         }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ScoreSummary:
+        settings = data["settings"]
+        return cls(
+            cases=data["cases"],
+            passes=data["passes"],
+            checks=tuple(CheckSummary(name, **values) for name, values in data["checks"].items()),
+            na_as_pass=settings["na_as_pass"],
+            k=settings["k"],
+            lexical_case_ids=tuple(settings["retrieved_by_lexical_retriever"]),
+            inputs=tuple(InputFile.from_json(f) for f in data["inputs"]),
+        )
 
 
 def summarize(
@@ -322,7 +339,8 @@ def write_outputs(result: ScoreResult, out_dir: str | Path) -> tuple[Path, ...]:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rows_path, summary_path, chart_path = out / "score_rows.jsonl", out / "score_summary.json", out / "score_chart.svg"
-    rows_path.write_text("".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in result.rows), encoding="utf-8")
+    rows = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in result.rows)
+    rows_path.write_text(rows, encoding="utf-8")
     summary_path.write_text(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     chart_path.write_text(svg_bars(chart_bars(result.summary), title=_chart_title(result.summary)), encoding="utf-8")
     return rows_path, summary_path, chart_path

@@ -88,9 +88,11 @@ class RunSettings:
 FIELDS = {f.name: f for f in fields(RunSettings)}
 
 
-def resolve(flags: dict[str, Any], config_path: str | None = None) -> RunSettings:
-    """Flags that were given (not None) win over the config file, which wins over the defaults."""
-    values = load_config(config_path) if config_path else {}
+def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:
+    """Flags that were given (not None) win over the config file, which wins over `base` (a resumed run's
+    saved settings), which wins over the defaults."""
+    values = {k: v for k, v in (base or {}).items() if k in FIELDS}
+    values.update(load_config(config_path) if config_path else {})
     values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
     if "k" in values:
         values["k"] = tuple(values["k"])

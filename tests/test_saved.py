@@ -196,7 +196,7 @@ def test_jsonl_problems_name_line_and_field(workshop):
     message = _load_error(workshop / "cases.jsonl")
     assert "cases.jsonl:2: should_abstain: missing" in message
     assert "cases.jsonl:3: candidate_abstains: 'yes' is not of type 'boolean'" in message
-    assert "cases.jsonl:4: required_points.0:" in message
+    assert "cases.jsonl:4: required_points.0.1: '' should be non-empty" in message
     assert "cases.jsonl:12: (json): Expecting property name" in message
     # the cases file is incomplete, so claims are not checked against it (that would only repeat the problem)
     assert "claims.jsonl" not in message

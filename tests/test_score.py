@@ -17,6 +17,7 @@ from harness.saved import SavedCase, SavedClaim, load_saved
 from harness.score import (
     SCORE_CHECKS,
     ScoreRow,
+    ScoreSummary,
     abstention_correctness,
     citation_precision,
     claim_support,
@@ -230,6 +231,7 @@ def test_workshop_json_and_out_dir(capsys, tmp_path):
     assert main(["score", "--cases", str(CASES), "--na-as-pass", "--json", "--out", str(out_dir)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads((out_dir / "score_summary.json").read_text())
+    assert ScoreSummary.from_json(printed) == score_saved(CASES, na_as_pass=True).summary
     assert printed["checks"]["claim_support"] == {"mean": 0.75, "scored": 10, "not_applicable": 0}
     assert printed["settings"] == {"na_as_pass": True, "k": 2, "retrieved_by_lexical_retriever": ["W01", "W07", "W09"]}
     assert [f["role"] for f in printed["inputs"]] == ["cases", "chunks", "claims"]

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from chatbot.errors import InputError, OllamaError
 from chatbot.terminal import ProgressBar
 
 from ..evaluate import run_evaluation
 from ..metrics import parse_metric
-from ..runs import describe, is_retrieval
+from ..runs import MANIFEST, describe, is_retrieval, read_json
 from ..settings import resolve
 
 EXIT_BELOW_THRESHOLD = 3
@@ -55,13 +56,16 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="answer each case N times (default 1)")
     p.add_argument("--offline", action="store_true", default=None,
                    help="no model server: BM25 retrieval and an extractive baseline answerer")
+    p.add_argument("--resume", metavar="RUN_DIR",
+                   help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
                    help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
 
 
 def run(args: argparse.Namespace) -> int:
-    flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command")}
-    settings = resolve(flags, args.config)
+    flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume")}
+    saved = read_json(Path(args.resume) / MANIFEST)["settings"] if args.resume else None
+    settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
     bars: dict[str, ProgressBar] = {}
 
@@ -69,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
         bars.setdefault(stage, ProgressBar(stage))(done, total)
 
     try:
-        result = run_evaluation(settings, progress=progress, argv=sys.argv)
-    except OllamaError as exc:
+        result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume)
+    except OllamaError as exc:  # before any row: the preflight or the index build failed
         if not settings.offline:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc

@@ -39,8 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--cases", required=True, type=Path, metavar="FILE", help="cases file (.csv or .jsonl)")
-    parser.add_argument("--chunks", type=Path, metavar="FILE", help="chunks file (default: chunks.<ext> beside --cases)")
-    parser.add_argument("--claims", type=Path, metavar="FILE", help="claim annotations (default: claims.<ext> beside --cases)")
+    parser.add_argument("--chunks", type=Path, metavar="FILE",
+                        help="chunks file (default: chunks.<ext> beside --cases)")
+    parser.add_argument("--claims", type=Path, metavar="FILE",
+                        help="claim annotations (default: claims.<ext> beside --cases)")
     parser.add_argument("--k", type=_positive, default=2, metavar="N",
                         help="chunks the lexical retriever returns when a case has no retrieved ids (default: 2)")
     parser.add_argument("--na-as-pass", action="store_true",
@@ -66,14 +68,16 @@ def run(args: argparse.Namespace) -> int:
 def render(result: ScoreResult, *, source: str) -> str:
     """The terminal report: what was scored, the summary block, the failed-case table and the bar chart."""
     summary = result.summary
-    return "\n\n".join([_heading(summary, source), summary_block(summary), failed_table(result), text_bars(chart_bars(summary))])
+    parts = [_heading(summary, source), summary_block(summary), failed_table(result), text_bars(chart_bars(summary))]
+    return "\n\n".join(parts)
 
 
 def _heading(summary: ScoreSummary, source: str) -> str:
     means = "not-applicable counted as 1.0 (--na-as-pass)" if summary.na_as_pass else "means over scored cases only"
     lines = [f"score {source}: {means}"]
     if summary.lexical_case_ids:
-        lines.append(f"retrieved ids from the lexical retriever (top {summary.k}): {', '.join(summary.lexical_case_ids)}")
+        cases = ", ".join(summary.lexical_case_ids)
+        lines.append(f"retrieved ids from the lexical retriever (top {summary.k}): {cases}")
     return "\n".join(lines)
 
 

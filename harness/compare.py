@@ -1,0 +1,271 @@
+"""Paired comparison of two runs over the same cases: per-metric statistics, flips, and the manifest diff.
+
+Definitions (B is compared with A; every registered metric is "higher is better"):
+- A metric is paired on a case when it is non-null in both runs. Means, delta and the tests use paired cases
+  only, so `delta == mean_b - mean_a` exactly. A case answered several times (`repeat`) contributes the mean of
+  its repeats, so the unit of resampling is always the case.
+- Bootstrap interval: resample the n per-case differences d = b - a with replacement, `resamples` times, take
+  the mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method).
+- p-value: paired randomisation (sign-flip) test, two-sided. Under "no difference" each d_i is as likely to be
+  -d_i, so p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + resamples) over random sign vectors s. When
+  2**n <= resamples every sign vector is enumerated instead and p is exact: #{...} / 2**n.
+- win / tie / loss: cases where B is better / equal / worse than A. The cases behind wins are `fixed` (for a
+  0/1 metric: 0 in A, 1 in B), those behind losses `broke`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from chatbot.errors import InputError
+
+from .metrics import REGISTRY
+from .runs import MANIFEST, family, read_json, read_rows
+
+__all__ = ["LoadedRun", "MetricComparison", "Comparison", "load_run", "compare_runs", "compare_rows",
+           "paired_stats", "manifest_diff", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
+
+DEFAULT_RESAMPLES = 10_000
+DEFAULT_SEED = 0
+_EPS = 1e-12
+_EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
+_BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample
+# Manifest keys that differ between any two runs and say nothing about what was measured.
+_NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label"}
+_CODE = ("git_commit", "package_version")
+# answer_options is left out: it is derived from settings and would repeat every settings change.
+_DIFFED = ("settings", "prompt_template", "system", "collection", "rescored_from")
+
+Key = tuple[str, int]  # (case_id, repeat)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A run directory read into memory: its name, path, rows and manifest."""
+
+    name: str
+    path: Path
+    rows: tuple[dict, ...]
+    manifest: dict
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
+    path = Path(path)
+    return LoadedRun(path.name, path, tuple(read_rows(path)), read_json(path / MANIFEST))
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric over the paired cases. Values are None when no case is paired (n == 0)."""
+
+    metric: str
+    n: int  # cases where the metric applies in both runs
+    unpaired: int  # cases in both runs where it applies in one run only
+    mean_a: float | None
+    mean_b: float | None
+    delta: float | None  # mean_b - mean_a
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    wins: int
+    ties: int
+    losses: int
+    fixed: tuple[str, ...]
+    broke: tuple[str, ...]
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything `rag-eval compare` shows. `manifest_diff` items are (dotted key, value in A, value in B);
+    keys starting with `code.` are the code that ran, not its settings."""
+
+    run_a: str
+    run_b: str
+    cases: int
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    tag: str | None
+    seed: int
+    resamples: int
+    confidence: float
+    metrics: tuple[MetricComparison, ...]
+    metrics_not_shared: tuple[str, ...]
+    manifest_diff: tuple[tuple[str, Any, Any], ...]
+    review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
+                               "metrics": [m.to_dict() for m in self.metrics],
+                               "metrics_not_shared": list(self.metrics_not_shared),
+                               "manifest_diff": [{"key": k, "a": a, "b": b} for k, a, b in self.manifest_diff]}
+
+
+def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
+    """Load two run directories and compare them (see the module docstring for the definitions)."""
+    a, b = load_run(run_a), load_run(run_b)
+    return compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples)
+
+
+def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
+    """Compare two loaded runs. Different case sets raise InputError unless `shared_only`; `tag` keeps only
+    the cases whose row carries that tag in either run."""
+    if resamples < 1:
+        raise InputError(f"resamples must be at least 1, got {resamples}")
+    rows_a, rows_b = _by_key(a), _by_key(b)
+    ids_a, ids_b = {k[0] for k in rows_a}, {k[0] for k in rows_b}
+    only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
+    if (only_a or only_b) and not shared_only:
+        raise InputError(f"{a.name} and {b.name} cover different cases: {len(only_a)} only in A "
+                         f"({_some(only_a)}), {len(only_b)} only in B ({_some(only_b)}); pass --shared-only to "
+                         f"compare the {len(ids_a & ids_b)} shared cases")
+    keys = [k for k in rows_a if k in rows_b]
+    if tag is not None:
+        keys = [k for k in keys if tag in rows_a[k].get("tags", ()) or tag in rows_b[k].get("tags", ())]
+        if not keys:
+            known = sorted({t for r in (*a.rows, *b.rows) for t in r.get("tags", ())})
+            raise InputError(f"no shared case carries the tag {tag!r}; tags in these runs: "
+                             f"{', '.join(known) or 'none'}")
+    if not keys:
+        raise InputError(f"{a.name} and {b.name} share no case; nothing to compare")
+    names_b = set(b.manifest.get("metrics", ()))
+    metrics = [n for n in a.manifest.get("metrics", ()) if n in names_b]
+    not_shared = sorted(set(a.manifest.get("metrics", ())) ^ names_b)
+    results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples) for name in metrics)
+    review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
+    return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
+                      resamples, 0.95, results, tuple(not_shared), tuple(manifest_diff(a.manifest, b.manifest)),
+                      review)
+
+
+def _by_key(run: LoadedRun) -> dict[Key, dict]:
+    out: dict[Key, dict] = {}
+    for row in run.rows:
+        key = (row["case_id"], int(row.get("repeat", 0)))
+        if key in out:
+            raise InputError(f"{run.path}: case {key[0]!r} repeat {key[1]} appears twice in the rows")
+        out[key] = row
+    return out
+
+
+def _some(ids: Sequence[str], limit: int = 5) -> str:
+    return ", ".join(ids[:limit]) + (", ..." if len(ids) > limit else "") if ids else "none"
+
+
+def _review_counts(rows: Sequence[dict]) -> dict:
+    reviewed = sum(1 for r in rows if r.get("human_claim_review") == "reviewed")
+    return {"pending": len(rows) - reviewed, "reviewed": reviewed}
+
+
+def _per_case(name: str, keys: Sequence[Key], rows_a: dict, rows_b: dict) -> tuple[list[str], list[float],
+                                                                                      list[float], int]:
+    """Per case: the mean over repeats of the paired values (both non-null); and the unpaired count."""
+    pairs: dict[str, list[tuple[float, float]]] = {}
+    unpaired = set()
+    for key in keys:
+        va, vb = rows_a[key]["metrics"].get(name), rows_b[key]["metrics"].get(name)
+        if va is not None and vb is not None:
+            pairs.setdefault(key[0], []).append((float(va), float(vb)))
+        elif (va is None) != (vb is None):
+            unpaired.add(key[0])
+    ids = list(pairs)
+    a = [sum(p[0] for p in pairs[i]) / len(pairs[i]) for i in ids]
+    b = [sum(p[1] for p in pairs[i]) / len(pairs[i]) for i in ids]
+    return ids, a, b, len(unpaired - set(ids))
+
+
+def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict, rows_b: dict, *, seed: int,
+                    resamples: int) -> MetricComparison:
+    ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b)
+    spec = REGISTRY.get(family(name))
+    sign = 1.0 if spec is None or spec.higher_is_better else -1.0
+    stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
+    diff = (np.array(b) - np.array(a)) * sign
+    fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
+    broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
+    return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
+                            len(broke), fixed, broke)
+
+
+def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
+                 ) -> tuple[float | None, float | None, float | None, float | None, float | None, float | None]:
+    """(mean_a, mean_b, delta, ci_low, ci_high, p_value) for paired per-case values; all None when empty.
+    One generator seeded with `seed` draws the bootstrap indices, then the sign vectors."""
+    n = len(a)
+    if n == 0:
+        return None, None, None, None, None, None
+    d = b - a
+    rng = np.random.default_rng(seed)
+    means = _bootstrap_means(d, rng, resamples)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return (float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high),
+            _sign_flip_p(d, rng, resamples))
+
+
+def _bootstrap_means(d: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """Means of `resamples` bootstrap resamples of d, drawn in blocks of whole resamples (vectorised)."""
+    n = len(d)
+    block = max(1, _BLOCK_CELLS // n)
+    parts = []
+    for start in range(0, resamples, block):
+        idx = rng.integers(0, n, size=(min(block, resamples - start), n))
+        parts.append(d[idx].mean(axis=1))
+    return np.concatenate(parts)
+
+
+def _sign_flip_p(d: np.ndarray, rng: np.random.Generator, resamples: int) -> float:
+    n = len(d)
+    observed = abs(d.mean())
+    if n <= _EXACT_MAX_CASES and 2 ** n <= resamples:  # small n: enumerate every sign vector, exact p
+        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+        return float(np.mean(np.abs(signs @ d / n) >= observed - _EPS))
+    extreme = 0
+    block = max(1, _BLOCK_CELLS // n)
+    for start in range(0, resamples, block):
+        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(block, resamples - start), n))
+        extreme += int(np.sum(np.abs(signs @ d / n) >= observed - _EPS))
+    return (1 + extreme) / (1 + resamples)
+
+
+def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:
+    """What differs between two manifests, as (dotted key, value in A, value in B), sorted within sections:
+    settings, prompt template, system (models and digests), collection, inputs (document and
+    cases hashes), rescoring source, then `code.*` (git commit, package version). Run ids, times, the command
+    line, the output folder and the label are left out: they differ between any two runs."""
+    flat_a, flat_b = _flatten_manifest(a), _flatten_manifest(b)
+    keys = list(dict.fromkeys([*flat_a, *flat_b]))
+    out = [(k, flat_a.get(k), flat_b.get(k)) for k in keys if k not in _NOISE and flat_a.get(k) != flat_b.get(k)]
+    order = {s: i for i, s in enumerate((*_DIFFED, "inputs", "code"))}
+    return sorted(out, key=lambda item: (order.get(item[0].split(".", 1)[0].split("[", 1)[0], 99), item[0]))
+
+
+def _flatten_manifest(manifest: dict) -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for section in _DIFFED:
+        if section in manifest:
+            _flatten(manifest[section], section, flat)
+    inputs = manifest.get("inputs", {})
+    flat["inputs.cases.sha256"] = inputs.get("cases", {}).get("sha256")
+    for doc in inputs.get("documents", ()):
+        flat[f"inputs.documents[{doc.get('doc_id')}].sha256"] = doc.get("sha256")
+    for key in _CODE:
+        flat[f"code.{key}"] = manifest.get(key)
+    return flat
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    if isinstance(value, dict) and value:
+        for key, item in value.items():
+            _flatten(item, f"{prefix}.{key}", out)
+    else:
+        out[prefix] = value
