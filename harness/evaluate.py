@@ -138,7 +138,7 @@ class RunStopped(RagError):
 
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
-_FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "host", "cache_dir"}
+_FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "cache_dir"}
 
 
 def _resumable(run_dir: Path, fresh: dict) -> tuple[dict, set[tuple[str, int]]]:

@@ -99,9 +99,28 @@ def summarize(rows: Sequence[dict], metric_names: Iterable[str], collection: dic
     statuses: dict[str, int] = {}
     for r in rows:
         statuses[r["answer"]["status"]] = statuses.get(r["answer"]["status"], 0) + 1
-    return {"rows": len(rows), "errored": errored, "metrics": out, "answer_statuses": statuses,
-            "human_claim_review": {"pending": pending, "reviewed": len(rows) - pending},
-            "collection": collection}
+    summary = {"rows": len(rows), "errored": errored, "metrics": out, "answer_statuses": statuses,
+               "human_claim_review": {"pending": pending, "reviewed": len(rows) - pending},
+               "collection": collection}
+    if any(r.get("repeat", 0) > 0 for r in rows):
+        summary["repeat_stability"] = repeat_stability(rows, out)
+    return summary
+
+
+def repeat_stability(rows: Sequence[dict], metric_names: Iterable[str]) -> dict:
+    """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.
+    A CI gate can then tell a regression from the noise of the model itself."""
+    by_case: dict[str, list[dict]] = {}
+    for r in rows:
+        by_case.setdefault(r["case_id"], []).append(r)
+    out = {}
+    for name in metric_names:
+        seen = [{r["metrics"].get(name) for r in group if r.get("error") is None} - {None}
+                for group in by_case.values() if len(group) > 1]
+        seen = [values for values in seen if values]
+        flipped = sum(1 for values in seen if len(values) > 1)
+        out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
+    return out
 
 
 def family(name: str) -> str:

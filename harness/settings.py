@@ -42,6 +42,7 @@ class RunSettings:
     host: str | None = None
     timeout: float = 300.0
     retries: int = 3
+    backoff: float = 1.0
     num_ctx: int = _ANSWER.num_ctx
     num_predict: int = _ANSWER.num_predict
     seed: int = _ANSWER.seed
@@ -76,7 +77,7 @@ class RunSettings:
         return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
 
     def client(self) -> ClientSettings:
-        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries)
+        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
 
     def answering(self) -> AnswerSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]

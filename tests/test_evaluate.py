@@ -168,7 +168,7 @@ def test_server_dying_mid_run_then_resume_equals_uninterrupted(server, tmp_path)
     dies_after_five.__name__ = "overlap_rule"  # the server names the rule in its stand-in thinking text
     server.chat_rule = dies_after_five
     with pytest.raises(RunStopped, match="rag-eval run --resume") as err:
-        run_evaluation(settings_for(server, tmp_path, out=str(tmp_path / "b"), retries=1))
+        run_evaluation(settings_for(server, tmp_path, out=str(tmp_path / "b"), retries=1, backoff=0.01))
     run_dir = err.value.run_dir
     assert isinstance(err.value.cause, ServerUnreachable)
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "incomplete"

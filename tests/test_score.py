@@ -241,6 +241,13 @@ def test_workshop_json_and_out_dir(capsys, tmp_path):
     assert len([e for e in svg.iter() if e.get("class") == "bar"]) == len(SCORE_CHECKS)
 
 
+def test_unwritable_out_dir_is_bad_usage(capsys, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    assert main(["score", "--cases", str(CASES), "--out", str(blocker / "out")]) == 2
+    assert "cannot write there" in capsys.readouterr().err
+
+
 def test_jsonl_layout_gives_the_same_numbers(tmp_path):
     saved = load_saved(CASES)
     for name, records in (("cases", saved.cases), ("chunks", saved.chunks), ("claims", saved.claims)):

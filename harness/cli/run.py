@@ -45,6 +45,7 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
     p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
     p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
+    p.add_argument("--backoff", type=float, help="seconds before the first retry, doubling after (default 1)")
     p.add_argument("--num-ctx", type=int, help="model context in tokens (default 8192)")
     p.add_argument("--num-predict", type=int, help="most tokens the model may write, thinking included (default 4096)")
     p.add_argument("--seed", type=int, help="sampling seed (default 42)")
@@ -113,6 +114,9 @@ def render_summary(summary: dict, manifest: dict) -> str:
     for name, m in summary["metrics"].items():
         lines.append(f"{name:<18}{_fmt(m['mean']):>7}{m['scored']:>8}{m['not_applicable']:>6}{m['errored']:>7}  "
                      f"{describe(name)}" + (f" [of {c['chunks']} chunks]" if is_retrieval(name) else ""))
+    if "repeat_stability" in summary:
+        flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary["repeat_stability"].items() if v["cases"]]
+        lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["answer_statuses"].items()))
     review = summary["human_claim_review"]
     lines += ["", f"answer statuses: {statuses}",

@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from chatbot.errors import InputError
 from harness.chart import text_bars
 from harness.score import SCORE_CHECKS, ScoreResult, ScoreSummary, chart_bars, score_saved, write_outputs
 
@@ -55,7 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = score_saved(args.cases, args.chunks, args.claims, k=args.k, na_as_pass=args.na_as_pass)
-    written = write_outputs(result, args.out) if args.out else ()
+    try:
+        written = write_outputs(result, args.out) if args.out else ()
+    except OSError as exc:
+        raise InputError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from exc
     if args.json:
         print(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
     else:

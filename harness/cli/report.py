@@ -1,0 +1,35 @@
+"""`rag-eval report RUN [--vs RUN_B] [--out FILE.html]`: one self-contained HTML file (no script, no network)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from chatbot.errors import InputError
+from chatbot.store import atomic_write_text
+
+from ..compare import load_run
+from ..report import render_report
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="write a self-contained HTML report of a run (optionally beside another)",
+                       description="One HTML file with no script and no external assets: a chart per metric "
+                                   "family, and a per-case table with question, expected evidence, retrieved "
+                                   "ranks, answer, citations with the quote marked in its passage, failure "
+                                   "reasons and review status. All document and model text is escaped.")
+    p.add_argument("run", metavar="RUN", help="run directory")
+    p.add_argument("--vs", metavar="RUN_B", help="a second run to show side by side")
+    p.add_argument("--out", metavar="FILE.html", help="where to write (default: RUN/report.html)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    page = render_report(load_run(args.run), load_run(args.vs) if args.vs else None)
+    out = Path(args.out) if args.out else Path(args.run) / "report.html"
+    try:
+        atomic_write_text(out, page)
+    except OSError as exc:
+        raise InputError(f"{out}: cannot write the report ({exc.strerror})") from exc
+    print(f"report written to {out}")
+    return 0

@@ -1,0 +1,250 @@
+"""A self-contained HTML report of a run (optionally beside a second run): no script, no network, no assets.
+
+Every piece of document, model, label and reviewer text goes through `html.escape` before it is placed in the
+page, so markup inside a PDF stays text. A Content-Security-Policy that forbids scripts and every fetch is a
+second line of defence, not the first.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Sequence
+
+from chatbot.text import normalize
+
+from .cases import Evidence
+from .compare import LoadedRun, manifest_diff
+from .metrics import Retrieved, first_rank
+from .runs import family, summarize
+
+__all__ = ["render_report", "find_quote", "highlight_quote", "chart_families"]
+
+_COLOURS = ("#4a78b5", "#d08c2e")
+_FAMILIES = (("Hit@k", ("hit",)), ("Recall@k", ("recall",)), ("Reciprocal rank", ("rr",)),
+             ("Answer checks", ("facts", "behaviour", "quote_valid")),
+             ("Claim support (human review)", ("claims_supported",)))
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
+table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;
+text-align:left}th{background:#f3f3f3}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.charts{display:flex;flex-wrap:wrap;gap:1em}.passage{white-space:pre-wrap;font-size:.9em;background:#fafafa;
+padding:.4em;border-left:3px solid #ccc}mark{background:#ffe27a}.status{font-weight:bold}.bad{color:#a11}
+.good{color:#171}.muted{color:#666;font-size:.9em}ul{margin:.2em 0;padding-left:1.2em}
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def _fold(text: str) -> str:
+    """Case-fold character by character, keeping the length, so an index in the folded text is one in the text."""
+    return "".join(c.casefold() if len(c.casefold()) == 1 else c for c in text)
+
+
+def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:
+    """(normalised passage, span of the quote in it or None). Both are compared after normalize() with case
+    folded, as quote validation compares them; the span indexes the normalised passage."""
+    text, needle = normalize(passage), _fold(normalize(quote))
+    start = _fold(text).find(needle) if needle else -1
+    return text, (start, start + len(needle)) if start >= 0 else None
+
+
+def highlight_quote(passage: str, quote: str) -> str:
+    """HTML of the normalised passage with the quote inside <mark>; each piece is escaped before wrapping."""
+    text, span = find_quote(passage, quote)
+    if span is None:
+        return _e(text)
+    a, b = span
+    return f"{_e(text[:a])}<mark>{_e(text[a:b])}</mark>{_e(text[b:])}"
+
+
+def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
+    """The run's metrics grouped into one chart each: hit@k, recall@k, rr, answer checks, claim support."""
+    out = []
+    for title, families in _FAMILIES:
+        names = [m for m in metrics if family(m) in families]
+        if names:
+            out.append((title, names))
+    return out
+
+
+def _svg_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
+    """Inline SVG: horizontal bars on a 0-1 scale, one group per label and one bar per series."""
+    left, width, bar, gap = 130, 260, 14, 10
+    group = bar * len(series) + gap
+    top = 30 + (16 if len(series) > 1 else 0)
+    height = top + group * len(labels) + 22
+    total = left + width + 60
+    out = [f'<svg width="{total}" height="{height}" viewBox="0 0 {total} {height}" role="img" '
+           f'font-family="sans-serif" font-size="12"><title>{_e(title)}</title>',
+           f'<text x="4" y="16" font-weight="bold">{_e(title)}</text>']
+    if len(series) > 1:
+        for i, (name, _) in enumerate(series):
+            out.append(f'<rect x="{4 + i * 180}" y="24" width="10" height="10" fill="{_COLOURS[i % 2]}"/>'
+                       f'<text x="{18 + i * 180}" y="33">{_e(_short(name))}</text>')
+    bottom = top + group * len(labels)
+    for tick in (0.0, 0.5, 1.0):
+        x = left + tick * width
+        out.append(f'<line x1="{x:g}" y1="{top - 4}" x2="{x:g}" y2="{bottom}" stroke="#ccc"/>'
+                   f'<text x="{x:g}" y="{bottom + 14}" text-anchor="middle" fill="#555">{tick:g}</text>')
+    for li, label in enumerate(labels):
+        y0 = top + li * group
+        out.append(f'<text x="{left - 6}" y="{y0 + bar * len(series) / 2 + 4:g}" text-anchor="end">{_e(label)}</text>')
+        for si, (name, values) in enumerate(series):
+            value, y = values[li], y0 + si * bar
+            if value is not None:
+                out.append(f'<rect x="{left}" y="{y}" width="{min(1.0, max(0.0, value)) * width:.1f}" '
+                           f'height="{bar - 2}" fill="{_COLOURS[si % 2]}"><title>{_e(name)} {_e(label)}: '
+                           f'{_fmt(value)}</title></rect>')
+            out.append(f'<text x="{left + width + 6}" y="{y + bar - 4}">{_fmt(value)}</text>')
+    return "\n".join(out) + "\n</svg>"
+
+
+def _short(name: str, limit: int = 26) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
+    """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table."""
+    runs = [run] + ([vs] if vs is not None else [])
+    summaries = [summarize(r.rows, r.manifest.get("metrics", []), r.manifest.get("collection", {})) for r in runs]
+    names = [r.name for r in runs]
+    title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
+    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries)]
+    if vs is not None:
+        body.append(_diff_table(run.manifest, vs.manifest))
+    metrics = run.manifest.get("metrics", [])
+    body += [_summary_table(metrics, summaries, names), '<h2>Charts</h2><div class="charts">']
+    for chart_title, chart_metrics in chart_families(metrics):
+        series = [(n, [s["metrics"].get(m, {}).get("mean") for m in chart_metrics]) for n, s in zip(names, summaries)]
+        if "claims_supported" in chart_metrics:
+            chart_title += "; pending " + " | ".join(str(s["human_claim_review"]["pending"]) for s in summaries)
+        body.append(_svg_chart(chart_title, chart_metrics, series))
+    body += ["</div>", _case_table(runs)]
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)
+            + "\n</body></html>\n")
+
+
+def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[dict]) -> str:
+    items = []
+    for label, r, s in zip("AB", runs, summaries):
+        m, c, review = r.manifest, s["collection"], s["human_claim_review"]
+        settings = m.get("settings", {})
+        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
+                     f"{s['rows']} rows ({s['errored']} errored); {_e(c.get('documents', '?'))} documents, "
+                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
+                     f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
+                     f"reviewed, {review['pending']} pending"
+                     + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
+                        else "") + "</li>")
+    return "<ul>" + "".join(items) + "</ul>"
+
+
+def _diff_table(a: dict, b: dict) -> str:
+    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(va)}</td><td>{_e(vb)}</td></tr>" for k, va, vb in manifest_diff(a, b))
+    return ("<h2>What differs between the runs</h2><table><tr><th>manifest key</th><th>A</th><th>B</th></tr>"
+            + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
+
+
+def _summary_table(metrics: Sequence[str], summaries: Sequence[dict], names: Sequence[str]) -> str:
+    head = "".join(f"<th>{_e(label)}: {_e(n)}</th>" for label, n in zip("AB", names))
+    head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
+    out = [f"<h2>Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
+    for name in metrics:
+        cells, means = [], []
+        for s in summaries:
+            m = s["metrics"].get(name, {})
+            means.append(m.get("mean"))
+            cells.append(f'<td class="num">{_fmt(m.get("mean"))}</td>')
+        if len(summaries) > 1:
+            delta = None if None in means else means[1] - means[0]
+            cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
+        counts = " | ".join(f"{s['metrics'].get(name, {}).get('scored', 0)} / "
+                            f"{s['metrics'].get(name, {}).get('not_applicable', 0)} / "
+                            f"{s['metrics'].get(name, {}).get('errored', 0)}" for s in summaries)
+        out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+    return "".join(out) + "</table>"
+
+
+def _case_table(runs: Sequence[LoadedRun]) -> str:
+    by_key = [{(r["case_id"], r.get("repeat", 0)): r for r in run.rows} for run in runs]
+    keys = list(dict.fromkeys(k for rows in by_key for k in rows))
+    head = "".join(f"<th>{label}: {_e(run.name)}</th>" for label, run in zip("AB", runs))
+    out = [f"<h2>Cases</h2><table><tr><th>case</th>{head}</tr>"]
+    for key in keys:
+        rows = [rows.get(key) for rows in by_key]
+        case_row = next(r for r in rows if r is not None)
+        cells = "".join(f"<td>{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>' for r in rows)
+        out.append(f"<tr><td>{_case_cell(case_row, key[1])}</td>{cells}</tr>")
+    return "\n".join(out) + "</table>"
+
+
+def _case_cell(row: dict, repeat: int) -> str:
+    exp = row["expected"]
+    evidence = "".join(f"<li>{_e(e['source_id'])}" + (f": “{_e(e['quote'])}”" if e.get("quote") else "") + "</li>"
+                       for e in exp["evidence"])
+    evidence = evidence or ("<li>none (should abstain)</li>" if exp["abstain"] else "<li>none</li>")
+    facts = "; ".join(" / ".join(_e(alt) for alt in f) for f in exp["facts"]) or "none"
+    return (f"<b>{_e(row['case_id'])}</b>" + (f" (repeat {repeat})" if repeat else "")
+            + f' <span class="muted">{_e(", ".join(row.get("tags", [])))}</span>'
+            + f"<p>{_e(row['question'])}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
+            + f"<div class=\"muted\">expected facts: {facts}</div>")
+
+
+def _run_cell(row: dict) -> str:
+    ans = row["answer"]
+    ok = ans["status"] == "answered"
+    parts = [f'<span class="status {"good" if ok else "bad"}">{_e(ans["status"])}</span>'
+             + (f' <span class="bad">error: {_e(row["error"])}</span>' if row.get("error") else ""),
+             f"<p>{_e(ans['model_answer']) or '<i>(no answer)</i>'}</p>"]
+    if ans["text"] != ans["model_answer"]:
+        parts.append(f'<div class="muted">shown to the user: {_e(ans["text"])}</div>')
+    metrics = " · ".join(f"{_e(k)} {_fmt(v)}" for k, v in row["metrics"].items())
+    parts += [f'<div class="muted">{metrics}</div>', _retrieved(row), _citations(row)]
+    if row["failure_reasons"]:
+        parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{_e(r)}</li>'
+                                                                 for r in row["failure_reasons"]) + "</ul>")
+    parts.append(_review(row))
+    return "\n".join(parts)
+
+
+def _retrieved(row: dict) -> str:
+    evidence = [Evidence(e["source_id"], e.get("quote")) for e in row["expected"]["evidence"]]
+    items = []
+    for p in row["retrieved"]:
+        ref = [Retrieved(p["rank"], p["page_id"], p["text"])]
+        relevant = any(first_rank(ref, e) is not None for e in evidence)
+        items.append(f"<li>{p['rank']}. {_e(p['source_id'])} (page {_e(p['page'])}, score {_e(p['score'])})"
+                     + (' <b class="good">relevant</b>' if relevant else "") + "</li>")
+    return "<div>retrieved:</div><ul>" + ("".join(items) or "<li>nothing</li>") + "</ul>"
+
+
+def _citations(row: dict) -> str:
+    passages = {p["source_id"]: p["text"] for p in row["retrieved"]}
+    items = []
+    for c in row["answer"]["citations"]:
+        verdict = '<span class="good">valid</span>' if c["valid"] else f'<span class="bad">{_e(c["reason"])}</span>'
+        text = passages.get(c["source_id"])
+        passage = (f'<div class="passage">{highlight_quote(text, c["quote"])}</div>' if text is not None
+                   else '<div class="muted">(passage not retrieved)</div>')
+        items.append(f"<li>{_e(c['source_id'])} — {verdict}<details><summary>“{_e(c['quote'])}”</summary>"
+                     f"{passage}</details></li>")
+    return "<div>citations:</div><ul>" + ("".join(items) or "<li>none</li>") + "</ul>"
+
+
+def _review(row: dict) -> str:
+    if row.get("human_claim_review") != "reviewed":
+        return '<div class="muted">claim review: pending</div>'
+    claims = row.get("claims") or []
+    items = "".join(f"<li>{_e(c['verdict'])}" + (f" by {_e(c['source_id'])}" if c.get("source_id") else "")
+                    + f": {_e(c['claim'])}" + (f' <span class="muted">({_e(c["note"])})</span>' if c.get("note")
+                                                else "") + "</li>" for c in claims)
+    return (f"<div>claim review: reviewed, claims supported {_fmt(row['metrics'].get('claims_supported'))}</div>"
+            + (f"<ul>{items}</ul>" if items else '<div class="muted">no claims</div>'))

@@ -1,0 +1,90 @@
+"""Rescore a saved run against a corrected cases file: no model call, a new run directory naming its source.
+
+Each row keeps what the system did (retrieved passages, answer status, model answer, citations, usage, human
+review) and gets its labels (`expected`, `tags`) from the new cases file; metrics, fact results, quote
+validation and failure reasons are recomputed by `harness.rows.score`, the same function a live run uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from chatbot.errors import InputError
+from chatbot.text import normalize
+
+from .cases import Case, load_cases
+from .runs import MANIFEST, SUMMARY, RowWriter, new_run_dir, read_json, read_rows, summarize, utc_now, write_json
+from .rows import score
+
+__all__ = ["RescoreResult", "rescore_row", "rescore_run"]
+
+
+@dataclass(frozen=True)
+class RescoreResult:
+    """The new run directory, its summary and manifest, and the ids of new cases the source run never answered."""
+
+    run_dir: Path
+    summary: dict
+    manifest: dict
+    unanswered_cases: tuple[str, ...]
+
+
+def rescore_row(row: dict, case: Case, ks: list[int]) -> dict:
+    """A copy of `row` scored against `case` from its stored outputs; the human review is carried over."""
+    ans = row["answer"]
+    citations = ans["citations"]
+    scored = score(case, ans["status"], ans["model_answer"], bool(citations), row["retrieved"], ks=ks,
+                   citation_reasons=[c.get("reason") for c in citations if not c.get("valid")], error=row["error"])
+    scored["metrics"]["claims_supported"] = row["metrics"].get("claims_supported")
+    expected = {"abstain": case.abstain, "evidence": case.to_dict()["evidence"], "facts": [list(f) for f in case.facts]}
+    return row | scored | {"tags": list(case.tags), "expected": expected}
+
+
+def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path | None = None,
+                label: str | None = None, argv: list[str] | None = None) -> RescoreResult:
+    """Write a rescored copy of `run_dir` into a new run directory under `out` (default: beside the source).
+    Every case of the run must be in the new file with the same question; all problems are reported at once."""
+    source = Path(run_dir)
+    manifest, rows = read_json(source / MANIFEST), read_rows(source)
+    cases = {c.id: c for c in load_cases(cases_path)}
+    _check(rows, cases, cases_path)
+    ks = list(manifest["settings"]["k"])
+    new_rows = [rescore_row(r, cases[r["case_id"]], ks) for r in rows]
+    target = new_run_dir(out if out is not None else source.parent,
+                         label or f"{manifest.get('settings', {}).get('label') or 'run'}-rescored")
+    new_manifest = manifest | {
+        "run_id": target.name, "status": "incomplete", "started_at": utc_now(), "ended_at": None, "command": argv,
+        "rescored_from": {"run_id": manifest.get("run_id", source.name), "path": str(source.resolve())},
+        "inputs": manifest["inputs"] | {"cases": {"path": str(cases_path),
+                                                  "sha256": hashlib.sha256(Path(cases_path).read_bytes()).hexdigest()}},
+    }
+    write_json(target / MANIFEST, new_manifest)
+    writer = RowWriter(target)
+    try:
+        for row in new_rows:
+            writer.write(row)
+    finally:
+        writer.close()
+    summary = summarize(read_rows(target), manifest["metrics"], manifest.get("collection", {}))
+    write_json(target / SUMMARY, summary)
+    new_manifest |= {"status": "complete", "ended_at": utc_now()}
+    write_json(target / MANIFEST, new_manifest)
+    answered = {r["case_id"] for r in rows}
+    return RescoreResult(target, summary, new_manifest, tuple(i for i in cases if i not in answered))
+
+
+def _check(rows: list[dict], cases: dict[str, Case], cases_path: str | Path) -> None:
+    ids = list(dict.fromkeys(r["case_id"] for r in rows))
+    missing = [i for i in ids if i not in cases]
+    changed = [i for i in ids if i in cases and normalize(cases[i].question) !=
+               normalize(next(r["question"] for r in rows if r["case_id"] == i))]
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} case(s) of the run are missing from {cases_path}: {', '.join(missing)}")
+    if changed:
+        problems.append(f"{len(changed)} case(s) changed their question, so the stored answers do not answer "
+                        f"them; run the evaluation again for: {', '.join(changed)}")
+    if problems:
+        raise InputError("cannot rescore:\n  " + "\n  ".join(problems))
