@@ -110,7 +110,7 @@ def _walk(rows: list[dict], reviews: dict[ReviewKey, Review], path: Path, review
 def _ask(prompt: str) -> str:
     try:
         answer = input(prompt)
-    except EOFError:
+    except (EOFError, KeyboardInterrupt):  # stop cleanly: finished reviews are saved and applied
         raise _Quit from None
     if answer.strip().lower() == "q":
         raise _Quit

@@ -1,0 +1,195 @@
+"""`harness.compare` and `rag-eval compare`: paired statistics on hand-made runs whose answers we know, then
+two offline runs of the sample with different chunk sizes."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chatbot.errors import InputError
+from harness.cli import main
+from harness.compare import LoadedRun, compare_rows, compare_runs, manifest_diff, paired_stats
+from harness.evaluate import run_evaluation
+from harness.settings import RunSettings
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_docs"
+
+
+def _row(case_id: str, metrics: dict, *, tags=(), repeat: int = 0, reviewed: bool = False) -> dict:
+    return {"case_id": case_id, "repeat": repeat, "tags": list(tags), "metrics": metrics,
+            "human_claim_review": "reviewed" if reviewed else "pending"}
+
+
+def _run(name: str, rows: list[dict], metrics=("hit@1", "facts"), **manifest) -> LoadedRun:
+    return LoadedRun(name, Path(name), tuple(rows), {"metrics": list(metrics), **manifest})
+
+
+# Four cases: hit@1 goes 0->1 (c1, c4), 1->0 (c2), 1->1 (c3); facts is paired on c1 and c2 only.
+A = _run("A", [_row("c1", {"hit@1": 0.0, "facts": 0.5}, tags=["dev"]),
+               _row("c2", {"hit@1": 1.0, "facts": 1.0}, tags=["dev"]),
+               _row("c3", {"hit@1": 1.0, "facts": None}, tags=["heldout"]),
+               _row("c4", {"hit@1": 0.0, "facts": 0.5}, tags=["heldout"])])
+B = _run("B", [_row("c1", {"hit@1": 1.0, "facts": 1.0}, tags=["dev"]),
+               _row("c2", {"hit@1": 0.0, "facts": 0.5}, tags=["dev"]),
+               _row("c3", {"hit@1": 1.0, "facts": None}, tags=["heldout"]),
+               _row("c4", {"hit@1": 1.0, "facts": None}, tags=["heldout"], reviewed=True)])
+
+
+def test_hand_made_pair_means_deltas_and_flips():
+    c = compare_rows(A, B)
+    hit, facts = c.metrics
+    assert (hit.n, hit.mean_a, hit.mean_b, hit.delta) == (4, 0.5, 0.75, 0.25)
+    assert (hit.wins, hit.ties, hit.losses) == (2, 1, 1)
+    assert hit.fixed == ("c1", "c4") and hit.broke == ("c2",)
+    # d = (+1, -1, 0, +1): |sum of three signs| is odd, so every sign vector is at least as extreme: p = 1 exactly.
+    assert hit.p_value == 1.0
+    assert hit.ci_low <= hit.delta <= hit.ci_high
+    assert (facts.n, facts.unpaired, facts.mean_a, facts.mean_b, facts.delta) == (2, 1, 0.75, 0.75, 0.0)
+    assert (facts.wins, facts.ties, facts.losses, facts.fixed, facts.broke) == (1, 0, 1, ("c1",), ("c2",))
+    assert c.review == {"a": {"pending": 4, "reviewed": 0}, "b": {"pending": 3, "reviewed": 1}}
+    assert (c.seed, c.resamples, c.cases) == (0, 10_000, 4)
+
+
+def test_identical_runs_have_p_one_and_a_zero_interval():
+    m = compare_rows(A, A).metrics[0]
+    assert (m.delta, m.ci_low, m.ci_high, m.p_value) == (0.0, 0.0, 0.0, 1.0)
+    assert (m.wins, m.ties, m.losses) == (0, 4, 0)
+
+
+@pytest.mark.parametrize("n, expected", [
+    (5, 2 / 32),  # exact: only the all-plus and all-minus sign vectors reach |mean| = 1
+    (10, 2 / 1024),
+])
+def test_exact_sign_flip_p_when_every_case_improves(n, expected):
+    _, _, delta, low, high, p = paired_stats(np.zeros(n), np.ones(n))
+    assert (delta, low, high) == (1.0, 1.0, 1.0)
+    assert p == pytest.approx(expected)
+
+
+def test_monte_carlo_p_is_smoothed():
+    # 2**20 sign vectors > 10,000 resamples: random flips; the two extreme vectors are (almost surely) never
+    # drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
+    p = paired_stats(np.zeros(20), np.ones(20))[-1]
+    assert p == pytest.approx(1 / 10_001)
+
+
+def test_bootstrap_width_matches_the_normal_approximation_and_is_seeded():
+    rng = np.random.default_rng(7)
+    a, b = np.zeros(400), (rng.random(400) < 0.3).astype(float)
+    mean_a, mean_b, delta, low, high, _ = paired_stats(a, b, seed=3)
+    se = math.sqrt(b.mean() * (1 - b.mean()) / len(b))
+    assert low < delta < high
+    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.1)
+    assert paired_stats(a, b, seed=3) == paired_stats(a, b, seed=3)
+    assert paired_stats(a, b, seed=3)[3:5] != paired_stats(a, b, seed=4)[3:5]
+
+
+def test_repeats_are_averaged_per_case():
+    ra = _run("A", [_row("c1", {"hit@1": 0.0}, repeat=0), _row("c1", {"hit@1": 1.0}, repeat=1)], metrics=["hit@1"])
+    rb = _run("B", [_row("c1", {"hit@1": 1.0}, repeat=0), _row("c1", {"hit@1": 1.0}, repeat=1)], metrics=["hit@1"])
+    m = compare_rows(ra, rb).metrics[0]
+    assert (m.n, m.mean_a, m.mean_b, m.fixed) == (1, 0.5, 1.0, ("c1",))
+
+
+def test_different_case_sets_are_refused_unless_shared_only():
+    b3 = _run("B", list(B.rows[:3]) + [_row("c9", {"hit@1": 1.0, "facts": 1.0})])
+    with pytest.raises(InputError, match=r"1 only in A \(c4\), 1 only in B \(c9\); pass --shared-only"):
+        compare_rows(A, b3)
+    c = compare_rows(A, b3, shared_only=True)
+    assert (c.cases, c.only_in_a, c.only_in_b) == (3, ("c4",), ("c9",))
+    assert c.metrics[0].fixed == ("c1",)
+
+
+def test_tag_restricts_to_cases_carrying_it():
+    c = compare_rows(A, B, tag="heldout")
+    assert c.cases == 2 and c.metrics[0].fixed == ("c4",) and c.metrics[0].broke == ()
+    with pytest.raises(InputError, match="tags in these runs: dev, heldout"):
+        compare_rows(A, B, tag="nope")
+
+
+def test_manifest_diff_sections_and_noise():
+    base = {"run_id": "r1", "started_at": "t1", "command": ["x"], "git_commit": "aaa", "package_version": "0.1.0",
+            "settings": {"chunk_size": 1500, "label": "a", "out": "results", "top_k": 4},
+            "prompt_template": {"source": "p.txt", "sha256": "p1"},
+            "system": {"ollama": {"models": {"qwen3:4b": {"digest": "d1"}}}},
+            "inputs": {"cases": {"path": "c.jsonl", "sha256": "c1"},
+                       "documents": [{"doc_id": "a.pdf", "sha256": "h1"}, {"doc_id": "b.pdf", "sha256": "h2"}]}}
+    other = json.loads(json.dumps(base))
+    other.update(run_id="r2", started_at="t2", command=["y"], git_commit="bbb")
+    other["settings"].update(chunk_size=600, label="b", out="elsewhere")
+    other["prompt_template"]["sha256"] = "p2"
+    other["system"]["ollama"]["models"]["qwen3:4b"]["digest"] = "d2"
+    other["inputs"]["documents"] = [{"doc_id": "a.pdf", "sha256": "h1x"}]
+    assert manifest_diff(base, other) == [
+        ("settings.chunk_size", 1500, 600),
+        ("prompt_template.sha256", "p1", "p2"),
+        ("system.ollama.models.qwen3:4b.digest", "d1", "d2"),
+        ("inputs.documents[a.pdf].sha256", "h1", "h1x"),
+        ("inputs.documents[b.pdf].sha256", "h2", None),
+        ("code.git_commit", "aaa", "bbb"),
+    ]
+    assert manifest_diff(base, base) == []
+
+
+@pytest.fixture(scope="module")
+def sample_runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    common = dict(offline=True, out=str(out), docs=str(SAMPLE), cases=str(SAMPLE / "cases.jsonl"))
+    a = run_evaluation(RunSettings(label="a", **common)).run_dir
+    b = run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir
+    return a, b
+
+
+def test_sample_runs_with_different_chunk_sizes(sample_runs):
+    a, b = sample_runs
+    c = compare_runs(a, b)
+    rows_a = {r["case_id"]: r for r in map(json.loads, (a / "rows.jsonl").read_text().splitlines())}
+    rows_b = {r["case_id"]: r for r in map(json.loads, (b / "rows.jsonl").read_text().splitlines())}
+    assert c.cases == 21
+    for m in c.metrics:
+        pairs = {i: (rows_a[i]["metrics"][m.metric], rows_b[i]["metrics"][m.metric]) for i in rows_a}
+        pairs = {i: v for i, v in pairs.items() if None not in v}
+        assert m.n == len(pairs)
+        assert set(m.fixed) == {i for i, (x, y) in pairs.items() if y > x}
+        assert set(m.broke) == {i for i, (x, y) in pairs.items() if y < x}
+        if m.n:
+            assert m.delta == pytest.approx(m.mean_b - m.mean_a)
+            assert m.ci_low - 1e-12 <= m.delta <= m.ci_high + 1e-12
+            assert 0 < m.p_value <= 1
+    diff = dict((k, (x, y)) for k, x, y in c.manifest_diff)
+    assert diff["settings.chunk_size"] == (1500, 600)
+    assert "settings.label" not in diff and not any(k.startswith("inputs.") for k in diff)
+
+
+def test_cli_table_json_and_markdown(sample_runs, capsys):
+    a, b = sample_runs
+    assert main(["compare", str(a), str(b)]) == 0
+    table = capsys.readouterr().out
+    assert "metric" in table and "95% CI" in table and "W/T/L" in table
+    assert "flips (fixed = better in B, broke = worse in B):" in table
+    assert "settings.chunk_size" in table and "1500 -> 600" in table
+    assert main(["compare", str(a), str(b), "--json", "--resamples", "500", "--seed", "9"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (data["seed"], data["resamples"], data["cases"]) == (9, 500, 21)
+    assert {"key": "settings.chunk_size", "a": 1500, "b": 600} in data["manifest_diff"]
+    assert {m["metric"] for m in data["metrics"]} >= {"hit@1", "rr", "facts", "claims_supported"}
+    assert main(["compare", str(a), str(b), "--markdown", "--tag", "heldout"]) == 0
+    md = capsys.readouterr().out
+    assert "| metric | n | A | B | delta | 95% CI | p | W/T/L |" in md and "cases tagged 'heldout'" in md
+
+
+def test_cli_refuses_different_case_sets_with_exit_2(sample_runs, tmp_path, capsys):
+    a, b = sample_runs
+    cut = tmp_path / "cut"
+    cut.mkdir()
+    (cut / "manifest.json").write_text((b / "manifest.json").read_text())
+    (cut / "rows.jsonl").write_text("\n".join((b / "rows.jsonl").read_text().splitlines()[:-2]) + "\n")
+    assert main(["compare", str(a), str(cut)]) == 2
+    assert "2 only in A" in capsys.readouterr().err
+    assert main(["compare", str(a), str(cut), "--shared-only"]) == 0
+    assert "left out: 2 cases only in A" in capsys.readouterr().out
