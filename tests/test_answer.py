@@ -152,3 +152,11 @@ def test_rag_chat_pages_lists_ids(capsys):
 def test_rag_chat_server_down_exit_code(capsys):
     assert rag_chat(["ask", "q", "--docs", str(SAMPLE_DOCS), "--host", "http://127.0.0.1:9"]) == 1
     assert "ollama serve" in capsys.readouterr().err
+
+
+def test_rag_chat_interactive_mode(server, monkeypatch, capsys):
+    import io
+    monkeypatch.setattr("sys.stdin", io.StringIO("What is the hotel reimbursement limit per night?\n\n"))
+    assert rag_chat(["ask", "--docs", str(SAMPLE_DOCS), "--host", server.url]) == 0
+    captured = capsys.readouterr()
+    assert "Ask a question" in captured.err and captured.out.count("status: ") == 1
