@@ -127,5 +127,6 @@ def machine_line() -> str:
                 break
     except OSError:
         pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
     return (f"machine: {os.cpu_count()} CPUs ({cpu}), RAM {mem}, Python {platform.python_version()}, "
-            f"numpy {numpy.__version__}")
+            f"numpy {numpy.__version__}; load average {load} at start (other processes skew timings)")

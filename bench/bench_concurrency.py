@@ -28,6 +28,8 @@ from pathlib import Path
 
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
 
+from chatbot.chunking import ChunkSettings, chunk_pages
+from chatbot.pdfs import read_documents
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
 from tests.fake_ollama import FakeOllama
@@ -95,9 +97,6 @@ def measure(server: FakeOllama, root: Path, cases: Path, workers: int, chunk_siz
 
 def build_batches(chunk_size: int) -> int:
     """How many /api/embed requests the index build makes (chunks / batch size)."""
-    from chatbot.chunking import ChunkSettings, chunk_pages
-    from chatbot.pdfs import read_documents
-
     chunks = chunk_pages([p for d in read_documents(DOCS) for p in d.pages],
                          ChunkSettings(chunk_size, min(200, chunk_size // 4)))
     return math.ceil(len(chunks) / RunSettings.batch_size)
@@ -108,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per chat reply (default 0.2)")
     parser.add_argument("--slots", type=int, default=4, help="chats answered at once by the server (default 4)")
     parser.add_argument("--cases", type=int, default=40, help="cases to evaluate (default 40)")
-    parser.add_argument("--chunk-size", type=int, default=700, help="chunk size in characters (default 700)")
+    parser.add_argument("--chunk-size", type=int, default=ChunkSettings.size_chars,
+                        help=f"chunk size in characters (default {ChunkSettings.size_chars})")
     parser.add_argument("--skip-shipped", action="store_true", help="only the chat-only-delay setup")
     args = parser.parse_args(argv)
     d, s, n = args.delay, args.slots, args.cases

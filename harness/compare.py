@@ -120,8 +120,8 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
                  seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
     """Compare two loaded runs. Different case sets raise InputError unless `shared_only`; `tag` keeps only
     the cases whose row carries that tag in either run."""
-    if resamples < 1:
-        raise InputError(f"resamples must be at least 1, got {resamples}")
+    if resamples < 1 or seed < 0:
+        raise InputError(f"resamples must be at least 1 and the seed not negative, got {resamples} and {seed}")
     rows_a, rows_b = _by_key(a), _by_key(b)
     ids_a, ids_b = {k[0] for k in rows_a}, {k[0] for k in rows_b}
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)

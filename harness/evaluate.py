@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from chatbot import __version__
-from chatbot.answer import Answer, PromptTemplate, answer
+from chatbot.answer import Answer, AnswerSettings, PromptTemplate, answer
 from chatbot.bot import open_chatbot
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, RagError
@@ -20,6 +20,7 @@ from chatbot.pdfs import Document, read_documents
 from .cases import Case, load_checked_cases
 from .metrics import metric_names
 from .offline import SYSTEM_NAME, ExtractiveGenerator, LexicalRetriever
+from .review import apply_reviews, load_reviews
 from .rows import build_row
 from .runs import MANIFEST, ROWS, SUMMARY, RowWriter, new_run_dir, read_json, read_rows, summarize, utc_now, write_json
 from .settings import RunSettings
@@ -74,9 +75,11 @@ def open_system(settings: RunSettings, documents: list[Document], progress: Prog
 
 @dataclass
 class _Bound:
+    """A retriever and a generator bound into an Answerer (the offline baseline)."""
+
     retriever: LexicalRetriever
     generator: ExtractiveGenerator
-    settings: object
+    settings: AnswerSettings
     template: PromptTemplate
 
     def ask(self, question: str) -> Answer:
@@ -105,11 +108,12 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     write_json(run_dir / MANIFEST, manifest)
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
+    reviews = load_reviews(settings.cases)  # an unchanged answer keeps its earlier human review
     writer = RowWriter(run_dir, append=resume is not None)
     written = len(jobs) - len(todo)
     try:
         for row in _answer_all(system.answerer, todo, settings):
-            writer.write(row)
+            writer.write(apply_reviews(row, reviews))
             written += 1
             if progress:
                 progress("cases", written, len(jobs))

@@ -221,7 +221,7 @@ def _retrieved(row: dict) -> str:
     for p in row["retrieved"]:
         ref = [Retrieved(p["rank"], p["page_id"], p["text"])]
         relevant = any(first_rank(ref, e) is not None for e in evidence)
-        items.append(f"<li>{p['rank']}. {_e(p['source_id'])} (page {_e(p['page'])}, score {_e(p['score'])})"
+        items.append(f"<li>{_e(p['rank'])}. {_e(p['source_id'])} (page {_e(p['page'])}, score {_e(p['score'])})"
                      + (' <b class="good">relevant</b>' if relevant else "") + "</li>")
     return "<div>retrieved:</div><ul>" + ("".join(items) or "<li>nothing</li>") + "</ul>"
 

@@ -46,7 +46,7 @@ def build_row(case: Case, answer: Answer, *, ks: Sequence[int], elapsed_ms: floa
         "error": answer.error,
         "human_claim_review": "pending",
         "claims": None,
-    } | score(case, answer.status, answer.model_answer, answer.citations and True, retrieved, ks=ks,
+    } | score(case, answer.status, answer.model_answer, bool(answer.citations), retrieved, ks=ks,
               citation_reasons=[c.reason for c in answer.citations if not c.valid], error=answer.error)
 
 

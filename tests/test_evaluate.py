@@ -205,3 +205,26 @@ def test_offline_run_from_the_command_line(tmp_path):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert "no language model" in manifest["system"]["system"] and manifest["system"]["model_server"] is None
     assert "offline extractive baseline" in out.stdout
+
+
+def test_a_saved_review_applies_to_the_next_run_while_unchanged(server, tmp_path):
+    import shutil
+    from harness.review import Claim, Review, reviews_path, save_reviews
+    cases = tmp_path / "cases.jsonl"
+    shutil.copy(SAMPLE_DOCS / "cases.jsonl", cases)
+    first = read_rows(run_evaluation(settings_for(server, tmp_path, cases=str(cases))).run_dir)
+    row = next(r for r in first if r["answer"]["status"] == "answered")
+    review = Review(row["case_id"], row["answer"]["answer_sha256"],
+                    (Claim(row["answer"]["model_answer"], "supported", row["answer"]["citations"][0]["source_id"]),
+                     Claim("an extra claim", "unsupported")), "tester", "2026-11-29T12:00:00+00:00")
+    save_reviews(reviews_path(cases), {review.key: review})
+    second = run_evaluation(settings_for(server, tmp_path, cases=str(cases)))
+    again = {r["case_id"]: r for r in read_rows(second.run_dir)}
+    assert again[row["case_id"]]["human_claim_review"] == "reviewed"
+    assert again[row["case_id"]]["metrics"]["claims_supported"] == 0.5
+    assert second.summary["human_claim_review"] == {"pending": len(again) - 1, "reviewed": 1}
+    # Rule change: every answer now differs, so the review no longer matches and the case is pending again.
+    server.chat_rule = lambda body: {"answer": "Something else entirely.", "citations": []}
+    third = {r["case_id"]: r for r in read_rows(run_evaluation(settings_for(server, tmp_path, cases=str(cases))).run_dir)}
+    assert third[row["case_id"]]["human_claim_review"] == "pending"
+    assert third[row["case_id"]]["metrics"]["claims_supported"] is None

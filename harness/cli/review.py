@@ -62,10 +62,10 @@ def run(args: argparse.Namespace) -> int:
         _walk(rows, reviews, path, reviewer)
     summary = apply_to_run(run_dir, reviews)
     review = summary["human_claim_review"]
-    mean = summary["metrics"].get("claims_supported", {}).get("mean")
-    print(f"\n{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported "
-          f"{'n/a' if mean is None else f'{mean:.3f}'} over {summary['metrics'].get('claims_supported', {}).get('scored', 0)} "
-          f"answers with claims; reviews in {path}")
+    claims = summary["metrics"].get("claims_supported", {})
+    mean = "n/a" if claims.get("mean") is None else f"{claims['mean']:.3f}"
+    print(f"\n{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported {mean} "
+          f"over {claims.get('scored', 0)} answers with claims; reviews in {path}")
     return 0
 
 
@@ -121,7 +121,7 @@ def _show(row: dict, number: int, total: int) -> None:
     ans = row["answer"]
     print(f"\n[{number}/{total}] case {row['case_id']} (repeat {row.get('repeat', 0)}), status {ans['status']}")
     print(f"question: {row['question']}\nanswer:   {ans['model_answer'] or '(no answer)'}")
-    quotes = {}
+    quotes: dict[str, str] = {}
     for c in ans["citations"]:
         print(f"cites {c['source_id']}: \"{c['quote']}\" ({'valid' if c['valid'] else c['reason']})")
         quotes.setdefault(c["source_id"], c["quote"])

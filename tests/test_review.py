@@ -1,0 +1,217 @@
+"""Human claim review: records, the reviews file, applying reviews to rows, CSV round trip, the terminal walk,
+and a review carried from one run to the next only while the answer is unchanged."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from chatbot.errors import InputError
+from harness.cli import main
+from harness.evaluate import run_evaluation
+from harness.review import (Claim, Review, apply_reviews, apply_to_run, export_csv, import_csv, load_reviews,
+                            passages_by_answer, read_reviews, reviews_path, save_reviews, sentence_split)
+from harness.rows import answer_sha256
+from harness.runs import read_rows
+from harness.settings import RunSettings
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "sample_docs"
+SHA = answer_sha256("The limit is EUR 160. Breakfast is included.")
+
+
+def _review(case_id="c1", sha=SHA, verdicts=("supported", "unsupported")) -> Review:
+    claims = tuple(Claim(f"claim {i}", v, "doc.pdf#p1.1" if v == "supported" else None, "")
+                   for i, v in enumerate(verdicts))
+    return Review(case_id, sha, claims, "ann", "2026-01-01T00:00:00+00:00")
+
+
+def _row(case_id="c1", answer="The limit is EUR 160. Breakfast is included.", error=None) -> dict:
+    return {"case_id": case_id, "error": error, "human_claim_review": "pending", "claims": None,
+            "answer": {"model_answer": answer, "answer_sha256": answer_sha256(answer)},
+            "metrics": {"facts": 1.0, "claims_supported": None}}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The limit is EUR 160. Breakfast is included.", ["The limit is EUR 160.", "Breakfast is included."]),
+    ("Mileage is EUR 0.30 per km, e.g. for trips. Taxis cost more!", ["Mileage is EUR 0.30 per km, e.g. for trips.",
+                                                                       "Taxis cost more!"]),
+    ("One sentence without a stop", ["One sentence without a stop"]),
+    ("  Spaced\n  out.   Really? Yes.", ["Spaced out.", "Really?", "Yes."]),
+    ("", []),
+])
+def test_sentence_split(text, expected):
+    assert sentence_split(text) == expected
+
+
+@pytest.mark.parametrize("verdicts, share", [
+    (("supported", "supported"), 1.0),
+    (("supported", "unsupported", "contradicted", "supported"), 0.5),
+    (("contradicted",), 0.0),
+    ((), None),  # an answer reviewed as making no claims: reviewed, but not applicable
+])
+def test_claims_supported(verdicts, share):
+    assert _review(verdicts=verdicts).claims_supported == share
+
+
+def test_apply_reviews_matches_case_and_answer_hash():
+    reviews = {("c1", SHA): _review()}
+    row = _row()
+    done = apply_reviews(row, reviews)
+    assert done["human_claim_review"] == "reviewed" and done["metrics"]["claims_supported"] == 0.5
+    assert [c["verdict"] for c in done["claims"]] == ["supported", "unsupported"]
+    assert row["human_claim_review"] == "pending" and row["metrics"]["claims_supported"] is None  # not mutated
+    changed = apply_reviews(_row(answer="The limit is EUR 210."), reviews)
+    assert (changed["human_claim_review"], changed["claims"], changed["metrics"]["claims_supported"]) == \
+        ("pending", None, None)
+    # whitespace changes leave the normalised answer, and so the review, in place
+    assert apply_reviews(_row(answer=" The limit is  EUR 160.\nBreakfast is included. "), reviews)[
+        "human_claim_review"] == "reviewed"
+    assert apply_reviews(_row(error="timeout"), reviews)["human_claim_review"] == "pending"
+    empty = apply_reviews(_row(answer=""), {("c1", answer_sha256("")): _review(sha=answer_sha256(""), verdicts=())})
+    assert (empty["human_claim_review"], empty["claims"]) == ("reviewed", [])
+    assert empty["metrics"]["claims_supported"] is None
+
+
+def test_reviews_file_beside_the_cases_round_trips(tmp_path):
+    cases = tmp_path / "my_cases.jsonl"
+    assert reviews_path(cases) == tmp_path / "my_cases.reviews.jsonl"
+    assert load_reviews(cases) == {}
+    reviews = {("c2", SHA): _review("c2"), ("c1", SHA): _review("c1", verdicts=())}
+    save_reviews(reviews_path(cases), reviews)
+    assert load_reviews(cases) == reviews
+    assert [json.loads(line)["case_id"] for line in reviews_path(cases).read_text().splitlines()] == ["c1", "c2"]
+
+
+def test_bad_reviews_file_reports_every_line(tmp_path):
+    path = tmp_path / "r.jsonl"
+    good = json.dumps(_review().to_dict())
+    path.write_text("\n".join([good, "{not json", json.dumps({"case_id": "c", "answer_sha256": "x", "claims": [
+        {"claim": "a", "verdict": "maybe"}]})]) + "\n")
+    with pytest.raises(InputError) as err:
+        read_reviews(path)
+    message = str(err.value)
+    assert f"{path}:2: not valid JSON" in message
+    assert f"{path}:3: answer_sha256: expected 64" in message and f"{path}:3: claims/0/verdict: 'maybe'" in message
+
+
+def test_csv_export_then_import_round_trips(tmp_path):
+    rows = [_row("c1") | {"question": "Hotel?", "retrieved": [{"source_id": "doc.pdf#p1.1"}]},
+            _row("c2", answer="") | {"question": "CEO?", "retrieved": []}]
+    reviews = {("c1", SHA): _review()}
+    text = export_csv(rows, reviews)
+    lines = text.splitlines()
+    assert lines[0] == "case_id,answer_sha256,question,answer,claim,verdict,source_id,note"
+    assert len(lines) == 4 and lines[3].startswith(f"c2,{answer_sha256('')},CEO?,,,,")
+    path = tmp_path / "r.csv"
+    path.write_text(text)
+    back = import_csv(path, reviewer="ann", reviewed_at="2026-01-01T00:00:00+00:00", known=passages_by_answer(rows))
+    assert back == reviews  # c2 has blank verdicts: still pending
+    path.write_text(text.replace(f"{lines[3]}", lines[3][:-3] + ",none,,"))
+    assert import_csv(path, reviewer="ann", reviewed_at="t")[("c2", answer_sha256(""))].claims == ()
+
+
+def test_csv_import_reports_every_problem_with_line_and_field(tmp_path):
+    path = tmp_path / "r.csv"
+    head = "case_id,answer_sha256,question,answer,claim,verdict,source_id,note\n"
+    path.write_text(head + f"c1,{SHA},q,a,one,supported,,\n"  # 2: supported without a source
+                    + f"c1,{SHA},q,a,two,maybe,,\n"  # 3: bad verdict
+                    + "c1,abc,q,a,three,unsupported,,\n"  # 4: bad hash
+                    + f"c1,{SHA},q,a,four,supported,doc.pdf#p9.9,\n"  # 5: not a retrieved passage
+                    + f"c3,{SHA},q,a,five,,,\n")  # 6: unknown answer
+    with pytest.raises(InputError) as err:
+        import_csv(path, reviewer="ann", reviewed_at="t", known={("c1", SHA): {"doc.pdf#p1.1"}})
+    message = str(err.value)
+    for expected in (f"{path}:2: source_id: a supported claim needs", f"{path}:3: verdict: 'maybe'",
+                     f"{path}:4: answer_sha256: expected 64", f"{path}:5: source_id: 'doc.pdf#p9.9' is not among",
+                     f"{path}:6: answer_sha256: no row of this run has this answer for case 'c3'"):
+        assert expected in message
+    path.write_text(head + f"c1,{SHA},q,a,one,unsupported,,\n" + f"c1,{SHA},q,a,two,,,\n")
+    with pytest.raises(InputError, match=r"r\.csv:3: verdict: blank while other claims"):
+        import_csv(path, reviewer="ann", reviewed_at="t")
+
+
+@pytest.fixture
+def cases_copy(tmp_path):
+    """The sample cases copied to tmp_path, so that reviews land there and never in sample_docs."""
+    path = tmp_path / "cases.jsonl"
+    shutil.copy(SAMPLE / "cases.jsonl", path)
+    return path
+
+
+def _offline(tmp_path: Path, cases: Path, label: str, **extra) -> Path:
+    settings = RunSettings(offline=True, out=str(tmp_path / "runs"), label=label, docs=str(SAMPLE), cases=str(cases),
+                           **extra)
+    return run_evaluation(settings).run_dir
+
+
+def test_terminal_review_saves_and_updates_rows_and_summary(tmp_path, cases_copy, monkeypatch, capsys):
+    run = _offline(tmp_path, cases_copy, "a", chunk_size=1500)
+    first, second = read_rows(run)[:2]
+    assert first["answer"]["status"] == "answered" and second["answer"]["model_answer"] == ""
+    # case 1: accept the offered split, add a note, mark supported by the cited passage;
+    # case 2 (no answer): accept zero claims; case 3: edit into two claims, supported by rank 1, contradicted; quit.
+    monkeypatch.setattr("sys.stdin", io.StringIO("\nn checked\ns\n\ne\nfirst\nsecond\n\ns 1\nc\nq\n"))
+    assert main(["review", str(run), "--reviewer", "ann"]) == 0
+    out = capsys.readouterr().out
+    assert f"question: {first['question']}" in out and "passages:" in out and "»" in out
+    reviews = load_reviews(cases_copy)
+    assert len(reviews) == 3
+    review = reviews[(first["case_id"], first["answer"]["answer_sha256"])]
+    assert review.claims[0].verdict == "supported" and review.claims[0].note == "checked"
+    assert review.claims[0].source_id == first["answer"]["citations"][0]["source_id"]
+    rows = read_rows(run)
+    assert [r["human_claim_review"] for r in rows[:4]] == ["reviewed", "reviewed", "reviewed", "pending"]
+    assert [r["metrics"]["claims_supported"] for r in rows[:4]] == [1.0, None, 0.5, None]
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["human_claim_review"] == {"pending": 18, "reviewed": 3}
+    claims = summary["metrics"]["claims_supported"]
+    assert (claims["mean"], claims["scored"]) == (0.75, 2)
+    assert "3 reviewed, 18 pending" in out
+
+
+def test_review_applies_to_the_next_run_only_while_the_answer_is_unchanged(tmp_path, cases_copy, capsys):
+    first = _offline(tmp_path, cases_copy, "first", chunk_size=1500)
+    csv_path = tmp_path / "review.csv"
+    assert main(["review", str(first), "--export", str(csv_path)]) == 0
+    # A reviewer in a spreadsheet marks every claim unsupported and every empty answer as making no claims.
+    records = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+    for record in records:
+        record["verdict"] = "unsupported" if record["claim"] else "none"
+    with open(csv_path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    assert main(["review", str(first), "--import", str(csv_path), "--reviewer", "ann"]) == 0
+    assert all(r["human_claim_review"] == "reviewed" for r in read_rows(first))
+    reviews = load_reviews(cases_copy)
+
+    same = _offline(tmp_path, cases_copy, "same", chunk_size=1500)
+    apply_to_run(same, reviews)
+    assert all(r["human_claim_review"] == "reviewed" for r in read_rows(same))
+
+    other = _offline(tmp_path, cases_copy, "other", chunk_size=600)
+    before = {r["case_id"]: r["answer"]["answer_sha256"] for r in read_rows(first)}
+    summary = apply_to_run(other, reviews)
+    rows = read_rows(other)
+    changed = {r["case_id"] for r in rows if r["answer"]["answer_sha256"] != before[r["case_id"]]}
+    assert changed  # the smaller chunks change some answers
+    assert {r["case_id"] for r in rows if r["human_claim_review"] == "pending"} == changed
+    assert all(r["metrics"]["claims_supported"] is None for r in rows if r["case_id"] in changed)
+    assert summary["human_claim_review"]["pending"] == len(changed)
+
+
+def test_review_needs_a_findable_cases_file(tmp_path, cases_copy, monkeypatch, capsys):
+    run = _offline(tmp_path, cases_copy, "a")
+    manifest = json.loads((run / "manifest.json").read_text())
+    manifest["inputs"]["cases"]["path"] = "no/such/cases.jsonl"
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["review", str(run)]) == 2
+    assert "pass --reviews FILE" in capsys.readouterr().err
+    assert main(["review", str(run), "--reviews", str(tmp_path / "r.jsonl")]) == 0
