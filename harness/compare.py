@@ -36,7 +36,9 @@ _EPS = 1e-12
 _EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
 _BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample
 # Manifest keys that differ between any two runs and say nothing about what was measured.
-_NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label"}
+_NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label",
+          # the index's build time and how much came from the embedding cache say nothing about the setup
+          "system.index.created_at", "system.index.counts.embedded", "system.index.counts.from_cache"}
 _CODE = ("git_commit", "package_version")
 # answer_options is left out: it is derived from settings and would repeat every settings change.
 _DIFFED = ("settings", "prompt_template", "system", "collection", "rescored_from")
