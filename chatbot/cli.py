@@ -15,7 +15,7 @@ from .errors import RagError
 from .index import EmbedSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
 from .pdfs import read_documents
-from .terminal import ProgressBar
+from .terminal import ProgressBar, run_cli
 
 DEFAULT_INDEX_DIR = ".rag-index"
 
@@ -175,19 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except RagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and the like: not an error of ours
-        sys.stderr.close()
-        return 0
-
+    return run_cli(build_parser(), argv)
 
 if __name__ == "__main__":
     sys.exit(main())

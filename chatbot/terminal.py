@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 from typing import TextIO
+
+from .errors import RagError
 
 
 class ProgressBar:
@@ -34,3 +37,19 @@ class ProgressBar:
         filled = self.width * done // total if total else self.width
         rate = done / max(time.monotonic() - self.started, 1e-9)
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {rate:.1f}/s"
+
+
+def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
+    """Parse, call the chosen command's `func`, and map our exceptions to exit codes (see README)."""
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except RagError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # output piped into `head` and the like: not an error of ours
+        sys.stderr.close()
+        return 0

@@ -6,6 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any, Iterator
 
 import jsonschema
 
@@ -56,6 +57,17 @@ class Problems:
                              + "\n  ".join(self.items))
 
 
+def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) for each non-blank line; a line that is not JSON becomes a problem."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except ValueError as exc:
+            problems.add(number, f"not valid JSON ({exc})")
+
+
 def case_schema() -> dict:
     return json.loads(resources.files("harness").joinpath("schemas/case.schema.json").read_text(encoding="utf-8"))
 
@@ -87,14 +99,7 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
     validator = jsonschema.Draft202012Validator(case_schema())
     cases: list[Case] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip() or line.lstrip().startswith("//"):
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            problems.add(number, f"not valid JSON ({exc})")
-            continue
+    for number, data in json_lines(lines, problems):
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         for err in errors:
             where = "/".join(str(p) for p in err.absolute_path) or "case"

@@ -22,7 +22,7 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.text import normalize
 
-from .cases import Problems
+from .cases import Problems, json_lines
 from .runs import MANIFEST, ROWS, SUMMARY, read_json, read_rows, summarize, write_json
 from .rows import validate_row
 
@@ -106,14 +106,7 @@ def read_reviews(path: str | Path) -> dict[ReviewKey, Review]:
     if not path.exists():
         return {}
     problems, reviews = Problems(str(path)), {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except ValueError as exc:
-            problems.add(number, f"not valid JSON ({exc})")
-            continue
+    for number, data in json_lines(path.read_text(encoding="utf-8").splitlines(), problems):
         found = list(_review_problems(data))
         for message in found:
             problems.add(number, message)

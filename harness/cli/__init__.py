@@ -7,7 +7,7 @@ import importlib
 import sys
 
 from chatbot import __version__
-from chatbot.errors import RagError
+from chatbot.terminal import run_cli
 
 # Each name is a module in this package that defines register(subparsers) and sets `func` on its parser.
 _COMMANDS = ["run", "check", "score", "compare", "report", "review", "rescore"]
@@ -29,19 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return int(args.func(args) or 0)
-    except RagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except BrokenPipeError:  # output piped into `head` and the like: not an error of ours
-        sys.stderr.close()
-        return 0
-
+    return run_cli(build_parser(), argv)
 
 if __name__ == "__main__":
     sys.exit(main())
