@@ -53,6 +53,11 @@ class AnswerSettings:
     min_quote_words: int = 4
     no_answer_message: str = NO_ANSWER
 
+    def __post_init__(self) -> None:
+        for name in ("top_k", "num_ctx", "num_predict", "min_quote_words"):
+            if getattr(self, name) < 1:
+                raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+
     def options(self) -> dict:
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx,
                 "num_predict": self.num_predict}
@@ -223,5 +228,5 @@ def _check_fits(prompt: str, settings: AnswerSettings) -> None:
     if estimate + settings.num_predict > settings.num_ctx:
         raise _PromptTooLong(
             f"the prompt (~{estimate} tokens) plus num_predict={settings.num_predict} may exceed num_ctx="
-            f"{settings.num_ctx}, and Ollama would cut the prompt silently; raise --num-ctx or lower --top-k / "
-            "--chunk-size")
+            f"{settings.num_ctx}, and Ollama would cut the prompt silently; raise --num-ctx, or lower --num-predict, "
+            "--top-k or --chunk-size")

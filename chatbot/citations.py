@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 from .index import Hit
-from .text import normalize
+from .text import fold
 
 
 @dataclass(frozen=True)
@@ -21,18 +21,14 @@ class Citation:
         return asdict(self)
 
 
-def _folded(text: str) -> str:
-    return normalize(text).casefold()
-
-
 def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> Citation:
     """Check one citation against the retrieved passages.
 
     Valid when: `source_id` names a retrieved passage, the quote has at least `min_words` words, and the quote
     occurs in *that* passage after normalize() with case folded. Otherwise the reason says which rule failed.
     """
-    passages = {hit.chunk.source_id: _folded(hit.chunk.text) for hit in hits}
-    needle = _folded(quote)
+    passages = {hit.chunk.source_id: fold(hit.chunk.text) for hit in hits}
+    needle = fold(quote)
     words = len(needle.split())
     if source_id not in passages:
         return Citation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")

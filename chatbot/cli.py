@@ -11,7 +11,7 @@ from . import __version__
 from .answer import AnswerSettings
 from .bot import Chatbot, open_chatbot
 from .chunking import ChunkSettings, chunk_pages
-from .errors import RagError
+from .errors import InputError
 from .index import EmbedSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
 from .pdfs import read_documents
@@ -119,7 +119,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.docs is None and args.index is None:
         args.index = DEFAULT_INDEX_DIR if Path(DEFAULT_INDEX_DIR).is_dir() else None
         if args.index is None:
-            raise RagError("give --docs DOCS (build a fresh index) or --index DIR (a saved one)")
+            raise InputError("give --docs DOCS (build a fresh index) or --index DIR (a saved one)")
     bot = _open(args, docs=args.docs, index_dir=args.index)
     if args.question:
         return _show(bot.ask(args.question), as_json=args.json)

@@ -32,6 +32,10 @@ class EmbedSettings:
     query_prefix: str | None = None
     batch_size: int = 32
 
+    def __post_init__(self) -> None:
+        if self.batch_size < 1:
+            raise InputError(f"batch size must be at least 1, got {self.batch_size}")
+
     @property
     def prefixes(self) -> tuple[str, str]:
         doc, query = prefixes_for(self.model)

@@ -7,6 +7,7 @@ Error text differs between Ollama releases, so replies are classified by status 
 from __future__ import annotations
 
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar
@@ -15,7 +16,7 @@ import httpx
 import numpy as np
 import ollama
 
-from .errors import BadReply, InputTooLong, ModelMissing, OllamaTimeout, ServerBusy, ServerUnreachable
+from .errors import BadReply, InputError, InputTooLong, ModelMissing, OllamaTimeout, ServerBusy, ServerUnreachable
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_CHAT_MODEL = "qwen3:4b"
@@ -63,6 +64,12 @@ class ClientSettings:
     connect_timeout_s: float = 10.0
     retries: int = 3
     backoff_s: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not (self.timeout_s > 0 and self.connect_timeout_s > 0):
+            raise InputError(f"timeouts must be positive seconds, got {self.timeout_s} and {self.connect_timeout_s}")
+        if self.retries < 0 or self.backoff_s < 0:
+            raise InputError(f"retries and backoff cannot be negative, got {self.retries} and {self.backoff_s}")
 
 
 @dataclass(frozen=True)
@@ -115,11 +122,16 @@ class OllamaClient:
         timeout = httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
         self._client = ollama.Client(host=self.host, timeout=timeout)
         self._sleep = sleep
+        self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included: benchmarks and tests read it
 
     # -- calls ---------------------------------------------------------------------------------------------
     def version(self) -> str:
-        reply, _ = self._call("GET /api/version", "", lambda: self._client._request_raw("GET", "/api/version"))
+        try:
+            reply, _ = self._call("GET /api/version", "", lambda: self._client._request_raw("GET", "/api/version"))
+        except ModelMissing:  # a 404 here means the path is unknown: some other web server answered
+            raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check --host "
+                           "/ OLLAMA_HOST") from None
         try:
             return str(reply.json()["version"])
         except (ValueError, KeyError, TypeError) as exc:
@@ -182,7 +194,8 @@ class OllamaClient:
         """Run fn, retrying 503 and dropped connections with exponential backoff; map failures to our errors."""
         attempts = self.settings.retries + 1
         for attempt in range(attempts):
-            self.calls += 1
+            with self._lock:
+                self.calls += 1
             try:
                 return fn(), attempt
             except ollama.ResponseError as exc:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,9 +11,6 @@ from pypdf import PdfReader
 from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
 
 from .errors import PdfError
-
-# pypdf logs recoverable oddities of real-world files; they are not ours to show.
-logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 import time
 from typing import TextIO
@@ -41,6 +42,8 @@ class ProgressBar:
 
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse, call the chosen command's `func`, and map our exceptions to exit codes (see README)."""
+    # pypdf logs recoverable oddities of real-world files; bad files reach the user as our PdfError instead.
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -29,3 +29,8 @@ def normalize(text: str) -> str:
     text = _LINE_END_HYPHEN.sub(r"\1\2", text)
     text = text.translate(_QUOTES)
     return _SPACE.sub(" ", text).strip()
+
+
+def fold(text: str) -> str:
+    """normalize() with case folded: the form in which quotes are looked up in passages and pages."""
+    return normalize(text).casefold()

@@ -12,7 +12,7 @@ import jsonschema
 
 from chatbot.errors import InputError
 from chatbot.pdfs import Document
-from chatbot.text import normalize
+from chatbot.text import fold
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ def check_labels(cases: list[Case], documents: list[Document], *, cases_path: st
 
 
 def _check(cases: list[Case], documents: list[Document], problems: Problems) -> None:
-    pages = {p.source_id: normalize(p.text).casefold() for d in documents for p in d.pages}
+    pages = {p.source_id: fold(p.text) for d in documents for p in d.pages}
     doc_ids = sorted({d.doc_id for d in documents})
     for case in cases:
         for i, item in enumerate(case.evidence):
@@ -145,5 +145,5 @@ def _check(cases: list[Case], documents: list[Document], problems: Problems) -> 
                         if doc in doc_ids else f"known documents: {', '.join(doc_ids)}")
                 problems.add(case.line, f"evidence/{i}/source_id: no page {item.source_id!r} ({hint}); "
                                         "`rag-chat pages DOCS` lists every id")
-            elif item.quote is not None and normalize(item.quote).casefold() not in text:
+            elif item.quote is not None and fold(item.quote) not in text:
                 problems.add(case.line, f"evidence/{i}/quote: {item.quote!r} does not occur on {item.source_id}")

@@ -132,6 +132,10 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
                          f"({_some(only_a)}), {len(only_b)} only in B ({_some(only_b)}); pass --shared-only to "
                          f"compare the {len(ids_a & ids_b)} shared cases")
     keys = [k for k in rows_a if k in rows_b]
+    unpaired = (len(rows_a) - len(keys)) + (len(rows_b) - len(keys))
+    if unpaired and not (only_a or only_b) and not shared_only:
+        raise InputError(f"{a.name} and {b.name} have different numbers of repeats ({unpaired} rows without a "
+                         "partner); pass --shared-only to compare the repeats both have")
     if tag is not None:
         keys = [k for k in keys if tag in rows_a[k].get("tags", ()) or tag in rows_b[k].get("tags", ())]
         if not keys:

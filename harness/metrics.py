@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from chatbot.text import normalize
+from chatbot.text import fold
 
 from .cases import Evidence
 
@@ -28,7 +28,7 @@ def _covers(item: Retrieved, evidence: Evidence) -> bool:
     """A chunk is relevant to an evidence item when it comes from that page and holds its quote, if any."""
     if item.page_id != evidence.source_id:
         return False
-    return evidence.quote is None or normalize(evidence.quote).casefold() in normalize(item.text).casefold()
+    return evidence.quote is None or fold(evidence.quote) in fold(item.text)
 
 
 def first_rank(retrieved: Sequence[Retrieved], evidence: Evidence) -> int | None:
@@ -62,9 +62,9 @@ def reciprocal_rank(retrieved: Sequence[Retrieved], evidence: Sequence[Evidence]
 
 def fact_found(answer: str, alternatives: Sequence[str]) -> bool:
     """Whether any alternative occurs in the answer, case-insensitively, on word boundaries, after normalize()."""
-    text = normalize(answer).casefold()
+    text = fold(answer)
     for alt in alternatives:
-        needle = re.escape(normalize(alt).casefold())
+        needle = re.escape(fold(alt))
         if not needle:
             continue
         # \b only works next to word characters; elsewhere require a non-word neighbour or the text edge.

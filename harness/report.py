@@ -110,14 +110,15 @@ def _short(name: str, limit: int = 26) -> str:
 
 
 def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
-    """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table."""
-    runs = [run] + ([vs] if vs is not None else [])
+    """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table.
+    `vs` is the baseline: it is shown as A and `run` as B, as in `rag-eval compare VS RUN`."""
+    runs = [vs, run] if vs is not None else [run]
     summaries = [summarize(r.rows, r.manifest.get("metrics", []), r.manifest.get("collection", {})) for r in runs]
     names = [r.name for r in runs]
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
     body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries)]
     if vs is not None:
-        body.append(_diff_table(run.manifest, vs.manifest))
+        body.append(_diff_table(vs.manifest, run.manifest))
     metrics = run.manifest.get("metrics", [])
     body += [_summary_table(metrics, summaries, names), '<h2>Charts</h2><div class="charts">']
     for chart_title, chart_metrics in chart_families(metrics):

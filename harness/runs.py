@@ -115,9 +115,10 @@ def repeat_stability(rows: Sequence[dict], metric_names: Iterable[str]) -> dict:
         by_case.setdefault(r["case_id"], []).append(r)
     out = {}
     for name in metric_names:
-        seen = [{r["metrics"].get(name) for r in group if r.get("error") is None} - {None}
+        # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
+        seen = [{"error" if r.get("error") is not None else r["metrics"].get(name) for r in group}
                 for group in by_case.values() if len(group) > 1]
-        seen = [values for values in seen if values]
+        seen = [values for values in seen if values != {None}]
         flipped = sum(1 for values in seen if len(values) > 1)
         out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
     return out

@@ -8,7 +8,6 @@ with counts of scored and not-applicable values; `score_saved` is the whole path
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -16,6 +15,8 @@ from typing import Any
 
 from chatbot import __version__
 from chatbot.text import normalize
+
+from .metrics import fact_found
 from harness.chart import svg_bars
 from harness.lexical import LexicalIndex
 from harness.saved import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
@@ -86,13 +87,9 @@ def claim_support(supported: Sequence[bool], *, candidate_abstains: bool) -> flo
 
 def point_found(answer: str, alternatives: Sequence[str]) -> bool:
     """True when any alternative occurs in `answer` on word boundaries, after `normalize()` and casefold on
-    both sides (so case and runs of whitespace do not matter, and "15" does not match inside "150")."""
-    text = normalize(answer).casefold()
-    for alternative in alternatives:
-        phrase = normalize(alternative).casefold()
-        if phrase and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", text):
-            return True
-    return False
+    both sides (so case and runs of whitespace do not matter, and "15" does not match inside "150").
+    The same rule as the harness's fact check, so both kinds of evaluation match text alike."""
+    return fact_found(answer, alternatives)
 
 
 def key_point_coverage(answer: str, required_points: Sequence[Sequence[str]]) -> float | None:

@@ -87,6 +87,26 @@ class RunSettings:
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
+_TYPE_NAMES = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
+               "ints": "a list of integers"}
+
+
+def _kind(name: str) -> str:
+    """The TOML type a setting takes, from the dataclass annotation."""
+    annotation = str(FIELDS[name].type)
+    return next(k for k, marker in (("ints", "tuple"), ("bool", "bool"), ("int", "int"), ("float", "float"),
+                                    ("str", "str")) if marker in annotation)
+
+
+def _has_type(name: str, value: Any) -> bool:
+    kind = _kind(name)
+    if kind == "ints":
+        return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    if kind == "float":
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, {"bool": bool, "str": str}[kind])
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:
@@ -115,11 +135,10 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if name not in FIELDS:
             problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
             continue
-        default = getattr(RunSettings, name, None)
-        if isinstance(default, bool) and not isinstance(value, bool) or \
-                isinstance(default, (int, float)) and not isinstance(default, bool) and \
-                (isinstance(value, bool) or not isinstance(value, (int, float))):
-            problems.append(f"{path}: setting {key!r} must be a {type(default).__name__}, got {value!r}")
+        if name == "k" and isinstance(value, int) and not isinstance(value, bool):
+            value = [value]
+        if not _has_type(name, value):
+            problems.append(f"{path}: setting {key!r} must be {_TYPE_NAMES[_kind(name)]}, got {value!r}")
             continue
         values[name] = value
     if problems:

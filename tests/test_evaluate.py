@@ -124,22 +124,25 @@ def test_fail_under_exit_code_and_config_file(server, tmp_path, capsys):
     config = tmp_path / "small.toml"
     config.write_text(f'chunk-size = 600\nchunk-overlap = 50\nlabel = "small"\nhost = "{server.url}"\n'
                       f'docs = "{SAMPLE_DOCS}"\ncases = "{SAMPLE_DOCS / "cases.jsonl"}"\nout = "{tmp_path / "r"}"\n')
-    code = rag_eval(["run", "--config", str(config), "--fail-under", "recall@4=1.01", "--fail-under", "rr=0"])
+    code = rag_eval(["run", "--config", str(config), "--fail-under", "facts=0.99", "--fail-under", "rr=0"])
     captured = capsys.readouterr()
-    assert code == 3 and "below threshold: recall@4" in captured.err and "rr" not in captured.err
+    assert code == 3 and "below threshold: facts" in captured.err and "rr" not in captured.err
     [run_dir] = (tmp_path / "r").iterdir()
     assert run_dir.name.endswith("-small")
     assert json.loads((run_dir / "manifest.json").read_text())["settings"]["chunk_size"] == 600
     assert "recall@4" in captured.out and "collection: 1 documents, 4 pages" in captured.out
     assert rag_eval(["run", "--config", str(config), "--fail-under", "nonsense=1"]) == 2
+    assert rag_eval(["run", "--config", str(config), "--fail-under", "recall@4=1.5"]) == 2
 
 
 def test_config_file_errors_name_the_key(tmp_path, capsys):
     config = tmp_path / "bad.toml"
-    config.write_text('chunk-sise = 600\ntop-k = "four"\n')
+    config.write_text('chunk-sise = 600\ntop-k = "four"\nchunk-size = 600.5\nk = [1, "2"]\nlabel = 5\n')
     assert rag_eval(["run", "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "unknown setting 'chunk-sise'" in err and "'top-k' must be a int" in err
+    assert "unknown setting 'chunk-sise'" in err and "'top-k' must be an integer" in err
+    assert "'chunk-size' must be an integer" in err and "'k' must be a list of integers" in err
+    assert "'label' must be a string" in err
 
 
 def test_workers_keep_case_order(server, tmp_path):

@@ -118,7 +118,7 @@ def test_side_by_side_report_with_charts_diff_and_review(sample_pair):
     review = Review(first["case_id"], first["answer"]["answer_sha256"],
                     (Claim("25 days of annual leave", "supported", "handbook.pdf#p1.1", "<i>ok</i>"),), "ann", "t")
     apply_to_run(a, {review.key: review})
-    page = render_report(load_run(a), load_run(b))
+    page = render_report(load_run(b), vs=load_run(a))  # --vs is the baseline A
     assert page.count("<svg ") == 5  # hit@k, recall@k, rr, answer checks, claim support
     assert f"A: {a.name}" in page and f"B: {b.name}" in page
     assert "<td>settings.chunk_size</td><td>1500</td><td>600</td>" in page

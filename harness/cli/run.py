@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from chatbot.errors import InputError, OllamaError
+from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar
 
 from ..evaluate import run_evaluation
@@ -75,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume)
-    except OllamaError as exc:  # before any row: the preflight or the index build failed
+    except ServerUnreachable as exc:  # before any row: no server at all
         if not settings.offline:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc
@@ -84,6 +84,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"\nrun written to {result.run_dir}")
     failed = [f"{name} mean {_fmt(result.summary['metrics'][name]['mean'])} < {value}"
               for name, value in thresholds if (result.summary["metrics"][name]["mean"] or 0.0) < value]
+    if result.summary["errored"]:
+        print(f"warning: {result.summary['errored']} of {result.summary['rows']} rows errored; their metrics are "
+              "missing from the means", file=sys.stderr)
+        if thresholds:  # a gate cannot pass on rows it could not score
+            failed.append(f"{result.summary['errored']} rows errored")
     for line in failed:
         print(f"below threshold: {line}", file=sys.stderr)
     return EXIT_BELOW_THRESHOLD if failed else 0
@@ -97,6 +102,8 @@ def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]
             out.append((parse_metric(name.strip(), ks), float(value)))
         except ValueError as exc:
             raise InputError(f"--fail-under {spec!r}: {exc if sep else 'expected METRIC=VALUE'}") from exc
+        if not 0.0 <= out[-1][1] <= 1.0:
+            raise InputError(f"--fail-under {spec!r}: every metric lies in [0, 1]; give a value in that range")
     return out
 
 
