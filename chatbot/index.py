@@ -6,6 +6,8 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -59,7 +61,7 @@ class EmbeddingCache:
     def get(self, key: str) -> np.ndarray | None:
         try:
             return np.load(self._path(key), allow_pickle=False)
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):
             return None  # missing or damaged: embed again
 
     def put(self, key: str, vector: np.ndarray) -> None:
@@ -104,14 +106,20 @@ class Index:
         return [Hit(rank, float(scores[i]), self.chunks[i]) for rank, i in enumerate(top_k(scores, k), start=1)]
 
     def save(self, directory: str | Path) -> Path:
+        """Write the three files into a fresh folder beside `directory`, then swap it in: a kill at any point
+        leaves either the old index or the new one, never a mix."""
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / "vectors.npy.tmp"
-        with open(tmp, "wb") as fh:
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=f".{directory.name}.", dir=directory.parent))
+        with open(fresh / "vectors.npy", "wb") as fh:
             np.save(fh, self.vectors, allow_pickle=False)
-        os.replace(tmp, directory / "vectors.npy")
-        atomic_write_text(directory / "chunks.jsonl", "".join(json.dumps(c.to_dict()) + "\n" for c in self.chunks))
-        atomic_write_text(directory / "manifest.json", json.dumps(self.manifest, indent=2) + "\n")
+        atomic_write_text(fresh / "chunks.jsonl", "".join(json.dumps(c.to_dict()) + "\n" for c in self.chunks))
+        atomic_write_text(fresh / "manifest.json", json.dumps(self.manifest, indent=2) + "\n")
+        old = directory.with_name(f".{directory.name}.old-{os.getpid()}")
+        if directory.exists():
+            os.replace(directory, old)
+        os.replace(fresh, directory)
+        shutil.rmtree(old, ignore_errors=True)
         return directory
 
     @classmethod
@@ -121,11 +129,12 @@ class Index:
             manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
             lines = (directory / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
             vectors = np.load(directory / "vectors.npy", allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"{directory}: not a readable index ({exc}); build one with `rag-chat index DOCS`") from exc
-        if manifest.get("format") != INDEX_FORMAT:
-            raise InputError(f"{directory}: index format {manifest.get('format')} is not {INDEX_FORMAT}; rebuild it")
-        return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
+            if manifest.get("format") != INDEX_FORMAT or "embedding" not in manifest:
+                raise ValueError(f"index format {manifest.get('format')!r} is not {INDEX_FORMAT}")
+            return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
+        except (OSError, ValueError, EOFError, TypeError, AttributeError) as exc:
+            raise InputError(f"{directory}: not a readable index ({exc}); rebuild it with `rag-chat index DOCS`") \
+                from exc
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

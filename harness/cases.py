@@ -10,6 +10,7 @@ from typing import Any, Iterator
 
 import jsonschema
 
+from chatbot.chunking import Chunk
 from chatbot.errors import InputError
 from chatbot.pdfs import Document
 from chatbot.text import fold
@@ -80,13 +81,29 @@ def load_cases(path: str | Path) -> list[Case]:
     return cases
 
 
-def load_checked_cases(path: str | Path, documents: list[Document]) -> list[Case]:
-    """load_cases and check_labels together, so schema and label problems are all reported in one go."""
+def load_checked_cases(path: str | Path, documents: list[Document], chunks: list[Chunk] | None = None) -> list[Case]:
+    """load_cases and check_labels together, so schema and label problems are all reported in one go.
+    With `chunks`, also check that every evidence quote fits inside one chunk of its page: a retrieved chunk
+    only counts when it holds the quote, so a quote cut by a chunk boundary could never be found."""
     problems = Problems(str(path))
     cases = _parse(Path(path), problems)
     _check(cases, documents, problems)
+    if chunks is not None and not problems.items:
+        _check_quotes_fit(cases, chunks, problems)
     problems.raise_if_any("the cases file")
     return cases
+
+
+def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: Problems) -> None:
+    by_page: dict[str, list[str]] = {}
+    for chunk in chunks:
+        by_page.setdefault(chunk.page_id, []).append(fold(chunk.text))
+    for case in cases:
+        for i, item in enumerate(case.evidence):
+            if item.quote is not None and not any(fold(item.quote) in t for t in by_page.get(item.source_id, ())):
+                problems.add(case.line, f"evidence/{i}/quote: {item.quote!r} is cut by a chunk boundary on "
+                                        f"{item.source_id} with these chunk settings; shorten the quote or raise "
+                                        "--chunk-overlap / --chunk-size")
 
 
 def _parse(path: Path, problems: Problems) -> list[Case]:

@@ -51,7 +51,10 @@ class RunResult:
 def prepare(settings: RunSettings) -> tuple[list[Document], list[Case]]:
     """Read the documents and cases and check every label against the documents: before any model call."""
     documents = read_documents(settings.docs)
-    return documents, load_checked_cases(settings.cases, documents)
+    chunks = chunk_pages([p for d in documents for p in d.pages], settings.chunking())
+    cases = load_checked_cases(settings.cases, documents, chunks)
+    load_reviews(settings.cases)  # a broken reviews file is reported now, not after the index is built
+    return documents, cases
 
 
 def open_system(settings: RunSettings, documents: list[Document], progress: Progress | None = None) -> System:
@@ -97,14 +100,18 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     flushed as it is written; the manifest says `incomplete` until the last row is in. With `resume`, an
     interrupted run directory is finished instead, if its settings and inputs are unchanged."""
     documents, cases = prepare(settings)
+    done: set[tuple[str, int]] = set()
+    if resume is not None:  # cheap checks first: before the preflight and the index build
+        run_dir = Path(resume)
+        manifest, done = _resumable(run_dir, _manifest(settings, documents, run_dir, argv))
     system = system or open_system(settings, documents, progress)
     if resume is None:
         run_dir = new_run_dir(settings.out, settings.label)
-        manifest = _manifest(settings, documents, system, run_dir, argv)
-        done: set[tuple[str, int]] = set()
-    else:
-        run_dir = Path(resume)
-        manifest, done = _resumable(run_dir, _manifest(settings, documents, system, run_dir, argv))
+        manifest = _manifest(settings, documents, run_dir, argv) | {"system": system.description,
+                                                                     "collection": system.collection}
+    elif _digests(manifest) != _digests({"system": system.description}):
+        raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest)} -> "
+                         f"{_digests({'system': system.description})}")
     write_json(run_dir / MANIFEST, manifest)
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
@@ -156,8 +163,6 @@ def _resumable(run_dir: Path, fresh: dict) -> tuple[dict, set[tuple[str, int]]]:
     for key in ("inputs", "prompt_template"):
         if saved.get(key) != fresh[key]:
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
-    if _digests(saved) != _digests(fresh):
-        changes.append(f"model digests changed: {_digests(saved)} -> {_digests(fresh)}")
     if changes:
         raise InputError(f"{run_dir}: cannot resume, the run would mix two setups:\n  " + "\n  ".join(changes))
     _drop_partial_line(run_dir / ROWS)
@@ -202,8 +207,8 @@ def _answer_all(answerer: Answerer, jobs: list[tuple[Case, int]], settings: RunS
                 future.cancel()
 
 
-def _manifest(settings: RunSettings, documents: list[Document], system: System, run_dir: Path,
-              argv: list[str] | None) -> dict:
+def _manifest(settings: RunSettings, documents: list[Document], run_dir: Path, argv: list[str] | None) -> dict:
+    """Everything but the system's description, which needs the server (added by the caller)."""
     template = PromptTemplate.load(settings.prompt)
     return {
         "run_id": run_dir.name,
@@ -216,8 +221,6 @@ def _manifest(settings: RunSettings, documents: list[Document], system: System, 
         "settings": settings.to_dict(),
         "answer_options": settings.answering().to_dict() | {"options": settings.answering().options()},
         "prompt_template": {"source": template.source, "sha256": template.sha256},
-        "system": system.description,
-        "collection": system.collection,
         "inputs": {"cases": {"path": settings.cases, "sha256": _sha256(Path(settings.cases))},
                    "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
         "metrics": metric_names(settings.k),

@@ -49,7 +49,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     source = Path(run_dir)
     manifest, rows = read_json(source / MANIFEST), read_rows(source)
     cases = {c.id: c for c in load_cases(cases_path)}
-    _check(rows, cases, cases_path)
+    _check(rows, cases, cases_path, manifest)
     ks = list(manifest["settings"]["k"])
     new_rows = [rescore_row(r, cases[r["case_id"]], ks) for r in rows]
     target = new_run_dir(out if out is not None else source.parent,
@@ -69,18 +69,26 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
         writer.close()
     summary = summarize(read_rows(target), manifest["metrics"], manifest.get("collection", {}))
     write_json(target / SUMMARY, summary)
-    new_manifest |= {"status": "complete", "ended_at": utc_now()}
+    # A rescored copy of an interrupted run is just as incomplete as its source.
+    new_manifest |= {"status": manifest.get("status", "incomplete"), "ended_at": utc_now()}
     write_json(target / MANIFEST, new_manifest)
     answered = {r["case_id"] for r in rows}
     return RescoreResult(target, summary, new_manifest, tuple(i for i in cases if i not in answered))
 
 
-def _check(rows: list[dict], cases: dict[str, Case], cases_path: str | Path) -> None:
+def _check(rows: list[dict], cases: dict[str, Case], cases_path: str | Path, manifest: dict) -> None:
+    """Every case of the run is in the new file with the same question, and every evidence page exists in the
+    documents the run saw (page counts from its manifest; quotes cannot be checked without the PDFs)."""
     ids = list(dict.fromkeys(r["case_id"] for r in rows))
+    pages = {d["doc_id"]: d["pages"] for d in manifest.get("inputs", {}).get("documents", ())}
+    unknown = sorted({e.source_id for c in cases.values() for e in c.evidence
+                      if pages.get(e.source_id.rsplit("#p", 1)[0], 0) < int(e.source_id.rsplit("#p", 1)[1])})
     missing = [i for i in ids if i not in cases]
     changed = [i for i in ids if i in cases and normalize(cases[i].question) !=
                normalize(next(r["question"] for r in rows if r["case_id"] == i))]
     problems = []
+    if unknown:
+        problems.append(f"evidence names pages the run's documents do not have: {', '.join(unknown)}")
     if missing:
         problems.append(f"{len(missing)} case(s) of the run are missing from {cases_path}: {', '.join(missing)}")
     if changed:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from chatbot import __version__
+from chatbot.store import atomic_write_text
 from chatbot.text import normalize
 
 from .metrics import fact_found
@@ -337,9 +338,9 @@ def write_outputs(result: ScoreResult, out_dir: str | Path) -> tuple[Path, ...]:
     out.mkdir(parents=True, exist_ok=True)
     rows_path, summary_path, chart_path = out / "score_rows.jsonl", out / "score_summary.json", out / "score_chart.svg"
     rows = "".join(json.dumps(r.to_json(), ensure_ascii=False) + "\n" for r in result.rows)
-    rows_path.write_text(rows, encoding="utf-8")
-    summary_path.write_text(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    chart_path.write_text(svg_bars(chart_bars(result.summary), title=_chart_title(result.summary)), encoding="utf-8")
+    atomic_write_text(rows_path, rows)
+    atomic_write_text(summary_path, json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False) + "\n")
+    atomic_write_text(chart_path, svg_bars(chart_bars(result.summary), title=_chart_title(result.summary)))
     return rows_path, summary_path, chart_path
 
 

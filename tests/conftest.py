@@ -23,6 +23,14 @@ def _load_pdf_writer():
 pdfgen = _load_pdf_writer()
 
 
+def sample_cases(tmp_path: Path) -> str:
+    """A private copy of the sample cases, so a reviews file a user saved beside the real one changes nothing."""
+    copy = tmp_path / "sample-cases" / "cases.jsonl"
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    copy.write_bytes((SAMPLE_DOCS / "cases.jsonl").read_bytes())
+    return str(copy)
+
+
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("PDF_RAG_EVAL_CACHE", str(tmp_path / "cache"))

@@ -12,13 +12,13 @@ from harness.evaluate import RunStopped, run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import REPO, SAMPLE_DOCS
+from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
 
 
 def settings_for(server, tmp_path, **kw):
-    base = dict(docs=str(SAMPLE_DOCS), cases=str(SAMPLE_DOCS / "cases.jsonl"), out=str(tmp_path / "results"),
+    base = dict(docs=str(SAMPLE_DOCS), cases=sample_cases(tmp_path), out=str(tmp_path / "results"),
                 host=server.url)
     return RunSettings(**(base | kw))
 

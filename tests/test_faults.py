@@ -12,11 +12,11 @@ from chatbot.text import normalize
 from harness.evaluate import RunStopped, run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import SAMPLE_DOCS, sample_cases
 
 
 def settings_for(server, tmp_path, **kw):
-    return RunSettings(**({"docs": str(SAMPLE_DOCS), "cases": str(SAMPLE_DOCS / "cases.jsonl"),
+    return RunSettings(**({"docs": str(SAMPLE_DOCS), "cases": sample_cases(tmp_path),
                            "out": str(tmp_path / "results"), "host": server.url} | kw))
 
 

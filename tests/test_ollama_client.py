@@ -137,3 +137,15 @@ def test_index_search_save_and_load(server, tmp_path):
     loaded = Index.load(index.save(tmp_path / "idx"))
     assert [h.chunk for h in loaded.search(query, 2)] == [h.chunk for h in hits]
     assert loaded.manifest["embedding"]["digest"] == "a" * 64
+
+
+def test_damaged_index_is_a_clear_error(server, tmp_path):
+    from chatbot.errors import InputError
+    index = build_index(read_documents(SAMPLE_DOCS), client_for(server), chunking=ChunkSettings(),
+                        embedding=EmbedSettings(), digest="a" * 64, cache=None)
+    saved = index.save(tmp_path / "idx")
+    index.save(saved)  # saving over an existing index swaps it whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["idx"]
+    (saved / "chunks.jsonl").write_text((saved / "chunks.jsonl").read_text().split("\n", 1)[1])
+    with pytest.raises(InputError, match="not a readable index .*4 vectors"):
+        Index.load(saved)

@@ -88,6 +88,10 @@ def test_missing_cases_and_changed_questions_are_refused(source, tmp_path):
                       lambda c: c | {"question": "Something else?"} if c["id"] == "ceo-name" else c)
     with pytest.raises(InputError, match="changed their question.*ceo-name"):
         rescore_run(source, reworded, out=tmp_path)
+    no_page = _cases(tmp_path / "no-page.jsonl",
+                     lambda c: c | {"evidence": [{"source_id": "handbook.pdf#p7"}]} if c["id"] == "hotel-limit" else c)
+    with pytest.raises(InputError, match="pages the run's documents do not have: handbook.pdf#p7"):
+        rescore_run(source, no_page, out=tmp_path)
     assert not any(p.is_dir() for p in tmp_path.iterdir())  # nothing written before the checks pass
 
 
