@@ -116,8 +116,15 @@ class SavedOutputs:
     claims: tuple[SavedClaim, ...]
     files: tuple[InputFile, ...]
 
+    def claims_by_case(self) -> dict[str, tuple[SavedClaim, ...]]:
+        """Claims grouped by case id in file order, in one pass (a scan per case is quadratic at scale)."""
+        groups: dict[str, list[SavedClaim]] = {}
+        for claim in self.claims:
+            groups.setdefault(claim.case_id, []).append(claim)
+        return {case_id: tuple(group) for case_id, group in groups.items()}
+
     def claims_for(self, case_id: str) -> tuple[SavedClaim, ...]:
-        return tuple(c for c in self.claims if c.case_id == case_id)
+        return self.claims_by_case().get(case_id, ())
 
 
 @dataclass(frozen=True)

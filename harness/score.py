@@ -299,8 +299,9 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
     """Score loaded outputs; cases without saved retrieved ids get the top `k` chunks of the lexical retriever."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
+    claims = saved.claims_by_case()
     rows = [
-        score_case(case, saved.claims_for(case.case_id), retrieved, retrieved_by=source)
+        score_case(case, claims.get(case.case_id, ()), retrieved, retrieved_by=source)
         for case, (retrieved, source) in zip(saved.cases, _retrievals(saved, k))
     ]
     return ScoreResult(tuple(rows), summarize(rows, na_as_pass=na_as_pass, k=k, inputs=saved.files))
