@@ -6,8 +6,9 @@ annotated claims per case. Times, each once:
 
   load      harness.saved.load_saved (parse, schema-check and cross-check every line)
   score     harness.score.score_outputs on the loaded outputs (the five checks and the summary)
-  total     harness.score.score_saved, the library call behind `rag-eval score` (load + score), and
-            harness.score.write_outputs (rows, summary and chart files) separately
+  load+score the work of harness.score.score_saved, the library call behind `rag-eval score`
+  write     harness.score.write_outputs (rows, summary and chart files), at the full size only
+  --cli     optionally, the `rag-eval score` command itself in a fresh process (startup, report and files too)
 
 The `--probe` sizes run first (with claims) to show how the time grows with the rows. When they project the full
 size beyond `--max-seconds`, the full size is timed without a claims file instead, and the projection is printed.
@@ -22,10 +23,12 @@ import csv
 import json
 import math
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from _common import isolated_state, machine_line, table
+from _common import REPO, isolated_state, machine_line, table
 
 from harness.saved import load_saved
 from harness.score import score_outputs, write_outputs
@@ -82,7 +85,17 @@ def write_saved(folder: Path, rows: int, chunks: int, claims_per_case: int, layo
     return paths
 
 
-def measure(root: Path, rows: int, chunks: int, claims_per_case: int, layout: str, *, write: bool) -> dict:
+def time_cli(paths: dict[str, Path | None], out: Path) -> float:
+    """Wall seconds of `rag-eval score --cases ... --out ...` in a fresh process, its report sent to /dev/null."""
+    cmd = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", "score",
+           "--cases", str(paths["cases"]), "--out", str(out)]
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def measure(root: Path, rows: int, chunks: int, claims_per_case: int, layout: str, *, write: bool,
+            cli: bool = False) -> dict:
     paths = write_saved(root / f"saved-{rows}-{layout}", rows, chunks, claims_per_case, layout)
     start = time.perf_counter()
     saved = load_saved(paths["cases"], paths["chunks"], paths["claims"])
@@ -96,7 +109,8 @@ def measure(root: Path, rows: int, chunks: int, claims_per_case: int, layout: st
     if len(result.rows) != rows:  # every case must yield a row
         raise RuntimeError(f"{len(result.rows)} score rows for {rows} cases")
     return {"rows": rows, "load_s": loaded - start, "score_s": scored - loaded, "total_s": scored - start,
-            "write_s": write_s, "claims": len(saved.claims)}
+            "write_s": write_s, "claims": len(saved.claims),
+            "cli_s": time_cli(paths, root / f"cli-out-{rows}") if cli else None}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--layout", choices=("jsonl", "csv"), default="jsonl")
     parser.add_argument("--probe", type=int, nargs="+", default=[2_000, 4_000, 8_000],
                         help="smaller sizes measured first, to show how the time grows (default 2000 4000 8000)")
+    parser.add_argument("--cli", action="store_true",
+                        help="also time the `rag-eval score` command itself on the full size, in a fresh process")
     parser.add_argument("--max-seconds", type=float, default=60.0,
                         help="when the probes project the full size with claims beyond this many seconds, time "
                              "it without the claims file instead (default 60)")
@@ -119,18 +135,23 @@ def main(argv: list[str] | None = None) -> int:
                   for n in sorted(args.probe) if n < args.rows]
         projected = _project(probes, args.rows)
         full = projected is None or projected <= args.max_seconds or args.claims_per_case == 0
-        last = measure(root, args.rows, args.chunks, args.claims_per_case if full else 0, args.layout, write=True)
+        last = measure(root, args.rows, args.chunks, args.claims_per_case if full else 0, args.layout, write=True,
+                       cli=args.cli)
     results = probes + [last]
     rows = [[f"{r['rows']:,}", f"{r['claims']:,}", f"{r['load_s']:.2f}", f"{r['score_s']:.2f}", f"{r['total_s']:.2f}",
              f"{r['rows'] / r['total_s']:,.0f}", "-" if r["write_s"] is None else f"{r['write_s']:.2f}"]
             for r in results]
     print(table(["rows", "claims", "load s", "score s", "load+score s", "rows/s", "write s"], rows))
-    if probes:
-        _growth(probes)
+    same_setup = probes + [last] if full else probes  # the last row counts only if it has the claims too
+    if len(same_setup) >= 2:
+        _growth(same_setup)
+    if last["cli_s"] is not None:
+        print(f"`rag-eval score --cases ... --out ...` on {last['rows']:,} rows: {last['cli_s']:.2f} s in a fresh process "
+              f"= {last['rows'] / last['cli_s']:,.0f} rows/s (startup, load, score, report, files)")
     if not full:
-        print(f"{args.rows:,} rows WITH claims not run: the probes project about {projected:,.0f} s "
-              f"(> --max-seconds {args.max_seconds:g}); the last row is {args.rows:,} rows without a claims file. "
-              f"Run it with --max-seconds {int(projected * 2)}")
+        print(f"{args.rows:,} rows WITH claims NOT RUN: the probes project about {projected:,.0f} s (> --max-seconds "
+              f"{args.max_seconds:g}; an underestimate if the growth is still steepening); the last row has no "
+              f"claims file. Run it anyway with --max-seconds {int(projected * 3)}")
     return 0
 
 

@@ -36,6 +36,7 @@ ANSWER_SCHEMA: dict = {
     },
     "required": ["answer", "citations"],
 }
+_ANSWER_VALIDATOR = jsonschema.Draft202012Validator(ANSWER_SCHEMA)  # built once: validate() re-checks the schema
 
 
 @dataclass(frozen=True)
@@ -201,11 +202,10 @@ def _parse(content: str) -> tuple[dict, str | None]:
         parsed = json.loads(content)
     except ValueError as exc:
         return {}, f"reply is not JSON ({exc.msg} at character {exc.pos})"
-    try:
-        jsonschema.validate(parsed, ANSWER_SCHEMA)
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "top level"
-        return {}, f"reply does not match the answer schema at {where}: {exc.message}"
+    error = jsonschema.exceptions.best_match(_ANSWER_VALIDATOR.iter_errors(parsed))
+    if error is not None:
+        where = "/".join(str(p) for p in error.absolute_path) or "top level"
+        return {}, f"reply does not match the answer schema at {where}: {error.message}"
     return parsed, None
 
 

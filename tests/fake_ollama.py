@@ -233,6 +233,7 @@ class FakeOllama:
             self.models: dict[str, ModelSpec] = default_models()
             self.chat_rule: Callable[[dict], ChatReply | str | dict] = overlap_rule
             self.delay_s, self.slots = 0.0, None
+            self.embed_delay_s: float | None = None  # None: embeds wait `delay_s` too
             self.leak_think: str | None = None  # None, "tags" or "close_only"
             self.mid_stream_error: str | None = None
             self.requests: list[RecordedRequest] = []
@@ -316,9 +317,10 @@ class FakeOllama:
                 return _canonical(key), spec
         raise _ApiError(404, not_found.format(name))
 
-    def _sleep(self) -> None:
-        if self.delay_s > 0:
-            self._stopping.wait(self.delay_s)
+    def _sleep(self, seconds: float | None = None) -> None:
+        seconds = self.delay_s if seconds is None else seconds
+        if seconds > 0:
+            self._stopping.wait(seconds)
 
     def tags(self) -> dict:
         return {"models": [{"name": _canonical(k), "model": _canonical(k), "modified_at": _MODIFIED_AT,
@@ -339,7 +341,7 @@ class FakeOllama:
         texts = _embed_inputs(body.get("input"))
         if not texts:
             return {"model": body["model"], "embeddings": []}
-        self._sleep()
+        self._sleep(self.embed_delay_s)  # None: the same delay as chat
         limit, num_ctx = spec.context_length, (body.get("options") or {}).get("num_ctx")
         if isinstance(num_ctx, int) and num_ctx > 0:  # the served context is min(num_ctx, trained)
             limit = min(limit, num_ctx)
