@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,7 @@ class Chatbot:
     generator: OllamaGenerator
     settings: AnswerSettings
     template: PromptTemplate
+    warnings: tuple[str, ...] = ()
 
     def ask(self, question: str) -> Answer:
         return answer(question, self.retriever, self.generator, self.settings, self.template)
@@ -89,7 +91,16 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     chat_info = server.models[settings.chat_model]
     generator = OllamaGenerator(client, settings.chat_model, chat_info.digest, chat_info.capabilities)
     return Chatbot(client, server, index, documents, OllamaRetriever(client, index, embedding), generator, settings,
-                   template)
+                   template, _warnings(server.version, generator.think_value(settings)))
+
+
+def _warnings(version: str, think: bool | None) -> tuple[str, ...]:
+    """Known server behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6)."""
+    numbers = tuple(int(n) for n in re.findall(r"\d+", version.split("-")[0])[:3])
+    if numbers and numbers < (0, 12, 4) and think is not False:
+        return (f"Ollama {version} is older than 0.12.4: with a thinking model and a JSON schema it can return "
+                "broken JSON or leak <think> text into the answer; upgrade Ollama for reliable results",)
+    return ()
 
 
 def _saved_embedding(index: Index) -> EmbedSettings:

@@ -99,6 +99,8 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
                        chunking=chunk_settings(args), embedding=embed_settings(args),
                        settings=answer_settings(args), cache_dir=args.cache_dir,
                        progress=ProgressBar("embedding chunks"))
+    for warning in bot.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
         for number in doc.empty_pages:
             print(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "

@@ -31,6 +31,16 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
+# A sentence ends at . ! or ? followed by whitespace and a capital, digit, quote or bracket (so "EUR 0.30" and
+# "e.g. this" stay whole).
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """The sentences of `text`, stripped, empty ones dropped."""
+    return [s for s in (part.strip() for part in _SENTENCE_BREAK.split(text)) if s]
+
+
 def fold(text: str) -> str:
     """normalize() with case folded: the form in which quotes are looked up in passages and pages."""
     return normalize(text).casefold()

@@ -72,7 +72,7 @@ def open_system(settings: RunSettings, documents: list[Document], progress: Prog
                        cache_dir=settings.cache_dir,
                        progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
     description = {"system": "pdf-rag-eval chatbot over Ollama", "ollama": bot.server.to_dict(),
-                   "index": bot.index.manifest}
+                   "index": bot.index.manifest, "warnings": list(bot.warnings)}
     return System(bot, description, _collection(documents, len(bot.index.chunks)))
 
 

@@ -8,17 +8,16 @@ It is a baseline to compare against, not a model: its manifest says so.
 from __future__ import annotations
 
 import json
-import re
 
 from chatbot.answer import AnswerSettings
 from chatbot.chunking import Chunk
 from chatbot.index import Hit
 from chatbot.ollama_client import ChatReply
+from chatbot.text import split_sentences
 
 from .lexical import LexicalIndex, tokenize
 
 SYSTEM_NAME = "offline extractive baseline (BM25 retrieval + best-sentence quote; no language model)"
-_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
 class LexicalRetriever:
@@ -44,7 +43,7 @@ class ExtractiveGenerator:
         self.abstain_below = abstain_below
 
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
-        sentences = [(h.chunk.source_id, s) for h in hits for s in _SENTENCE.split(h.chunk.text) if s.strip()]
+        sentences = [(h.chunk.source_id, s) for h in hits for s in split_sentences(h.chunk.text)]
         reply: dict = {"answer": "", "citations": []}
         if sentences and tokenize(question):
             (best, score), = LexicalIndex([s for _, s in sentences]).search(question, 1)

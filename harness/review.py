@@ -20,7 +20,7 @@ from typing import Collection, Iterable, Mapping, Sequence
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
-from chatbot.text import normalize
+from chatbot.text import normalize, split_sentences
 
 from .cases import Problems, json_lines
 from .runs import MANIFEST, ROWS, SUMMARY, read_json, read_rows, summarize, write_json
@@ -37,7 +37,6 @@ ReviewKey = tuple[str, str]  # (case_id, answer_sha256)
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 # A sentence ends at . ! or ? followed by space and a capital, digit or opening quote/bracket, so that
 # "EUR 0.30" and "e.g. the" stay whole.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,7 @@ def apply_to_run(run_dir: str | Path, reviews: Mapping[ReviewKey, Review]) -> di
 def sentence_split(text: str) -> list[str]:
     """The answer cut into sentences, as claims to offer the reviewer; [] for an empty answer."""
     text = normalize(text)
-    return [s for s in (part.strip() for part in _SENTENCE_END.split(text)) if s] if text else []
+    return split_sentences(text)
 
 
 def export_csv(rows: Sequence[dict], reviews: Mapping[ReviewKey, Review]) -> str:

@@ -160,3 +160,11 @@ def test_rag_chat_interactive_mode(server, monkeypatch, capsys):
     assert rag_chat(["ask", "--docs", str(SAMPLE_DOCS), "--host", server.url]) == 0
     captured = capsys.readouterr()
     assert "Ask a question" in captured.err and captured.out.count("status: ") == 1
+
+
+def test_old_server_with_a_thinking_model_is_warned_about(server, capsys):
+    server.version = "0.11.2"
+    assert "older than 0.12.4" in bot_for(server).warnings[0]
+    assert bot_for(server, think=False).warnings == ()
+    server.version = "0.12.6"
+    assert bot_for(server).warnings == ()

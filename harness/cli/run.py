@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc
         raise
+    for warning in result.manifest["system"].get("warnings", ()):
+        print(f"warning: {warning}", file=sys.stderr)
     print(render_summary(result.summary, result.manifest))
     print(f"\nrun written to {result.run_dir}")
     failed = [f"{name} mean {_fmt(result.summary['metrics'][name]['mean'])} < {value}"
