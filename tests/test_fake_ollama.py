@@ -301,6 +301,13 @@ def test_delay_with_client_timeout_raises_read_timeout(fake):
         ollama.Client(host=fake.url, timeout=0.1).embed(EMBED, "x")
 
 
+def test_embed_delay_can_differ_from_the_chat_delay(fake):
+    fake.delay_s, fake.embed_delay_s = 2.0, 0.0  # chats slow, embeds immediate
+    assert ollama.Client(host=fake.url, timeout=1.0).embed(EMBED, "x").embeddings
+    with pytest.raises(httpx.ReadTimeout):
+        ollama.Client(host=fake.url, timeout=0.1).chat(CHAT, _user("hi"))
+
+
 @pytest.mark.parametrize("slots, peak", [(1, 1), (None, 3)])
 def test_slots_limit_concurrent_chats(fake, slots, peak):
     fake.delay_s, fake.slots = 0.08, slots
