@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import re
 from pathlib import Path
 
 import pypdf
 import pytest
+
+from tests.conftest import pdfgen
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "sample_docs"
 HANDBOOK = SAMPLE_DIR / "handbook.pdf"
@@ -19,15 +20,7 @@ OPTIONAL_FIELDS = {"tags", "notes"}
 SOURCE_ID = re.compile(r"^handbook\.pdf#p([1-9][0-9]*)$")
 
 
-def _load_writer_module():
-    # sample_docs is a folder of data plus one script, not a package.
-    spec = importlib.util.spec_from_file_location("make_sample_docs", SAMPLE_DIR / "make_sample_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-make = _load_writer_module()
+make = pdfgen  # sample_docs/make_sample_docs.py, loaded from its path by conftest
 
 
 def _collapse(text: str) -> str:

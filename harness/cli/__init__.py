@@ -14,17 +14,13 @@ _COMMANDS = ["run", "check", "score", "compare", "report", "review", "rescore"]
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag-eval", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases, with no LLM judge: run, check "
+                                     "labels, score saved outputs, compare runs, report, review claims, rescore.")
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
-        try:
-            module = importlib.import_module(f"harness.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"harness.cli.{name}":
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(f"harness.cli.{name}").register(sub)
     return parser
 
 
