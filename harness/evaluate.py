@@ -186,7 +186,8 @@ def _drop_partial_line(path: Path) -> None:
 
 
 def _answer_all(answerer: Answerer, jobs: list[tuple[Case, int]], settings: RunSettings):
-    """Yield rows in job order; with workers > 1 the answers are computed in parallel, a window ahead."""
+    """Yield rows in job order. With workers > 1 every job is submitted at once and at most `workers` run
+    together; a row is yielded when it and all rows before it are done."""
     def one(job: tuple[Case, int]) -> dict:
         case, repeat = job
         start = time.perf_counter()
