@@ -128,3 +128,44 @@ def test_every_long_enough_substring_of_the_passage_is_valid(start, length):
     quote = " ".join(words[start:start + length])
     result = validate_citation("d.pdf#p1", quote.upper(), [PASSAGE, OTHER], min_words=4)
     assert result.valid == (len(quote.split()) >= 4)
+
+
+def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
+    """SIGKILL the real command mid-run, resume it, and compare with an uninterrupted run (overlap_rule)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from tests.conftest import REPO
+
+    cases = sample_cases(tmp_path)
+    full = read_rows(run_evaluation(settings_for(server, tmp_path, cases=cases, out=str(tmp_path / "full"))).run_dir)
+    server.delay_s = 0.15  # slow enough to kill it half-way
+    env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, str(REPO / "evaluate_rag.py"), "--host", server.url, "--cases", cases,
+               "--docs", str(SAMPLE_DOCS), "--out", str(tmp_path / "killed")]
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    rows_file = None
+    while time.monotonic() < deadline:
+        found = list((tmp_path / "killed").glob("*/rows.jsonl"))
+        if found and found[0].read_text().count("\n") >= 5:
+            rows_file = found[0]
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert rows_file is not None
+    run_dir = rows_file.parent
+    written = len(read_rows(run_dir))
+    assert 5 <= written < len(full)
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "incomplete"
+    server.delay_s = 0.0
+    done = subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--resume", str(run_dir)], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    resumed = read_rows(run_dir)
+    assert [r["case_id"] for r in resumed] == [r["case_id"] for r in full]
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "usage"} for r in rows]  # noqa: E731
+    assert strip(resumed) == strip(full)
