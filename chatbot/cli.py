@@ -99,13 +99,25 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
                        chunking=chunk_settings(args), embedding=embed_settings(args),
                        settings=answer_settings(args), cache_dir=args.cache_dir,
                        progress=ProgressBar("embedding chunks"))
-    for warning in bot.warnings:
+    for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
         print(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
         for number in doc.empty_pages:
             print(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "
                   "it is not searchable", file=sys.stderr)
     return bot
+
+
+def _ignored_flags(args: argparse.Namespace, manifest: dict) -> tuple[str, ...]:
+    """Flags given with --index that the saved index overrides: its embedding and chunks are fixed."""
+    saved = {"embed_model": manifest["embedding"]["model"], "doc_prefix": manifest["embedding"]["doc_prefix"],
+             "query_prefix": manifest["embedding"]["query_prefix"],
+             "chunk_size": manifest["chunking"]["size_chars"], "chunk_overlap": manifest["chunking"]["overlap_chars"]}
+    defaults = build_parser().parse_args(["ask"])
+    return tuple(f"--{name.replace('_', '-')} {getattr(args, name)!r} is ignored: the index was built with "
+                 f"{value!r}; rebuild it with `rag-chat index` to change it"
+                 for name, value in saved.items()
+                 if getattr(args, name) != getattr(defaults, name) and getattr(args, name) != value)
 
 
 def _cmd_index(args: argparse.Namespace) -> int:

@@ -168,3 +168,12 @@ def test_old_server_with_a_thinking_model_is_warned_about(server, capsys):
     assert bot_for(server, think=False).warnings == ()
     server.version = "0.12.6"
     assert bot_for(server).warnings == ()
+
+
+def test_flags_a_saved_index_overrides_are_named(server, tmp_path, capsys):
+    out = tmp_path / "idx"
+    assert rag_chat(["index", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    assert rag_chat(["ask", "hotel limit per night", "--index", str(out), "--host", server.url,
+                     "--chunk-size", "600"]) == 0
+    err = capsys.readouterr().err
+    assert "--chunk-size 600 is ignored: the index was built with 2000" in err
