@@ -35,7 +35,7 @@ import sys
 import time
 import tracemalloc
 
-from _common import machine_line, table, verdict
+from _common import machine_line, median_time, table, verdict
 
 LATENCY_TARGET = 2.0
 MEMORY_TARGET = 0.05
@@ -57,16 +57,6 @@ def _unit_matrix(n: int, dim: int, seed: int):
     return matrix
 
 
-def _median_s(fn, repeats: int) -> float:
-    fn()  # warm-up: page in, BLAS threads started
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def child(n: int, dim: int, queries: int, repeats: int, k: int) -> dict:
     """Everything for one size, inside its own process; returns plain numbers."""
     import numpy as np
@@ -80,7 +70,7 @@ def child(n: int, dim: int, queries: int, repeats: int, k: int) -> dict:
     index = Index([placeholder] * n, matrix, {})
     qs = _unit_matrix(queries, dim, seed=n + 1)
     ones = np.ones(dim, dtype=np.float32)
-    floor_sum = _median_s(lambda: matrix.sum(), repeats)
+    floor_sum = median_time(lambda: matrix.sum(), repeats)
     index.search(qs[0], k)  # warm-up: page in, BLAS threads started
     search_times, topk_times, dot_times = [], [], []
     for q in qs:  # interleaved, so load from other processes hits the search and its floor alike
