@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,8 @@ from .metrics import metric_names
 from .offline import SYSTEM_NAME, ExtractiveGenerator, LexicalRetriever
 from .review import apply_reviews, load_reviews
 from .rows import build_row
-from .runs import MANIFEST, ROWS, SUMMARY, RowWriter, new_run_dir, read_json, read_rows, summarize, utc_now, write_json
+from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_rows, summarize,
+                   utc_now, write_json)
 from .settings import RunSettings
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -52,9 +52,7 @@ def prepare(settings: RunSettings) -> tuple[list[Document], list[Case]]:
     """Read the documents and cases and check every label against the documents: before any model call."""
     documents = read_documents(settings.docs)
     chunks = chunk_pages([p for d in documents for p in d.pages], settings.chunking())
-    cases = load_checked_cases(settings.cases, documents, chunks)
-    load_reviews(settings.cases)  # a broken reviews file is reported now, not after the index is built
-    return documents, cases
+    return documents, load_checked_cases(settings.cases, documents, chunks)
 
 
 def open_system(settings: RunSettings, documents: list[Document], progress: Progress | None = None) -> System:
@@ -100,6 +98,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     flushed as it is written; the manifest says `incomplete` until the last row is in. With `resume`, an
     interrupted run directory is finished instead, if its settings and inputs are unchanged."""
     documents, cases = prepare(settings)
+    reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     done: set[tuple[str, int]] = set()
     if resume is not None:  # cheap checks first: before the preflight and the index build
         run_dir = Path(resume)
@@ -115,12 +114,11 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     write_json(run_dir / MANIFEST, manifest)
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
-    reviews = load_reviews(settings.cases)  # an unchanged answer keeps its earlier human review
     writer = RowWriter(run_dir, append=resume is not None)
     written = len(jobs) - len(todo)
     try:
         for row in _answer_all(system.answerer, todo, settings):
-            writer.write(apply_reviews(row, reviews))
+            writer.write(apply_reviews(row, reviews))  # an unchanged answer keeps its earlier review
             written += 1
             if progress:
                 progress("cases", written, len(jobs))
@@ -222,14 +220,10 @@ def _manifest(settings: RunSettings, documents: list[Document], run_dir: Path, a
         "settings": settings.to_dict(),
         "answer_options": settings.answering().to_dict() | {"options": settings.answering().options()},
         "prompt_template": {"source": template.source, "sha256": template.sha256},
-        "inputs": {"cases": {"path": settings.cases, "sha256": _sha256(Path(settings.cases))},
+        "inputs": {"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                    "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
         "metrics": metric_names(settings.k),
     }
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _git_commit() -> str | None:

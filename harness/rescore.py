@@ -7,7 +7,6 @@ validation and failure reasons are recomputed by `harness.rows.score`, the same 
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +14,8 @@ from chatbot.errors import InputError
 from chatbot.text import normalize
 
 from .cases import Case, load_cases
-from .runs import MANIFEST, SUMMARY, RowWriter, new_run_dir, read_json, read_rows, summarize, utc_now, write_json
+from .runs import (MANIFEST, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_rows, summarize, utc_now,
+                   write_json)
 from .rows import score
 
 __all__ = ["RescoreResult", "rescore_row", "rescore_run"]
@@ -58,7 +58,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
         "run_id": target.name, "status": "incomplete", "started_at": utc_now(), "ended_at": None, "command": argv,
         "rescored_from": {"run_id": manifest.get("run_id", source.name), "path": str(source.resolve())},
         "inputs": manifest["inputs"] | {"cases": {"path": str(cases_path),
-                                                  "sha256": hashlib.sha256(Path(cases_path).read_bytes()).hexdigest()}},
+                                                  "sha256": file_sha256(cases_path)}},
     }
     write_json(target / MANIFEST, new_manifest)
     writer = RowWriter(target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import os
 import re
@@ -16,6 +17,10 @@ from .metrics import REGISTRY, RETRIEVAL_FAMILIES
 from .rows import validate_row
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
+
+
+def file_sha256(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def utc_now() -> str:
