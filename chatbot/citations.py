@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from .index import Hit
@@ -22,21 +23,26 @@ class Citation:
 
 
 def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> Citation:
-    """Check one citation against the retrieved passages.
+    """Check one citation against the retrieved passages (see `check_quote`)."""
+    return check_quote(source_id, quote, {hit.chunk.source_id: hit.chunk.text for hit in hits}, min_words=min_words)
+
+
+def check_quote(source_id: str, quote: str, passages: Mapping[str, str], *, min_words: int) -> Citation:
+    """Check one citation against the retrieved passages, given as source id -> text.
 
     Valid when: `source_id` names a retrieved passage, the quote has at least `min_words` words, and the quote
     occurs in *that* passage after normalize() with case folded. Otherwise the reason says which rule failed.
     """
-    passages = {hit.chunk.source_id: fold(hit.chunk.text) for hit in hits}
+    folded = {sid: fold(text) for sid, text in passages.items()}
     needle = fold(quote)
     words = len(needle.split())
-    if source_id not in passages:
+    if source_id not in folded:
         return Citation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")
     if words < min_words:
         return Citation(source_id, quote, False, f"quote has {words} words; at least {min_words} required")
-    if needle in passages[source_id]:
+    if needle in folded[source_id]:
         return Citation(source_id, quote, True)
-    elsewhere = [sid for sid, text in passages.items() if needle in text]
+    elsewhere = [sid for sid, text in folded.items() if needle in text]
     if elsewhere:
         return Citation(source_id, quote, False, f"quote is from {elsewhere[0]}, not from the cited {source_id}")
     return Citation(source_id, quote, False, f"quote does not occur in {source_id}")

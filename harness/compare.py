@@ -24,8 +24,8 @@ import numpy as np
 
 from chatbot.errors import InputError
 
-from .metrics import REGISTRY
-from .runs import MANIFEST, family, read_json, read_rows
+from .records import Manifest, Row
+from .runs import read_manifest, read_rows
 
 __all__ = ["LoadedRun", "MetricComparison", "Comparison", "load_run", "compare_runs", "compare_rows",
            "paired_stats", "manifest_diff", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
@@ -52,14 +52,14 @@ class LoadedRun:
 
     name: str
     path: Path
-    rows: tuple[dict, ...]
-    manifest: dict
+    rows: tuple[Row, ...]
+    manifest: Manifest
 
 
 def load_run(path: str | Path) -> LoadedRun:
     """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
     path = Path(path)
-    return LoadedRun(path.name, path, tuple(read_rows(path)), read_json(path / MANIFEST))
+    return LoadedRun(path.name, path, tuple(read_rows(path)), read_manifest(path))
 
 
 @dataclass(frozen=True)
@@ -137,27 +137,27 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
         raise InputError(f"{a.name} and {b.name} have different numbers of repeats ({unpaired} rows without a "
                          "partner); pass --shared-only to compare the repeats both have")
     if tag is not None:
-        keys = [k for k in keys if tag in rows_a[k].get("tags", ()) or tag in rows_b[k].get("tags", ())]
+        keys = [k for k in keys if tag in rows_a[k].tags or tag in rows_b[k].tags]
         if not keys:
-            known = sorted({t for r in (*a.rows, *b.rows) for t in r.get("tags", ())})
+            known = sorted({t for r in (*a.rows, *b.rows) for t in r.tags})
             raise InputError(f"no shared case carries the tag {tag!r}; tags in these runs: "
                              f"{', '.join(known) or 'none'}")
     if not keys:
         raise InputError(f"{a.name} and {b.name} share no case; nothing to compare")
-    names_b = set(b.manifest.get("metrics", ()))
-    metrics = [n for n in a.manifest.get("metrics", ()) if n in names_b]
-    not_shared = sorted(set(a.manifest.get("metrics", ())) ^ names_b)
+    names_b = set(b.manifest.metrics)
+    metrics = [n for n in a.manifest.metrics if n in names_b]
+    not_shared = sorted(set(a.manifest.metrics) ^ names_b)
     results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples) for name in metrics)
     review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
     return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
-                      resamples, 0.95, results, tuple(not_shared), tuple(manifest_diff(a.manifest, b.manifest)),
+                      resamples, 0.95, results, tuple(not_shared), tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
                       review)
 
 
-def _by_key(run: LoadedRun) -> dict[Key, dict]:
-    out: dict[Key, dict] = {}
+def _by_key(run: LoadedRun) -> dict[Key, Row]:
+    out: dict[Key, Row] = {}
     for row in run.rows:
-        key = (row["case_id"], int(row.get("repeat", 0)))
+        key = row.key
         if key in out:
             raise InputError(f"{run.path}: case {key[0]!r} repeat {key[1]} appears twice in the rows")
         out[key] = row
@@ -168,18 +168,18 @@ def _some(ids: Sequence[str], limit: int = 5) -> str:
     return ", ".join(ids[:limit]) + (", ..." if len(ids) > limit else "") if ids else "none"
 
 
-def _review_counts(rows: Sequence[dict]) -> dict:
-    reviewed = sum(1 for r in rows if r.get("human_claim_review") == "reviewed")
+def _review_counts(rows: Sequence[Row]) -> dict:
+    reviewed = sum(1 for r in rows if r.human_claim_review == "reviewed")
     return {"pending": len(rows) - reviewed, "reviewed": reviewed}
 
 
-def _per_case(name: str, keys: Sequence[Key], rows_a: dict, rows_b: dict) -> tuple[list[str], list[float],
+def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row]) -> tuple[list[str], list[float],
                                                                                       list[float], int]:
     """Per case: the mean over repeats of the paired values (both non-null); and the unpaired count."""
     pairs: dict[str, list[tuple[float, float]]] = {}
     unpaired = set()
     for key in keys:
-        va, vb = rows_a[key]["metrics"].get(name), rows_b[key]["metrics"].get(name)
+        va, vb = rows_a[key].metrics.get(name), rows_b[key].metrics.get(name)
         if va is not None and vb is not None:
             pairs.setdefault(key[0], []).append((float(va), float(vb)))
         elif (va is None) != (vb is None):
@@ -190,13 +190,11 @@ def _per_case(name: str, keys: Sequence[Key], rows_a: dict, rows_b: dict) -> tup
     return ids, a, b, len(unpaired - set(ids))
 
 
-def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict, rows_b: dict, *, seed: int,
+def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row], *, seed: int,
                     resamples: int) -> MetricComparison:
     ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b)
-    spec = REGISTRY.get(family(name))
-    sign = 1.0 if spec is None or spec.higher_is_better else -1.0
     stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
-    diff = (np.array(b) - np.array(a)) * sign
+    diff = np.array(b) - np.array(a)  # every registered metric is higher-is-better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
     return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),

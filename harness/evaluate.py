@@ -1,124 +1,84 @@
-"""The end-to-end evaluation: check labels, open the answerer, answer every case, write rows as they finish."""
+"""The end-to-end evaluation: check labels, open the system, answer every case, write rows as they finish."""
 
 from __future__ import annotations
 
 import subprocess
 import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Any
 
 from chatbot import __version__
-from chatbot.answer import Answer, AnswerSettings, PromptTemplate, answer
-from chatbot.bot import open_chatbot
+from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
-from chatbot.errors import InputError, RagError
+from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
 from chatbot.pdfs import Document, read_documents
 
 from .cases import Case, load_checked_cases
 from .metrics import metric_names
-from .offline import SYSTEM_NAME, ExtractiveGenerator, LexicalRetriever
+from .records import Manifest, Row, Summary, SystemAnswer
+from .replay import write_replay
 from .review import apply_reviews, load_reviews
-from .rows import build_row
-from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_rows, summarize,
-                   utc_now, write_json)
+from .rows import Judging, build_row, fold_pages
+from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_manifest, read_rows,
+                   summarize, utc_now, write_json)
 from .settings import RunSettings
+from .systems import System, SystemContext, SystemDown, is_builtin, load_system, to_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-class Answerer(Protocol):
-    """What the harness needs of a RAG system: a question in, an Answer out, and a description of itself."""
-
-    def ask(self, question: str) -> Answer: ...
-
-
-@dataclass
-class System:
-    answerer: Answerer
-    description: dict  # goes into the manifest: what was evaluated, with versions and digests
-    collection: dict  # documents, pages, chunks
+# These mean every later case would fail the same way: the run stops (and can be resumed) instead.
+FATAL = (ServerUnreachable, ModelMissing, ServerBusy, SystemDown)
 
 
 @dataclass(frozen=True)
 class RunResult:
     run_dir: Path
-    summary: dict
-    manifest: dict
+    summary: Summary
+    manifest: Manifest
 
 
 def prepare(settings: RunSettings) -> tuple[list[Document], list[Case]]:
-    """Read the documents and cases and check every label against the documents: before any model call."""
+    """Read the documents and cases and check every label against the documents: before any model call.
+    The check that evidence quotes fit in one chunk applies to the built-in systems only (it is about our
+    chunker)."""
     documents = read_documents(settings.docs)
-    chunks = chunk_pages([p for d in documents for p in d.pages], settings.chunking())
+    chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
+              if is_builtin(settings.system) else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)
-
-
-def open_system(settings: RunSettings, documents: list[Document], progress: Progress | None = None) -> System:
-    """The Ollama chatbot over a freshly built index, or the offline baseline with --offline."""
-    answering = settings.answering()
-    template = PromptTemplate.load(answering.prompt_path)
-    if settings.offline:
-        chunks = chunk_pages([p for d in documents for p in d.pages], settings.chunking())
-        retriever, generator = LexicalRetriever(chunks), ExtractiveGenerator(settings.abstain_below)
-        collection = _collection(documents, len(chunks))
-        return System(_Bound(retriever, generator, answering, template),
-                      {"system": SYSTEM_NAME, "retrieval": "bm25s (lexical)", "model_server": None}, collection)
-    bot = open_chatbot(docs=settings.docs, documents=documents, client_settings=settings.client(),
-                       chunking=settings.chunking(), embedding=settings.embedding(), settings=answering,
-                       cache_dir=settings.cache_dir,
-                       progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
-    description = {"system": "pdf-rag-eval chatbot over Ollama", "ollama": bot.server.to_dict(),
-                   "index": bot.index.manifest, "warnings": list(bot.warnings)}
-    return System(bot, description, _collection(documents, len(bot.index.chunks)))
-
-
-@dataclass
-class _Bound:
-    """A retriever and a generator bound into an Answerer (the offline baseline)."""
-
-    retriever: LexicalRetriever
-    generator: ExtractiveGenerator
-    settings: AnswerSettings
-    template: PromptTemplate
-
-    def ask(self, question: str) -> Answer:
-        return answer(question, self.retriever, self.generator, self.settings, self.template)
-
-
-def _collection(documents: list[Document], chunks: int) -> dict:
-    return {"documents": len(documents), "pages": sum(len(d.pages) for d in documents), "chunks": chunks,
-            "empty_pages": {d.doc_id: list(d.empty_pages) for d in documents if d.empty_pages}}
 
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
                    system: System | None = None, resume: str | Path | None = None) -> RunResult:
-    """Run every case through the answer path and write the run directory. Rows land in case order, each
-    flushed as it is written; the manifest says `incomplete` until the last row is in. With `resume`, an
-    interrupted run directory is finished instead, if its settings and inputs are unchanged."""
+    """Run every case through the system and write the run directory. Rows land in case order, each flushed as
+    it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
+    directory is finished instead, if its settings and inputs are unchanged."""
     documents, cases = prepare(settings)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     done: set[tuple[str, int]] = set()
+    fresh = _manifest(settings, documents, argv)
     if resume is not None:  # cheap checks first: before the preflight and the index build
         run_dir = Path(resume)
-        manifest, done = _resumable(run_dir, _manifest(settings, documents, run_dir, argv))
-    system = system or open_system(settings, documents, progress)
+        manifest, done = _resumable(run_dir, fresh)
+    system = system or load_system(settings.system, SystemContext(settings, documents, progress))
+    description = system.describe()
     if resume is None:
         run_dir = new_run_dir(settings.out, settings.label)
-        manifest = _manifest(settings, documents, run_dir, argv) | {"system": system.description,
-                                                                     "collection": system.collection}
-    elif _digests(manifest) != _digests({"system": system.description}):
-        raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest)} -> "
-                         f"{_digests({'system': system.description})}")
-    write_json(run_dir / MANIFEST, manifest)
+        manifest = fresh.model_copy(update={"run_id": run_dir.name, "system": description,
+                                            "collection": _collection(documents, system)})
+    elif _digests(manifest.system) != _digests(description):
+        raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest.system)} -> "
+                         f"{_digests(description)}")
+    write_json(run_dir / MANIFEST, manifest.to_json())
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
+    judging = Judging(tuple(settings.k), settings.min_quote_words, fold_pages(_page_texts(documents)))
     writer = RowWriter(run_dir, append=resume is not None)
     written = len(jobs) - len(todo)
     try:
-        for row in _answer_all(system.answerer, todo, settings):
-            writer.write(apply_reviews(row, reviews))  # an unchanged answer keeps its earlier review
+        for row, case in _answer_all(system, todo, settings, judging):
+            writer.write(apply_reviews(row, reviews, case, settings.k))  # an unchanged answer keeps its review
             written += 1
             if progress:
                 progress("cases", written, len(jobs))
@@ -126,12 +86,14 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     finally:
         writer.close()
-        manifest["ended_at"] = utc_now()
-        write_json(run_dir / MANIFEST, manifest)
-    summary = summarize(read_rows(run_dir), metric_names(settings.k), system.collection)
-    write_json(run_dir / SUMMARY, summary)
-    manifest["status"] = "complete"
-    write_json(run_dir / MANIFEST, manifest)
+        manifest = manifest.model_copy(update={"ended_at": utc_now()})
+        write_json(run_dir / MANIFEST, manifest.to_json())
+    rows = read_rows(run_dir)
+    summary = summarize(rows, manifest.metrics, manifest.collection)
+    write_json(run_dir / SUMMARY, summary.to_json())
+    write_replay(run_dir, rows)
+    manifest = manifest.model_copy(update={"status": "complete"})
+    write_json(run_dir / MANIFEST, manifest.to_json())
     return RunResult(run_dir, summary, manifest)
 
 
@@ -150,27 +112,27 @@ class RunStopped(RagError):
 _FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "cache_dir"}
 
 
-def _resumable(run_dir: Path, fresh: dict) -> tuple[dict, set[tuple[str, int]]]:
+def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str, int]]]:
     """The saved manifest and the (case id, repeat) pairs already written; refuse if anything that decides a
     row changed since. A last line cut by a kill is dropped from the file before appending."""
-    saved = read_json(run_dir / MANIFEST)
-    if saved.get("status") == "complete":
+    saved = read_manifest(run_dir)
+    if saved.status == "complete":
         raise InputError(f"{run_dir}: this run is already complete; start a new one instead of --resume")
-    changes = [f"settings.{k}: {saved['settings'].get(k)!r} -> {v!r}" for k, v in fresh["settings"].items()
-               if k not in _FREE_TO_CHANGE and saved["settings"].get(k) != v]
+    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
+               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
     for key in ("inputs", "prompt_template"):
-        if saved.get(key) != fresh[key]:
+        if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
     if changes:
         raise InputError(f"{run_dir}: cannot resume, the run would mix two setups:\n  " + "\n  ".join(changes))
     _drop_partial_line(run_dir / ROWS)
-    done = {(row["case_id"], row.get("repeat", 0)) for row in read_rows(run_dir)}
-    saved["resumed_at"] = [*saved.get("resumed_at", []), utc_now()]
-    return saved, done
+    done = {row.key for row in read_rows(run_dir)}
+    resumed = [*(getattr(saved, "resumed_at", None) or []), utc_now()]
+    return saved.model_copy(update={"resumed_at": resumed}), done
 
 
-def _digests(manifest: dict) -> dict:
-    models = ((manifest.get("system") or {}).get("ollama") or {}).get("models") or {}
+def _digests(description: dict[str, Any]) -> dict:
+    models = (description.get("ollama") or {}).get("models") or {}
     return {name: info.get("digest") for name, info in models.items()}
 
 
@@ -183,15 +145,21 @@ def _drop_partial_line(path: Path) -> None:
             fh.truncate(data.rfind(b"\n") + 1)
 
 
-def _answer_all(answerer: Answerer, jobs: list[tuple[Case, int]], settings: RunSettings):
-    """Yield rows in job order. With workers > 1 every job is submitted at once and at most `workers` run
-    together; a row is yielded when it and all rows before it are done."""
-    def one(job: tuple[Case, int]) -> dict:
+def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSettings,
+                judging: Judging) -> Iterator[tuple[Row, Case]]:
+    """Yield (row, case) in job order. With workers > 1 every job is submitted at once and at most `workers`
+    run together; a row is yielded when it and all rows before it are done."""
+    timed = not is_builtin(settings.system) and not settings.system.startswith(("http://", "https://"))
+
+    def one(job: tuple[Case, int]) -> tuple[Row, Case]:
         case, repeat = job
         start = time.perf_counter()
-        result = answerer.ask(case.question)
-        return build_row(case, result, ks=settings.k, elapsed_ms=(time.perf_counter() - start) * 1000,
-                         repeat=repeat)
+        result = _ask(system, case)
+        elapsed_ms = (time.perf_counter() - start) * 1000
+        if timed and result.error is None and elapsed_ms > settings.timeout * 1000:
+            result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
+                                        f"{settings.timeout:g} s", raw=result.raw)
+        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat), case
 
     if settings.workers == 1:
         yield from map(one, jobs)
@@ -206,24 +174,40 @@ def _answer_all(answerer: Answerer, jobs: list[tuple[Case, int]], settings: RunS
                 future.cancel()
 
 
-def _manifest(settings: RunSettings, documents: list[Document], run_dir: Path, argv: list[str] | None) -> dict:
-    """Everything but the system's description, which needs the server (added by the caller)."""
-    template = PromptTemplate.load(settings.prompt)
-    return {
-        "run_id": run_dir.name,
-        "status": "incomplete",
-        "started_at": utc_now(),
-        "ended_at": None,
-        "package_version": __version__,
-        "git_commit": _git_commit(),
-        "command": argv,
-        "settings": settings.to_dict(),
-        "answer_options": settings.answering().to_dict() | {"options": settings.answering().options()},
-        "prompt_template": {"source": template.source, "sha256": template.sha256},
-        "inputs": {"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
-                   "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
-        "metrics": metric_names(settings.k),
-    }
+def _ask(system: System, case: Case) -> SystemAnswer:
+    """One answer; a failure of this case alone becomes its error, one that would fail every case raises."""
+    try:
+        return to_answer(system.answer(case.question, case_id=case.id))
+    except FATAL:
+        raise
+    except ValueError as exc:
+        return SystemAnswer(error=f"the system's answer breaks the contract: {exc}")
+    except Exception as exc:  # a plug-in's own failure on this question: its row says so, the run goes on
+        return SystemAnswer(error=f"the system raised {type(exc).__name__}: {exc}")
+
+
+def _page_texts(documents: list[Document]) -> dict[str, str]:
+    return {p.source_id: p.text for d in documents for p in d.pages}
+
+
+def _collection(documents: list[Document], system: System) -> dict:
+    return {"documents": len(documents), "pages": sum(len(d.pages) for d in documents),
+            "chunks": getattr(system, "chunk_count", None),
+            "empty_pages": {d.doc_id: list(d.empty_pages) for d in documents if d.empty_pages}}
+
+
+def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
+    """Everything but the system's description, which needs the system (added by the caller)."""
+    extra: dict[str, Any] = {}
+    if is_builtin(settings.system):  # checked on resume before the index build
+        template = PromptTemplate.load(settings.prompt)
+        extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
+    return Manifest(
+        run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
+        settings=settings.to_dict(), metrics=metric_names(settings.k),
+        inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
+                "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
+        **extra)
 
 
 def _git_commit() -> str | None:

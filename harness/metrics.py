@@ -1,129 +1,262 @@
-"""Metrics: pure functions of plain data, and the one registry of metric names.
+"""Metrics: pure functions of one case's `Observation`, and the one registry of metric names.
 
-Every function returns a float in [0, 1], or None when the metric does not apply to the case. None is never
-folded into 0 or 1; summaries count it separately.
+Every metric returns a float in [0, 1], or None when it does not apply to the case. None is never folded into
+0 or 1; summaries count it separately. Live runs and scored saved outputs use the same registry: the metrics
+of the tutorial's five checks (retrieval_recall, citation_precision, claim_support, key_point_coverage,
+abstention) and the harness's own (hit/recall@k, rr, facts, behaviour, quote_valid, claims_supported) share one
+fact matcher (`fact_found`) and one abstention rule (`behaviour`). `passed` is 1.0 when every applicable check
+passed: the tutorial's "passes" column.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from chatbot.text import fold
 
 from .cases import Evidence
 
+DEFAULT_KS = (1, 2, 4)
+
 
 @dataclass(frozen=True)
 class Retrieved:
-    """A retrieved chunk as the metrics see it: rank from 1, its page id and its text."""
+    """A retrieved passage as the metrics see it: rank from 1, the page its id names, and its text."""
 
     rank: int
     page_id: str
     text: str
 
 
-def _covers(item: Retrieved, evidence: Evidence) -> bool:
-    """A chunk is relevant to an evidence item when it comes from that page and holds its quote, if any."""
-    if item.page_id != evidence.source_id:
+@dataclass(frozen=True)
+class Observation:
+    """One case and what the system did, as plain data.
+
+    `answered` means the user saw an answer (status answered); `abstained` the system gave none. `cited` are the
+    page ids of its citations; `quotes_valid` None when no citation could be checked. `claims` holds one
+    supported flag per reviewed claim, None while nobody has reviewed the answer."""
+
+    evidence: tuple[Evidence, ...]
+    facts: tuple[tuple[str, ...], ...]
+    should_abstain: bool
+    retrieved: tuple[Retrieved, ...]
+    answer: str
+    answered: bool
+    abstained: bool
+    cited: tuple[str, ...]
+    quotes_valid: bool | None
+    claims: tuple[bool, ...] | None
+
+
+# ---------------------------------------------------------------- the shared rules
+
+
+def covers(item: Retrieved, evidence: Evidence) -> bool:
+    """A passage is relevant to an evidence item when it comes from that page and holds its quote, if any."""
+    if item.page_id != page_of(evidence.source_id):
         return False
     return evidence.quote is None or fold(evidence.quote) in fold(item.text)
 
 
+def page_of(source_id: str) -> str:
+    """The page id a source id names: `a.pdf#p2.3` -> `a.pdf#p2`; any other id is its own page."""
+    return re.sub(r"(#p\d+)\.\d+$", r"\1", source_id)
+
+
 def first_rank(retrieved: Sequence[Retrieved], evidence: Evidence) -> int | None:
-    """Rank of the first retrieved chunk relevant to one evidence item, or None."""
-    return next((r.rank for r in sorted(retrieved, key=lambda r: r.rank) if _covers(r, evidence)), None)
+    """Rank of the first retrieved passage relevant to one evidence item, or None."""
+    return next((r.rank for r in sorted(retrieved, key=lambda r: r.rank) if covers(r, evidence)), None)
 
 
-def hit_at_k(retrieved: Sequence[Retrieved], evidence: Sequence[Evidence], k: int) -> float | None:
-    """Hit@k: 1.0 if any of the top k chunks is relevant to any evidence item, else 0.0; None without evidence."""
-    if not evidence:
-        return None
-    top = [r for r in retrieved if r.rank <= k]
-    return float(any(_covers(r, e) for r in top for e in evidence))
-
-
-def recall_at_k(retrieved: Sequence[Retrieved], evidence: Sequence[Evidence], k: int) -> float | None:
-    """Recall@k: share of evidence items covered by at least one of the top k chunks; None without evidence."""
-    if not evidence:
-        return None
-    top = [r for r in retrieved if r.rank <= k]
-    return sum(any(_covers(r, e) for r in top) for e in evidence) / len(evidence)
-
-
-def reciprocal_rank(retrieved: Sequence[Retrieved], evidence: Sequence[Evidence]) -> float | None:
-    """1 / rank of the first chunk relevant to any evidence item; 0.0 if none is; None without evidence."""
-    if not evidence:
-        return None
-    ranks = [r for r in (first_rank(retrieved, e) for e in evidence) if r is not None]
-    return 1.0 / min(ranks) if ranks else 0.0
+# Digits joined by these (thousands or decimal separators, thin and narrow no-break spaces) are one number:
+# "160" is not found in "EUR 1,160", "1.160" or "1 160", and "5" is not found in "1.5 days".
+_NUMBER_JOINERS = ",.\u2009\u202f\u00a0 "
 
 
 def fact_found(answer: str, alternatives: Sequence[str]) -> bool:
-    """Whether any alternative occurs in the answer, case-insensitively, on word boundaries, after normalize()."""
+    """Whether any alternative occurs in the answer, case-insensitively, after normalize(), on word
+    boundaries, and never as part of a longer number (see `_NUMBER_JOINERS`)."""
     text = fold(answer)
     for alt in alternatives:
-        needle = re.escape(fold(alt))
-        if not needle:
-            continue
-        # \b only works next to word characters; elsewhere require a non-word neighbour or the text edge.
-        if re.search(rf"(?<![\w]){needle}(?![\w])", text):
+        needle = fold(alt)
+        if needle and re.search(_bounded(needle), text):
             return True
     return False
 
 
-def fact_recall(answer: str, facts: Sequence[Sequence[str]], *, abstain: bool) -> float | None:
-    """Share of facts found in the answer; None when there are no facts or the case should abstain."""
-    if not facts or abstain:
+def _bounded(needle: str) -> str:
+    joiners = re.escape(_NUMBER_JOINERS)
+    before = rf"(?<![\w])(?<!\d[{joiners}])" if needle[0].isdigit() else r"(?<![\w])"
+    after = rf"(?![\w])(?![{joiners}]\d)" if needle[-1].isdigit() else r"(?![\w])"
+    # \b only works next to word characters; elsewhere require a non-word neighbour or the text edge.
+    return before + re.escape(needle) + after
+
+
+# ---------------------------------------------------------------- metric functions
+
+
+def hit_at_k(o: Observation, k: int) -> float | None:
+    """Hit@k: 1.0 if any of the top k passages is relevant to any evidence item, else 0.0; None without evidence."""
+    if not o.evidence:
         return None
-    return sum(fact_found(answer, f) for f in facts) / len(facts)
+    return float(any(covers(r, e) for r in o.retrieved if r.rank <= k for e in o.evidence))
 
 
-def behaviour(abstain: bool, answered: bool) -> float:
-    """1.0 when the system answered an answerable case or gave no answer to an unanswerable one, else 0.0."""
-    return float(answered != abstain)
+def recall_at_k(o: Observation, k: int) -> float | None:
+    """Recall@k: share of evidence items covered by one of the top k passages; None without evidence."""
+    if not o.evidence:
+        return None
+    top = [r for r in o.retrieved if r.rank <= k]
+    return sum(any(covers(r, e) for r in top) for e in o.evidence) / len(o.evidence)
 
 
-def quote_validity(status: str, has_citations: bool) -> float | None:
-    """1.0 when every citation passed validation (status answered), 0.0 when a citation failed,
-    None when there was nothing to validate (no citation, malformed reply or error)."""
-    if status == "answered":
-        return 1.0
-    if status == "invalid_citation":
-        return 0.0
-    return None
+def reciprocal_rank(o: Observation, k: int | None = None) -> float | None:
+    """1 / rank of the first passage relevant to any evidence item among all retrieved (top-k) passages, 0.0 if
+    none is; None without evidence."""
+    if not o.evidence:
+        return None
+    ranks = [r for r in (first_rank(o.retrieved, e) for e in o.evidence) if r is not None]
+    return 1.0 / min(ranks) if ranks else 0.0
+
+
+def retrieval_recall(o: Observation, k: int | None = None) -> float | None:
+    """Share of evidence items covered by any retrieved passage (the tutorial's retrieval recall, all ranks);
+    None without evidence."""
+    return recall_at_k(o, max((r.rank for r in o.retrieved), default=0))
+
+
+def facts(o: Observation, k: int | None = None) -> float | None:
+    """Share of labelled facts found in the answer (`fact_found`); None when there are none or it should abstain."""
+    if not o.facts or o.should_abstain:
+        return None
+    return key_point_coverage(o)
+
+
+def key_point_coverage(o: Observation, k: int | None = None) -> float | None:
+    """Share of required points (facts) found in the answer, whatever the abstain label; None without any."""
+    if not o.facts:
+        return None
+    return sum(fact_found(o.answer, f) for f in o.facts) / len(o.facts)
+
+
+def behaviour(o: Observation, k: int | None = None) -> float:
+    """The one abstention rule: 1.0 when the system answered an answerable case or gave no answer to an
+    unanswerable one, else 0.0."""
+    return float(o.abstained == o.should_abstain)
+
+
+def citation_precision(o: Observation, k: int | None = None) -> float:
+    """Share of the distinct cited pages that were both retrieved and expected. With no citation: 1.0 when
+    the case should abstain (citing nothing is right), else 0.0."""
+    cited = list(dict.fromkeys(o.cited))
+    if not cited:
+        return 1.0 if o.should_abstain else 0.0
+    expected = {page_of(e.source_id) for e in o.evidence}
+    good = {r.page_id for r in o.retrieved} & expected
+    return sum(c in good for c in cited) / len(cited)
+
+
+def quote_valid(o: Observation, k: int | None = None) -> float | None:
+    """1.0 when every citation passed quote validation, 0.0 when one failed, None when none could be checked."""
+    return None if o.quotes_valid is None else float(o.quotes_valid)
+
+
+def claim_support(o: Observation, k: int | None = None) -> float | None:
+    """Share of reviewed claims supported; with no claim: 1.0 if the system abstained, else 0.0 (an answer
+    whose claims nobody wrote down never passes). None until reviewed."""
+    if o.claims is None:
+        return None
+    if not o.claims:
+        return 1.0 if o.abstained else 0.0
+    return sum(o.claims) / len(o.claims)
+
+
+def claims_supported(o: Observation, k: int | None = None) -> float | None:
+    """Share of reviewed claims marked supported; None until reviewed or when the answer makes no claim."""
+    if not o.claims:
+        return None
+    return sum(o.claims) / len(o.claims)
+
+
+# ---------------------------------------------------------------- the registry
 
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A registered metric family. `at_k` families get one metric per k, named `<family>@<k>`."""
+    """A registered metric family. `at_k` families get one metric per k, named `<family>@<k>`; `label` is the
+    printed name of the tutorial's checks."""
 
     family: str
     at_k: bool
-    higher_is_better: bool
     description: str
+    fn: Callable[[Observation, int], float | None]
+    label: str = ""
 
+
+# `passed` reads these: every one that applies must be 1.0.
+PASS_CHECKS = ("retrieval_recall", "citation_precision", "claim_support", "key_point_coverage", "abstention",
+               "quote_valid")
 
 REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
-    MetricSpec("hit", True, True, "any relevant chunk in the top k (null without evidence)"),
-    MetricSpec("recall", True, True, "share of evidence items covered by the top k (null without evidence)"),
-    MetricSpec("rr", False, True, "reciprocal rank of the first relevant chunk (null without evidence)"),
-    MetricSpec("facts", False, True, "share of labelled facts found in the answer (null when none or abstain)"),
-    MetricSpec("behaviour", False, True, "answered when it should, abstained when it should"),
-    MetricSpec("quote_valid", False, True, "every citation passed quote validation (null without citations)"),
-    MetricSpec("claims_supported", False, True, "share of reviewed claims supported (null until reviewed)"),
+    MetricSpec("hit", True, "any relevant passage in the top k (null without evidence)", hit_at_k),
+    MetricSpec("recall", True, "share of evidence items covered by the top k (null without evidence)", recall_at_k),
+    MetricSpec("rr", False, "reciprocal rank of the first relevant passage among all retrieved (null without "
+                            "evidence)", reciprocal_rank),
+    MetricSpec("facts", False, "share of labelled facts found in the answer (null when none or abstain)", facts),
+    MetricSpec("behaviour", False, "answered when it should, abstained when it should", behaviour),
+    MetricSpec("quote_valid", False, "every citation passed quote validation (null without citations)",
+               quote_valid),
+    MetricSpec("claims_supported", False, "share of reviewed claims supported (null until reviewed)",
+               claims_supported),
+    MetricSpec("retrieval_recall", False, "share of evidence items among all retrieved passages (null without "
+                                          "evidence)", retrieval_recall, "retrieval recall"),
+    MetricSpec("citation_precision", False, "share of cited pages both retrieved and expected (no citation: 1 "
+                                            "if it should abstain)", citation_precision, "citation precision"),
+    MetricSpec("claim_support", False, "share of reviewed claims supported; answered with none annotated: 0 "
+                                       "(null until reviewed)", claim_support, "claim support"),
+    MetricSpec("key_point_coverage", False, "share of facts found in the answer (null without facts)",
+               key_point_coverage, "key-point coverage"),
+    MetricSpec("abstention", False, "the abstain decision was right (same rule as behaviour)", behaviour,
+               "abstention"),
 )}
-DEFAULT_KS = (1, 2, 4)
-RETRIEVAL_FAMILIES = ("hit", "recall", "rr")
+TUTORIAL_CHECKS = ("retrieval_recall", "citation_precision", "claim_support", "key_point_coverage", "abstention")
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
-    """Every metric name of a run, in display order."""
+    """Every metric name of a run, in display order; `passed` last."""
     names: list[str] = []
     for spec in REGISTRY.values():
         names.extend(f"{spec.family}@{k}" for k in ks) if spec.at_k else names.append(spec.family)
-    return names
+    return [*names, "passed"]
+
+
+def family(name: str) -> str:
+    return name.split("@", 1)[0]
+
+
+def describe(name: str) -> str:
+    if name == "passed":
+        return "every applicable check passed (" + ", ".join(PASS_CHECKS) + ")"
+    return REGISTRY[family(name)].description
+
+
+def is_retrieval(name: str) -> bool:
+    return family(name) in ("hit", "recall", "rr", "retrieval_recall")
+
+
+def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
+    """Every registered metric of one case, and `passed`."""
+    values: dict[str, float | None] = {}
+    for spec in REGISTRY.values():
+        if spec.at_k:
+            values.update({f"{spec.family}@{k}": spec.fn(o, k) for k in ks})
+        else:
+            values[spec.family] = spec.fn(o, 0)
+    checks = [values[name] for name in PASS_CHECKS if values[name] is not None]
+    values["passed"] = float(all(v == 1.0 for v in checks))
+    return values
 
 
 def parse_metric(name: str, ks: Sequence[int] = DEFAULT_KS) -> str:

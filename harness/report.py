@@ -14,15 +14,18 @@ from chatbot.text import normalize
 
 from .cases import Evidence
 from .compare import LoadedRun, manifest_diff
-from .metrics import Retrieved, first_rank
-from .runs import family, summarize
+from .metrics import Retrieved, family, first_rank
+from .records import Row, Summary
+from .runs import summarize
 
 __all__ = ["render_report", "find_quote", "highlight_quote", "chart_families"]
 
 _COLOURS = ("#4a78b5", "#d08c2e")
 _FAMILIES = (("Hit@k", ("hit",)), ("Recall@k", ("recall",)), ("Reciprocal rank", ("rr",)),
              ("Answer checks", ("facts", "behaviour", "quote_valid")),
-             ("Claim support (human review)", ("claims_supported",)))
+             ("Claim support (human review)", ("claims_supported",)),
+             ("The five checks, and passed", ("retrieval_recall", "citation_precision", "claim_support",
+                                               "key_point_coverage", "abstention", "passed")))
 _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
 table{border-collapse:collapse;width:100%;margin:1em 0}th,td{border:1px solid #ccc;padding:.4em;vertical-align:top;
@@ -113,18 +116,18 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table.
     `vs` is the baseline: it is shown as A and `run` as B, as in `rag-eval compare VS RUN`."""
     runs = [vs, run] if vs is not None else [run]
-    summaries = [summarize(r.rows, r.manifest.get("metrics", []), r.manifest.get("collection", {})) for r in runs]
+    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection) for r in runs]
     names = [r.name for r in runs]
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
     body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries)]
     if vs is not None:
-        body.append(_diff_table(vs.manifest, run.manifest))
-    metrics = run.manifest.get("metrics", [])
+        body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
+    metrics = run.manifest.metrics
     body += [_summary_table(metrics, summaries, names), '<h2>Charts</h2><div class="charts">']
     for chart_title, chart_metrics in chart_families(metrics):
-        series = [(n, [s["metrics"].get(m, {}).get("mean") for m in chart_metrics]) for n, s in zip(names, summaries)]
+        series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
         if "claims_supported" in chart_metrics:
-            chart_title += "; pending " + " | ".join(str(s["human_claim_review"]["pending"]) for s in summaries)
+            chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(_svg_chart(chart_title, chart_metrics, series))
     body += ["</div>", _case_table(runs)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
@@ -133,13 +136,13 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
             + "\n</body></html>\n")
 
 
-def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[dict]) -> str:
+def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
-        m, c, review = r.manifest, s["collection"], s["human_claim_review"]
+        m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
         settings = m.get("settings", {})
         items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
-                     f"{s['rows']} rows ({s['errored']} errored); {_e(c.get('documents', '?'))} documents, "
+                     f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
                      f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
                      f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
                      f"reviewed, {review['pending']} pending"
@@ -154,28 +157,26 @@ def _diff_table(a: dict, b: dict) -> str:
             + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
 
 
-def _summary_table(metrics: Sequence[str], summaries: Sequence[dict], names: Sequence[str]) -> str:
+def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:
     head = "".join(f"<th>{_e(label)}: {_e(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
     out = [f"<h2>Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
     for name in metrics:
         cells, means = [], []
         for s in summaries:
-            m = s["metrics"].get(name, {})
-            means.append(m.get("mean"))
-            cells.append(f'<td class="num">{_fmt(m.get("mean"))}</td>')
+            means.append(s.mean(name))
+            cells.append(f'<td class="num">{_fmt(s.mean(name))}</td>')
         if len(summaries) > 1:
             delta = None if None in means else means[1] - means[0]
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
-        counts = " | ".join(f"{s['metrics'].get(name, {}).get('scored', 0)} / "
-                            f"{s['metrics'].get(name, {}).get('not_applicable', 0)} / "
-                            f"{s['metrics'].get(name, {}).get('errored', 0)}" for s in summaries)
+        counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name)) else "0 / 0 / 0"
+                            for s in summaries)
         out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
     return "".join(out) + "</table>"
 
 
 def _case_table(runs: Sequence[LoadedRun]) -> str:
-    by_key = [{(r["case_id"], r.get("repeat", 0)): r for r in run.rows} for run in runs]
+    by_key = [{r.key: r for r in run.rows} for run in runs]
     keys = list(dict.fromkeys(k for rows in by_key for k in rows))
     head = "".join(f"<th>{label}: {_e(run.name)}</th>" for label, run in zip("AB", runs))
     out = [f"<h2>Cases</h2><table><tr><th>case</th>{head}</tr>"]
@@ -187,65 +188,67 @@ def _case_table(runs: Sequence[LoadedRun]) -> str:
     return "\n".join(out) + "</table>"
 
 
-def _case_cell(row: dict, repeat: int) -> str:
-    exp = row["expected"]
-    evidence = "".join(f"<li>{_e(e['source_id'])}" + (f": “{_e(e['quote'])}”" if e.get("quote") else "") + "</li>"
-                       for e in exp["evidence"])
-    evidence = evidence or ("<li>none (should abstain)</li>" if exp["abstain"] else "<li>none</li>")
-    facts = "; ".join(" / ".join(_e(alt) for alt in f) for f in exp["facts"]) or "none"
-    return (f"<b>{_e(row['case_id'])}</b>" + (f" (repeat {repeat})" if repeat else "")
-            + f' <span class="muted">{_e(", ".join(row.get("tags", [])))}</span>'
-            + f"<p>{_e(row['question'])}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
+def _case_cell(row: Row, repeat: int) -> str:
+    exp = row.expected
+    evidence = "".join(f"<li>{_e(e.source_id)}" + (f": “{_e(e.quote)}”" if e.quote else "") + "</li>"
+                       for e in exp.evidence)
+    evidence = evidence or ("<li>none (should abstain)</li>" if exp.abstain else "<li>none</li>")
+    facts = "; ".join(" / ".join(_e(alt) for alt in f) for f in exp.facts) or "none"
+    return (f"<b>{_e(row.case_id)}</b>" + (f" (repeat {repeat})" if repeat else "")
+            + f' <span class="muted">{_e(", ".join(row.tags))}</span>'
+            + f"<p>{_e(row.question)}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
             + f"<div class=\"muted\">expected facts: {facts}</div>")
 
 
-def _run_cell(row: dict) -> str:
-    ans = row["answer"]
-    ok = ans["status"] == "answered"
-    parts = [f'<span class="status {"good" if ok else "bad"}">{_e(ans["status"])}</span>'
-             + (f' <span class="bad">error: {_e(row["error"])}</span>' if row.get("error") else ""),
-             f"<p>{_e(ans['model_answer']) or '<i>(no answer)</i>'}</p>"]
-    if ans["text"] != ans["model_answer"]:
-        parts.append(f'<div class="muted">shown to the user: {_e(ans["text"])}</div>')
-    metrics = " · ".join(f"{_e(k)} {_fmt(v)}" for k, v in row["metrics"].items())
+def _run_cell(row: Row) -> str:
+    ans = row.answer
+    ok = ans.status == "answered"
+    parts = [f'<span class="status {"good" if ok else "bad"}">{_e(ans.status)}</span>'
+             + (f' <span class="bad">error: {_e(row.error)}</span>' if row.error else ""),
+             f"<p>{_e(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
+    if ans.text != ans.model_answer:
+        parts.append(f'<div class="muted">shown to the user: {_e(ans.text)}</div>')
+    metrics = " · ".join(f"{_e(k)} {_fmt(v)}" for k, v in row.metrics.items())
     parts += [f'<div class="muted">{metrics}</div>', _retrieved(row), _citations(row)]
-    if row["failure_reasons"]:
+    parts += [f'<div class="bad">warning: {_e(w)}</div>' for w in row.warnings]
+    if row.failure_reasons:
         parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{_e(r)}</li>'
-                                                                 for r in row["failure_reasons"]) + "</ul>")
+                                                                 for r in row.failure_reasons) + "</ul>")
     parts.append(_review(row))
     return "\n".join(parts)
 
 
-def _retrieved(row: dict) -> str:
-    evidence = [Evidence(e["source_id"], e.get("quote")) for e in row["expected"]["evidence"]]
+def _retrieved(row: Row) -> str:
+    evidence = [Evidence(e.source_id, e.quote) for e in row.expected.evidence]
     items = []
-    for p in row["retrieved"]:
-        ref = [Retrieved(p["rank"], p["page_id"], p["text"])]
+    for p in row.retrieved:
+        ref = [Retrieved(p.rank, p.page_id, p.text)]
         relevant = any(first_rank(ref, e) is not None for e in evidence)
-        items.append(f"<li>{_e(p['rank'])}. {_e(p['source_id'])} (page {_e(p['page'])}, score {_e(p['score'])})"
+        items.append(f"<li>{_e(p.rank)}. {_e(p.source_id)} (page {_e(p.page)}, score {_e(p.score)})"
                      + (' <b class="good">relevant</b>' if relevant else "") + "</li>")
     return "<div>retrieved:</div><ul>" + ("".join(items) or "<li>nothing</li>") + "</ul>"
 
 
-def _citations(row: dict) -> str:
-    passages = {p["source_id"]: p["text"] for p in row["retrieved"]}
+def _citations(row: Row) -> str:
+    passages = {p.source_id: p.text for p in row.retrieved}
     items = []
-    for c in row["answer"]["citations"]:
-        verdict = '<span class="good">valid</span>' if c["valid"] else f'<span class="bad">{_e(c["reason"])}</span>'
-        text = passages.get(c["source_id"])
-        passage = (f'<div class="passage">{highlight_quote(text, c["quote"])}</div>' if text is not None
+    for c in row.answer.citations:
+        verdict = ('<span class="good">valid</span>' if c.valid else '<span class="muted">not checked</span>'
+                   if c.valid is None else f'<span class="bad">{_e(c.reason)}</span>')
+        text = passages.get(c.source_id)
+        passage = (f'<div class="passage">{highlight_quote(text, c.quote)}</div>' if text is not None
                    else '<div class="muted">(passage not retrieved)</div>')
-        items.append(f"<li>{_e(c['source_id'])} — {verdict}<details><summary>“{_e(c['quote'])}”</summary>"
+        items.append(f"<li>{_e(c.source_id)} — {verdict}<details><summary>“{_e(c.quote)}”</summary>"
                      f"{passage}</details></li>")
     return "<div>citations:</div><ul>" + ("".join(items) or "<li>none</li>") + "</ul>"
 
 
-def _review(row: dict) -> str:
-    if row.get("human_claim_review") != "reviewed":
+def _review(row: Row) -> str:
+    if row.human_claim_review != "reviewed":
         return '<div class="muted">claim review: pending</div>'
-    claims = row.get("claims") or []
-    items = "".join(f"<li>{_e(c['verdict'])}" + (f" by {_e(c['source_id'])}" if c.get("source_id") else "")
-                    + f": {_e(c['claim'])}" + (f' <span class="muted">({_e(c["note"])})</span>' if c.get("note")
-                                                else "") + "</li>" for c in claims)
-    return (f"<div>claim review: reviewed, claims supported {_fmt(row['metrics'].get('claims_supported'))}</div>"
+    claims = row.claims or ()
+    items = "".join(f"<li>{_e(c.verdict)}" + (f" by {_e(c.source_id)}" if c.source_id else "")
+                    + f": {_e(c.claim)}" + (f' <span class="muted">({_e(c.note)})</span>' if c.note
+                                            else "") + "</li>" for c in claims)
+    return (f"<div>claim review: reviewed, claims supported {_fmt(row.metrics.get('claims_supported'))}</div>"
             + (f"<ul>{items}</ul>" if items else '<div class="muted">no claims</div>'))

@@ -2,7 +2,7 @@
 
 Each row keeps what the system did (retrieved passages, answer status, model answer, citations, usage, human
 review) and gets its labels (`expected`, `tags`) from the new cases file; metrics, fact results, quote
-validation and failure reasons are recomputed by `harness.rows.score`, the same function a live run uses.
+validation and failure reasons are recomputed by `harness.rows.score_row`, the same function a live run uses.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from chatbot.errors import InputError
 from chatbot.text import normalize
 
 from .cases import Case, load_cases
-from .runs import (MANIFEST, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_rows, summarize, utc_now,
-                   write_json)
-from .rows import score
+from .records import Manifest, Row, Summary
+from .rows import score_row
+from .runs import (MANIFEST, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_manifest, read_rows,
+                   summarize, utc_now, write_json)
 
 __all__ = ["RescoreResult", "rescore_row", "rescore_run"]
 
@@ -26,20 +27,14 @@ class RescoreResult:
     """The new run directory, its summary and manifest, and the ids of new cases the source run never answered."""
 
     run_dir: Path
-    summary: dict
-    manifest: dict
+    summary: Summary
+    manifest: Manifest
     unanswered_cases: tuple[str, ...]
 
 
-def rescore_row(row: dict, case: Case, ks: list[int]) -> dict:
-    """A copy of `row` scored against `case` from its stored outputs; the human review is carried over."""
-    ans = row["answer"]
-    citations = ans["citations"]
-    scored = score(case, ans["status"], ans["model_answer"], bool(citations), row["retrieved"], ks=ks,
-                   citation_reasons=[c.get("reason") for c in citations if not c.get("valid")], error=row["error"])
-    scored["metrics"]["claims_supported"] = row["metrics"].get("claims_supported")
-    expected = {"abstain": case.abstain, "evidence": case.to_dict()["evidence"], "facts": [list(f) for f in case.facts]}
-    return row | scored | {"tags": list(case.tags), "expected": expected}
+def rescore_row(row: Row, case: Case, ks: list[int]) -> Row:
+    """`row` scored against `case` from its stored outputs; the human review is carried over."""
+    return score_row(row, case, ks)
 
 
 def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path | None = None,
@@ -47,45 +42,46 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     """Write a rescored copy of `run_dir` into a new run directory under `out` (default: beside the source).
     Every case of the run must be in the new file with the same question; all problems are reported at once."""
     source = Path(run_dir)
-    manifest, rows = read_json(source / MANIFEST), read_rows(source)
+    manifest, rows = read_manifest(source), read_rows(source)
     cases = {c.id: c for c in load_cases(cases_path)}
     _check(rows, cases, cases_path, manifest)
-    ks = list(manifest["settings"]["k"])
-    new_rows = [rescore_row(r, cases[r["case_id"]], ks) for r in rows]
+    ks = list(manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")])
+    new_rows = [rescore_row(r, cases[r.case_id], ks) for r in rows]
     target = new_run_dir(out if out is not None else source.parent,
-                         label or f"{manifest.get('settings', {}).get('label') or 'run'}-rescored")
-    new_manifest = manifest | {
+                         label or f"{manifest.settings.get('label') or 'run'}-rescored")
+    new_manifest = manifest.model_copy(update={
         "run_id": target.name, "status": "incomplete", "started_at": utc_now(), "ended_at": None, "command": argv,
-        "rescored_from": {"run_id": manifest.get("run_id", source.name), "path": str(source.resolve())},
-        "inputs": manifest["inputs"] | {"cases": {"path": str(cases_path),
-                                                  "sha256": file_sha256(cases_path)}},
-    }
-    write_json(target / MANIFEST, new_manifest)
+        "rescored_from": {"run_id": manifest.run_id or source.name, "path": str(source.resolve())},
+        "inputs": manifest.inputs | {"cases": {"path": str(cases_path), "sha256": file_sha256(cases_path)}},
+    })
+    write_json(target / MANIFEST, new_manifest.to_json())
     writer = RowWriter(target)
     try:
         for row in new_rows:
             writer.write(row)
     finally:
         writer.close()
-    summary = summarize(read_rows(target), manifest["metrics"], manifest.get("collection", {}))
-    write_json(target / SUMMARY, summary)
+    old = read_json(source / SUMMARY) if (source / SUMMARY).exists() else {}
+    summary = summarize(read_rows(target), manifest.metrics, manifest.collection,
+                        na_as_pass=old.get("na_as_pass", False))
+    write_json(target / SUMMARY, summary.to_json())
     # A rescored copy of an interrupted run is just as incomplete as its source.
-    new_manifest |= {"status": manifest.get("status", "incomplete"), "ended_at": utc_now()}
-    write_json(target / MANIFEST, new_manifest)
-    answered = {r["case_id"] for r in rows}
+    new_manifest = new_manifest.model_copy(update={"status": manifest.status, "ended_at": utc_now()})
+    write_json(target / MANIFEST, new_manifest.to_json())
+    answered = {r.case_id for r in rows}
     return RescoreResult(target, summary, new_manifest, tuple(i for i in cases if i not in answered))
 
 
-def _check(rows: list[dict], cases: dict[str, Case], cases_path: str | Path, manifest: dict) -> None:
+def _check(rows: list[Row], cases: dict[str, Case], cases_path: str | Path, manifest: Manifest) -> None:
     """Every case of the run is in the new file with the same question, and every evidence page exists in the
     documents the run saw (page counts from its manifest; quotes cannot be checked without the PDFs)."""
-    ids = list(dict.fromkeys(r["case_id"] for r in rows))
-    pages = {d["doc_id"]: d["pages"] for d in manifest.get("inputs", {}).get("documents", ())}
+    ids = list(dict.fromkeys(r.case_id for r in rows))
+    pages = {d["doc_id"]: d["pages"] for d in manifest.inputs.get("documents", ())}
     unknown = sorted({e.source_id for c in cases.values() for e in c.evidence
                       if pages.get(e.source_id.rsplit("#p", 1)[0], 0) < int(e.source_id.rsplit("#p", 1)[1])})
     missing = [i for i in ids if i not in cases]
     changed = [i for i in ids if i in cases and normalize(cases[i].question) !=
-               normalize(next(r["question"] for r in rows if r["case_id"] == i))]
+               normalize(next(r.question for r in rows if r.case_id == i))]
     problems = []
     if unknown:
         problems.append(f"evidence names pages the run's documents do not have: {', '.join(unknown)}")

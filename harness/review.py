@@ -23,8 +23,9 @@ from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
 from .cases import Problems, json_lines
-from .runs import MANIFEST, ROWS, SUMMARY, read_json, read_rows, summarize, write_json
-from .rows import validate_row
+from .records import ClaimRecord, Row, Summary
+from .rows import with_review
+from .runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
 
 __all__ = ["VERDICTS", "Claim", "Review", "ReviewKey", "reviews_path", "load_reviews", "read_reviews",
            "save_reviews", "apply_reviews", "apply_to_run", "sentence_split", "export_csv", "import_csv",
@@ -141,30 +142,25 @@ def save_reviews(path: str | Path, reviews: Mapping[ReviewKey, Review]) -> None:
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
-def apply_reviews(row: dict, reviews: Mapping[ReviewKey, Review]) -> dict:
-    """A copy of `row` with its review state: reviewed (claims and claims_supported from the review) when a
-    review matches its case id and answer hash, pending (claims and claims_supported null) otherwise.
-    A row with an error is returned unchanged: there is no answer to review."""
-    if row.get("error") is not None:
-        return dict(row)
-    review = reviews.get((row["case_id"], row["answer"]["answer_sha256"]))
-    metrics = dict(row["metrics"])
-    metrics["claims_supported"] = review.claims_supported if review else None
-    return row | {"human_claim_review": "reviewed" if review else "pending",
-                  "claims": [c.to_dict() for c in review.claims] if review else None, "metrics": metrics}
+def apply_reviews(row: Row, reviews: Mapping[ReviewKey, Review], ks: Sequence[int]) -> Row:
+    """`row` with its review state: reviewed (claims, and the claim metrics from them) when a review matches its
+    case id and answer hash, pending otherwise. A row with an error is returned unchanged."""
+    review = reviews.get((row.case_id, row.answer.answer_sha256))
+    claims = None if review is None else [ClaimRecord.model_validate(c.to_dict()) for c in review.claims]
+    return with_review(row, claims, ks)
 
 
-def apply_to_run(run_dir: str | Path, reviews: Mapping[ReviewKey, Review]) -> dict:
+def apply_to_run(run_dir: str | Path, reviews: Mapping[ReviewKey, Review]) -> Summary:
     """Rewrite a run's rows with `reviews` applied and its summary recomputed from them; returns the summary."""
     run_dir = Path(run_dir)
-    manifest = read_json(run_dir / MANIFEST)
-    rows = [apply_reviews(r, reviews) for r in read_rows(run_dir)]
-    for row in rows:
-        validate_row(row)
-    atomic_write_text(run_dir / ROWS, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    manifest = read_manifest(run_dir)
+    ks = manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")]
+    rows = [apply_reviews(r, reviews, ks) for r in read_rows(run_dir)]
+    write_rows(run_dir, rows)
     old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
-    summary = summarize(rows, manifest["metrics"], old.get("collection", manifest.get("collection", {})))
-    write_json(run_dir / SUMMARY, summary)
+    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection),
+                        na_as_pass=old.get("na_as_pass", False))
+    write_json(run_dir / SUMMARY, summary.to_json())
     return summary
 
 
@@ -174,7 +170,7 @@ def sentence_split(text: str) -> list[str]:
     return split_sentences(text)
 
 
-def export_csv(rows: Sequence[dict], reviews: Mapping[ReviewKey, Review]) -> str:
+def export_csv(rows: Sequence[Row], reviews: Mapping[ReviewKey, Review]) -> str:
     """CSV text with one line per claim (columns CSV_COLUMNS). Reviewed answers carry their verdicts; pending
     ones get the offered sentence split with blank verdicts; an answer without claims gets one line with an
     empty claim (verdict `none` once reviewed). Rows with an error are left out."""
@@ -182,11 +178,11 @@ def export_csv(rows: Sequence[dict], reviews: Mapping[ReviewKey, Review]) -> str
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in rows:
-        if row.get("error") is not None:
+        if row.errored:
             continue
-        sha, answer = row["answer"]["answer_sha256"], row["answer"]["model_answer"]
-        base = [row["case_id"], sha, row["question"], answer]
-        review = reviews.get((row["case_id"], sha))
+        sha, answer = row.answer.answer_sha256, row.answer.model_answer
+        base = [row.case_id, sha, row.question, answer]
+        review = reviews.get((row.case_id, sha))
         if review is not None:
             for c in review.claims:
                 writer.writerow(base + [c.claim, c.verdict, c.source_id or "", c.note])
@@ -282,11 +278,11 @@ def _group_review(key: ReviewKey, group: _Group, problems: Problems, reviewer: s
     return Review(key[0], key[1], claims, reviewer, reviewed_at)
 
 
-def passages_by_answer(rows: Sequence[dict]) -> dict[ReviewKey, set[str]]:
+def passages_by_answer(rows: Sequence[Row]) -> dict[ReviewKey, set[str]]:
     """Each answer key of a run's rows (errors left out) with the source ids a claim may cite."""
     out: dict[ReviewKey, set[str]] = {}
     for row in rows:
-        if row.get("error") is None:
-            key = (row["case_id"], row["answer"]["answer_sha256"])
-            out.setdefault(key, set()).update(p["source_id"] for p in row["retrieved"])
+        if not row.errored:
+            key = (row.case_id, row.answer.answer_sha256)
+            out.setdefault(key, set()).update(p.source_id for p in row.retrieved)
     return out

@@ -1,22 +1,30 @@
-"""One row per case: the case, what the answer path did, every metric, and deterministic failure reasons."""
+"""One row per case: the harness judges what a system returned, computes every metric and says why it failed.
+
+What the harness concludes (status, quote validity, retrieval metrics) it computes itself from the system's
+`SystemAnswer`; a system never grades itself. `rescore` recomputes a stored row through the same functions.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Sequence
 
 import jsonschema
 
-from chatbot.answer import Answer
-from chatbot.text import normalize
+from chatbot.citations import check_quote
+from chatbot.text import fold, normalize
 
 from . import metrics as m
-from .cases import Case
+from .cases import Case, Evidence
+from .records import (AnswerRecord, CitationResult, ClaimRecord, EvidenceItem, Expected, FactResult, QuoteValidation,
+                      RetrievedPassage, Row, SystemAnswer)
 
-ROW_FORMAT = 1
+_SOURCE_ID = re.compile(r"^(?P<doc>.+)#p(?P<page>\d+)(?:\.\d+)?$")
 
 
 def answer_sha256(text: str) -> str:
@@ -24,61 +32,74 @@ def answer_sha256(text: str) -> str:
     return hashlib.sha256(normalize(text).encode("utf-8")).hexdigest()
 
 
-def build_row(case: Case, answer: Answer, *, ks: Sequence[int], elapsed_ms: float, repeat: int = 0) -> dict:
-    """The row of one case. An answer with an error still gets a row whose metrics are all null."""
-    retrieved = [{"rank": h.rank, "source_id": h.chunk.source_id, "page_id": h.chunk.page_id,
-                  "doc_id": h.chunk.doc_id, "page": h.chunk.page, "score": round(h.score, 6),
-                  "text": h.chunk.text} for h in answer.hits]
-    return {
-        "format": ROW_FORMAT,
-        "case_id": case.id,
-        "repeat": repeat,
-        "question": case.question,
-        "tags": list(case.tags),
-        "expected": {"abstain": case.abstain, "evidence": case.to_dict()["evidence"],
-                     "facts": [list(f) for f in case.facts]},
-        "retrieved": retrieved,
-        "answer": {"status": answer.status, "text": answer.text, "model_answer": answer.model_answer,
-                   "answer_sha256": answer_sha256(answer.model_answer), "raw": answer.raw,
-                   "citations": [c.to_dict() for c in answer.citations], "reasons": list(answer.reasons),
-                   "thinking_chars": answer.thinking_chars, "done_reason": answer.done_reason},
-        "usage": dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)},
-        "error": answer.error,
-        "human_claim_review": "pending",
-        "claims": None,
-    } | score(case, answer.status, answer.model_answer, bool(answer.citations), retrieved, ks=ks,
-              citation_reasons=[c.reason for c in answer.citations if not c.valid], error=answer.error)
+@dataclass(frozen=True)
+class Judging:
+    """How answers are judged in a run. `pages` (page id -> folded text) enables the check that each
+    retrieved passage's text occurs on the page it names; `check_quotes` False only for saved outputs without
+    quotes."""
+
+    ks: tuple[int, ...]
+    min_quote_words: int = 4
+    pages: Mapping[str, str] | None = None
+    check_quotes: bool = True
 
 
-def score(case: Case, status: str, model_answer: str, has_citations: bool, retrieved: list[dict], *,
-          ks: Sequence[int], citation_reasons: Sequence[str | None] = (), error: str | None = None) -> dict:
-    """Metrics, fact results, quote validation and failure reasons, from a row's own stored data.
-    Rescoring a saved run calls this with the stored values, so the numbers always derive the same way."""
-    refs = [m.Retrieved(r["rank"], r["page_id"], r["text"]) for r in retrieved]
-    metrics: dict[str, float | None] = dict.fromkeys(m.metric_names(ks))
-    facts = [{"fact": list(f), "found": m.fact_found(model_answer, f)} for f in case.facts]
-    if error is None:
-        for k in ks:
-            metrics[f"hit@{k}"] = m.hit_at_k(refs, case.evidence, k)
-            metrics[f"recall@{k}"] = m.recall_at_k(refs, case.evidence, k)
-        metrics["rr"] = m.reciprocal_rank(refs, case.evidence)
-        metrics["facts"] = m.fact_recall(model_answer, case.facts, abstain=case.abstain)
-        metrics["behaviour"] = m.behaviour(case.abstain, status == "answered")
-        metrics["quote_valid"] = m.quote_validity(status, bool(has_citations))
+def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms: float, repeat: int = 0,
+              host: str | None = None, warnings: Sequence[str] = ()) -> Row:
+    """The row of one case. An answer with an error still gets a row, whose metrics are all null."""
+    retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
+    passages = {p.source_id: p.text for p in answer.retrieved}
+    citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
+    status = _status(answer, citations)
+    record = AnswerRecord(
+        status=status, text=answer.details.get("shown", "" if answer.abstains else answer.answer),
+        model_answer=answer.answer, answer_sha256=answer_sha256(answer.answer), raw=answer.raw,
+        citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
+        thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
+        abstained=answer.abstains)
+    page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
+    return score_row(Row(
+        case_id=case.id, repeat=repeat, question=case.question, tags=case.tags, expected=expected_of(case),
+        retrieved=retrieved, answer=record, usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)},
+        error=answer.error, metrics={}, fact_results=(), quote_validation=QuoteValidation(status="not_applicable"),
+        failure_reasons=(), warnings=(*warnings, *page_warnings), host=host), case, judging.ks)
+
+
+def expected_of(case: Case) -> Expected:
+    return Expected(abstain=case.abstain, facts=case.facts,
+                    evidence=tuple(EvidenceItem(source_id=e.source_id, quote=e.quote) for e in case.evidence))
+
+
+def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
+    """`row` with its labels, metrics, fact results, quote validation and failure reasons derived from `case`
+    and the row's own stored outputs; the human review it carries stays."""
+    refs = tuple(m.Retrieved(r.rank, r.page_id, r.text) for r in row.retrieved)
+    checked = [c for c in row.answer.citations if c.valid is not None]
+    obs = m.Observation(
+        evidence=case.evidence, facts=case.facts, should_abstain=case.abstain, retrieved=refs,
+        answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
+        cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
+        quotes_valid=all(c.valid for c in checked) if checked else None,
+        claims=None if row.claims is None else tuple(c.verdict == "supported" for c in row.claims))
+    metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
+    bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     quote = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}[metrics["quote_valid"]]
-    return {
-        "metrics": metrics,
-        "fact_results": facts,
-        "quote_validation": {"status": quote, "reasons": [r for r in citation_reasons if r] if quote == "failed" else []},
-        "failure_reasons": failure_reasons(case, status, refs, facts, citation_reasons, error, k_max=max(ks)),
-    }
+    facts = tuple(FactResult(fact=f, found=m.fact_found(obs.answer, f)) for f in case.facts)
+    return row.model_copy(update={
+        "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
+        "fact_results": facts, "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
+        "failure_reasons": failure_reasons(case, row, refs, facts, bad)})
 
 
-def failure_reasons(case: Case, status: str, refs: list[m.Retrieved], facts: list[dict],
-                    citation_reasons: Sequence[str | None], error: str | None, *, k_max: int) -> list[str]:
+def _abstained(row: Row) -> bool:
+    return row.answer.abstained if row.answer.abstained is not None else row.answer.status != "answered"
+
+
+def failure_reasons(case: Case, row: Row, refs: Sequence[m.Retrieved], facts: Sequence[FactResult],
+                    citation_reasons: Sequence[str]) -> tuple[str, ...]:
     """Short sentences, always in the same order: error, retrieval, behaviour, citations, facts."""
-    if error is not None:
-        return [f"error: {error}"]
+    if row.error is not None:
+        return (f"error: {row.error}",)
     reasons = []
     for item in case.evidence:
         rank = m.first_rank(refs, item)
@@ -87,28 +108,136 @@ def failure_reasons(case: Case, status: str, refs: list[m.Retrieved], facts: lis
             reasons.append(f"expected {what}, not retrieved in the top {len(refs)}")
         elif rank > 1:
             reasons.append(f"expected {what}, first retrieved at rank {rank}")
-    answered = status == "answered"
-    if case.abstain and answered:
+    abstained, status = _abstained(row), row.answer.status
+    if case.abstain and not abstained:
         reasons.append("answered an unanswerable question")
-    elif not case.abstain and not answered:
+    elif not case.abstain and abstained:
         reasons.append(f"gave no answer to an answerable question (status {status})")
-    reasons.extend(f"citation: {r}" for r in citation_reasons if r)
+    reasons.extend(f"citation: {r}" for r in citation_reasons)
+    reasons.extend(_citation_precision_reasons(case, row))
+    reasons.extend(_claim_reasons(row, abstained))
     if status == "malformed_output":
-        reasons.append("the model's reply was malformed")
+        reasons.append("the system's reply was malformed")
     if not case.abstain:
-        reasons.extend(f"fact {f['fact'][0]!r} not in answer" for f in facts if not f["found"])
-    return reasons
+        reasons.extend(_missed(f.fact) for f in facts if not f.found)
+    return tuple(reasons)
+
+
+def _citation_precision_reasons(case: Case, row: Row) -> list[str]:
+    expected = {m.page_of(e.source_id) for e in case.evidence}
+    retrieved = {r.page_id for r in row.retrieved}
+    out = []
+    for page in dict.fromkeys(m.page_of(c.source_id) for c in row.answer.citations):
+        missing = [word for word, ok in (("retrieved", page in retrieved), ("expected", page in expected)) if not ok]
+        if missing:
+            out.append(f"cited {page}, not {' or '.join(missing)}")
+    if not row.answer.citations and not case.abstain:
+        out.append("no passage cited")
+    return out
+
+
+def _claim_reasons(row: Row, abstained: bool) -> list[str]:
+    if row.claims is None:
+        return []
+    out = [f"claim {_short(c.claim)} {c.verdict}" for c in row.claims if c.verdict != "supported"]
+    if not row.claims and not abstained:
+        out.append("answered, but no claim is annotated")
+    return out
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = normalize(text)
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _missed(alternatives: Sequence[str]) -> str:
+    if len(alternatives) == 1:
+        return f"fact {alternatives[0]!r} not in answer"
+    return "fact not in answer: none of " + ", ".join(repr(a) for a in alternatives)
+
+
+def with_review(row: Row, claims: Sequence[ClaimRecord] | None, ks: Sequence[int]) -> Row:
+    """`row` reviewed with `claims` (None: pending again), its metrics recomputed."""
+    if row.error is not None:
+        return row
+    state = "pending" if claims is None else "reviewed"
+    updated = row.model_copy(update={"human_claim_review": state, "claims": None if claims is None else tuple(claims)})
+    return score_row(updated, case_of(row), ks)
+
+
+def case_of(row: Row) -> Case:
+    """The case a row was scored against, from the labels it stores."""
+    return Case(id=row.case_id, question=row.question, abstain=row.expected.abstain, facts=row.expected.facts,
+                evidence=tuple(Evidence(e.source_id, e.quote) for e in row.expected.evidence), tags=row.tags)
+
+
+def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> RetrievedPassage:
+    match = _SOURCE_ID.match(source_id)
+    doc, page = (match["doc"], int(match["page"])) if match else (source_id, None)
+    page_id = f"{doc}#p{page}" if page is not None else source_id
+    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc, page=page or None,
+                            score=None if score is None else round(score, 6), text=text)
+
+
+def _judge_citation(source_id: str, quote: str, passages: Mapping[str, str], judging: Judging) -> CitationResult:
+    if not judging.check_quotes and not quote:
+        known = source_id in passages
+        return CitationResult(source_id=source_id, quote=quote, valid=None if known else False,
+                              reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
+    verdict = check_quote(source_id, quote, passages, min_words=judging.min_quote_words)
+    return CitationResult(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
+
+
+def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> str:
+    """error, malformed_output, invalid_citation (a citation failed), no_answer (abstained), else answered."""
+    if answer.error is not None:
+        return "error"
+    if answer.malformed is not None:
+        return "malformed_output"
+    if any(c.valid is False for c in citations):
+        return "invalid_citation"
+    return "no_answer" if answer.abstains else "answered"
+
+
+def _reasons(answer: SystemAnswer, citations: Sequence[CitationResult]) -> tuple[str, ...]:
+    reasons = [r for r in (answer.error, answer.malformed) if r]
+    return (*reasons, *(c.reason for c in citations if c.reason))
+
+
+def fold_pages(pages: Mapping[str, str]) -> dict[str, str]:
+    """Page id -> folded text, for the page check (built once per run)."""
+    return {page_id: fold(text) for page_id, text in pages.items()}
+
+
+def _page_warnings(answer: SystemAnswer, pages: Mapping[str, str]) -> list[str]:
+    """A warning for each retrieved passage whose source id names no page of the documents, or whose text does
+    not occur on the page it names (0-based page numbers are the usual cause)."""
+    out = []
+    for p in answer.retrieved:
+        page_id = m.page_of(p.source_id)
+        if page_id not in pages:
+            out.append(f"retrieved {p.source_id}: no such page in the documents (ids are <file>#p<page>, paths "
+                       "relative to --docs, pages from 1)")
+            continue
+        text = fold(p.text)
+        if text and text not in pages[page_id]:
+            doc = page_id.rsplit("#p", 1)[0]
+            found = [pid for pid, t in pages.items() if pid.startswith(doc + "#p") and text in t]
+            hint = f"; it is on {found[0]} (0-based page numbers?)" if found else ""
+            out.append(f"retrieved {p.source_id}: its text does not occur on that page{hint}")
+    return out
 
 
 @lru_cache(maxsize=1)
-def row_validator() -> jsonschema.Draft202012Validator:
+def _row_validator() -> jsonschema.Draft202012Validator:
     text = resources.files("harness").joinpath("schemas/row.schema.json").read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 
 
-def validate_row(row: dict) -> None:
-    """Raise ValueError naming the first field that breaks the published row schema."""
-    error = next(iter(sorted(row_validator().iter_errors(row), key=lambda e: list(e.absolute_path))), None)
+def validate_row(data: dict) -> None:
+    """Check one rows.jsonl object against the *published* schema file (what users' tools read); raise
+    ValueError naming the first field that breaks it."""
+    error = next(iter(sorted(_row_validator().iter_errors(data), key=lambda e: list(e.absolute_path))), None)
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "row"
-        raise ValueError(f"row for case {row.get('case_id')!r} breaks the row schema at {where}: {error.message}")
+        raise ValueError(f"row for case {data.get('case_id')!r} breaks the row schema at {where}: {error.message}")

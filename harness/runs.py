@@ -13,8 +13,9 @@ from typing import Iterable, Sequence
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
-from .metrics import REGISTRY, RETRIEVAL_FAMILIES
-from .rows import validate_row
+from pydantic import ValidationError
+
+from .records import Manifest, MetricSummary, Row, Summary, field_problem
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -41,15 +42,17 @@ def new_run_dir(out: str | Path, label: str | None) -> Path:
 
 
 class RowWriter:
-    """Appends schema-checked rows, one line each, flushed and fsynced so a crash leaves whole lines only."""
+    """Appends rows, one line each, flushed and fsynced so a crash leaves whole lines only. Each row is
+    re-validated from its JSON form first, so a row that breaks the published schema is never written."""
 
     def __init__(self, run_dir: Path, *, append: bool = False):
         self.path = run_dir / ROWS
         self._fh = open(self.path, "a" if append else "w", encoding="utf-8")
 
-    def write(self, row: dict) -> None:
-        validate_row(row)
-        self._fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    def write(self, row: Row) -> None:
+        line = row.line()
+        Row.model_validate_json(line)
+        self._fh.write(line + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
 
@@ -70,7 +73,15 @@ def read_json(path: Path) -> dict:
         raise InputError(f"{path}: not valid JSON ({exc})") from exc
 
 
-def read_rows(run_dir: str | Path) -> list[dict]:
+def read_manifest(run_dir: str | Path) -> Manifest:
+    path = Path(run_dir) / MANIFEST
+    try:
+        return Manifest.model_validate(read_json(path))
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a run manifest ({field_problem(exc)})") from exc
+
+
+def read_rows(run_dir: str | Path) -> list[Row]:
     """Rows of a run. A last line cut by a crash is ignored; any other bad line is an error naming it."""
     path = Path(run_dir) / ROWS
     try:
@@ -82,60 +93,56 @@ def read_rows(run_dir: str | Path) -> list[dict]:
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except ValueError as exc:
-            if number == len(lines):  # no newline after it: a write cut short
+            rows.append(Row.model_validate_json(line))
+        except ValidationError as exc:
+            if number == len(lines) and exc.errors()[0]["type"] == "json_invalid":  # a write cut short
                 break
-            raise InputError(f"{path}:{number}: not valid JSON ({exc})") from exc
+            raise InputError(f"{path}:{number}: not a result row ({field_problem(exc)})") from exc
     return rows
 
 
-def summarize(rows: Sequence[dict], metric_names: Iterable[str], collection: dict) -> dict:
-    """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows.
+def write_rows(run_dir: Path, rows: Sequence[Row]) -> None:
+    """Replace a run's rows at once (review, rescore)."""
+    atomic_write_text(Path(run_dir) / ROWS, "".join(r.line() + "\n" for r in rows))
+
+
+def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict, *,
+              na_as_pass: bool = False) -> Summary:
+    """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
+    (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing."""
-    errored = sum(1 for r in rows if r.get("error") is not None)
+    errored = sum(1 for r in rows if r.errored)
     out = {}
     for name in metric_names:
-        values = [r["metrics"].get(name) for r in rows if r.get("error") is None]
+        values = [r.metrics.get(name) for r in rows if not r.errored]
         scored = [v for v in values if v is not None]
-        out[name] = {"mean": sum(scored) / len(scored) if scored else None, "scored": len(scored),
-                     "not_applicable": len(values) - len(scored), "errored": errored}
-    pending = sum(1 for r in rows if r.get("human_claim_review") != "reviewed")
+        total, count = sum(scored), len(scored)
+        if na_as_pass:
+            total, count = total + len(values) - len(scored), len(values)
+        out[name] = MetricSummary(mean=total / count if count else None, scored=len(scored),
+                                  not_applicable=len(values) - len(scored), errored=errored)
+    pending = sum(1 for r in rows if r.human_claim_review != "reviewed")
     statuses: dict[str, int] = {}
     for r in rows:
-        statuses[r["answer"]["status"]] = statuses.get(r["answer"]["status"], 0) + 1
-    summary = {"rows": len(rows), "errored": errored, "metrics": out, "answer_statuses": statuses,
-               "human_claim_review": {"pending": pending, "reviewed": len(rows) - pending},
-               "collection": collection}
-    if any(r.get("repeat", 0) > 0 for r in rows):
-        summary["repeat_stability"] = repeat_stability(rows, out)
-    return summary
+        statuses[r.answer.status] = statuses.get(r.answer.status, 0) + 1
+    return Summary(rows=len(rows), errored=errored, passes=sum(1 for r in rows if r.metrics.get("passed") == 1.0),
+                   metrics=out, answer_statuses=statuses, collection=collection, na_as_pass=na_as_pass,
+                   human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
+                   repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None)
 
 
-def repeat_stability(rows: Sequence[dict], metric_names: Iterable[str]) -> dict:
+def repeat_stability(rows: Sequence[Row], metric_names: Iterable[str]) -> dict:
     """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.
     A CI gate can then tell a regression from the noise of the model itself."""
-    by_case: dict[str, list[dict]] = {}
+    by_case: dict[str, list[Row]] = {}
     for r in rows:
-        by_case.setdefault(r["case_id"], []).append(r)
+        by_case.setdefault(r.case_id, []).append(r)
     out = {}
     for name in metric_names:
         # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
-        seen = [{"error" if r.get("error") is not None else r["metrics"].get(name) for r in group}
+        seen = [{"error" if r.errored else r.metrics.get(name) for r in group}
                 for group in by_case.values() if len(group) > 1]
         seen = [values for values in seen if values != {None}]
         flipped = sum(1 for values in seen if len(values) > 1)
         out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
     return out
-
-
-def family(name: str) -> str:
-    return name.split("@", 1)[0]
-
-
-def is_retrieval(name: str) -> bool:
-    return family(name) in RETRIEVAL_FAMILIES
-
-
-def describe(name: str) -> str:
-    return REGISTRY[family(name)].description

@@ -77,6 +77,7 @@ class SavedCase(_Record):
     should_abstain: bool
     candidate_abstains: bool
     retrieved_chunk_ids: tuple[str, ...] | None = None
+    metadata: dict[str, Any] | None = None  # free-form; a run's replay keeps evidence and citation quotes here
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SavedCase:

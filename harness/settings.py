@@ -52,7 +52,7 @@ class RunSettings:
     cache_dir: str | None = None
     workers: int = 1
     repeat: int = 1
-    offline: bool = False
+    system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
 
     def __post_init__(self) -> None:
@@ -113,8 +113,12 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
     """Flags that were given (not None) win over the config file, which wins over `base` (a resumed run's
     saved settings), which wins over the defaults."""
     values = {k: v for k, v in (base or {}).items() if k in FIELDS}
+    if (base or {}).get("offline"):  # a run saved before --system existed
+        values["system"] = "offline"
     values.update(load_config(config_path) if config_path else {})
     values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
+    if flags.get("offline"):  # --offline is an alias of --system offline
+        values["system"] = "offline"
     if "k" in values:
         values["k"] = tuple(values["k"])
     return RunSettings(**values)
@@ -132,6 +136,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
     values, problems = {}, []
     for key, value in data.items():
         name = key.replace("-", "_")
+        if name == "offline" and isinstance(value, bool):  # `offline = true`: the alias of `system = "offline"`
+            name, value = "system", "offline" if value else "chatbot"
         if name not in FIELDS:
             problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
             continue

@@ -27,5 +27,5 @@ def run(args: argparse.Namespace) -> int:
     if result.unanswered_cases:
         print(f"\nnot scored: {len(result.unanswered_cases)} case(s) of {args.cases} that {args.run} never answered: "
               f"{', '.join(result.unanswered_cases)}")
-    print(f"\nrescored {result.manifest['rescored_from']['run_id']} into {result.run_dir}")
+    print(f"\nrescored {(result.manifest.model_extra or {})['rescored_from']['run_id']} into {result.run_dir}")
     return 0

@@ -16,7 +16,8 @@ from chatbot.store import atomic_write_text
 from ..report import find_quote
 from ..review import (VERDICTS, Claim, Review, ReviewKey, apply_to_run, export_csv, import_csv, passages_by_answer,
                       read_reviews, reviews_path, save_reviews, sentence_split)
-from ..runs import MANIFEST, read_json, read_rows, utc_now
+from ..records import Row
+from ..runs import read_manifest, read_rows, utc_now
 
 _HELP_SPLIT = "[Enter] accept these claims · e edit them · k skip this answer · q quit"
 _HELP_CLAIM = ("s ID supported by passage ID (or its rank: s 1; plain s = the cited passage) · u unsupported · "
@@ -61,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         _walk(rows, reviews, path, reviewer)
     summary = apply_to_run(run_dir, reviews)
-    review = summary["human_claim_review"]
-    claims = summary["metrics"].get("claims_supported", {})
-    mean = "n/a" if claims.get("mean") is None else f"{claims['mean']:.3f}"
+    review = summary.human_claim_review
+    claims = summary.metrics.get("claims_supported")
+    mean = "n/a" if claims is None or claims.mean is None else f"{claims.mean:.3f}"
     print(f"\n{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported {mean} "
-          f"over {claims.get('scored', 0)} answers with claims; reviews in {path}")
+          f"over {claims.scored if claims else 0} answers with claims; reviews in {path}")
     return 0
 
 
@@ -77,22 +78,21 @@ def _user() -> str:
 
 
 def _default_reviews(run_dir: Path) -> Path:
-    cases = read_json(run_dir / MANIFEST).get("inputs", {}).get("cases", {}).get("path")
+    cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
     if not cases or not Path(cases).exists():
         raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
                          "run was made in, or pass --reviews FILE")
     return reviews_path(cases)
 
 
-def _walk(rows: list[dict], reviews: dict[ReviewKey, Review], path: Path, reviewer: str) -> None:
+def _walk(rows: list[Row], reviews: dict[ReviewKey, Review], path: Path, reviewer: str) -> None:
     """Ask about every pending answer; each finished review is saved at once, so quitting loses nothing."""
-    pending = [r for r in rows if r.get("error") is None
-               and (r["case_id"], r["answer"]["answer_sha256"]) not in reviews]
+    pending = [r for r in rows if not r.errored and (r.case_id, r.answer.answer_sha256) not in reviews]
     seen: set[ReviewKey] = set()
     print(f"{len(pending)} answer(s) to review; reviews go to {path}")
     try:
         for number, row in enumerate(pending, start=1):
-            key = (row["case_id"], row["answer"]["answer_sha256"])
+            key = (row.case_id, row.answer.answer_sha256)
             if key in seen:  # the same answer in another repeat
                 continue
             _show(row, number, len(pending))
@@ -117,25 +117,25 @@ def _ask(prompt: str) -> str:
     return answer.strip()
 
 
-def _show(row: dict, number: int, total: int) -> None:
-    ans = row["answer"]
-    print(f"\n[{number}/{total}] case {row['case_id']} (repeat {row.get('repeat', 0)}), status {ans['status']}")
-    print(f"question: {row['question']}\nanswer:   {ans['model_answer'] or '(no answer)'}")
+def _show(row: Row, number: int, total: int) -> None:
+    ans = row.answer
+    print(f"\n[{number}/{total}] case {row.case_id} (repeat {row.repeat}), status {ans.status}")
+    print(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
     quotes: dict[str, str] = {}
-    for c in ans["citations"]:
-        print(f"cites {c['source_id']}: \"{c['quote']}\" ({'valid' if c['valid'] else c['reason']})")
-        quotes.setdefault(c["source_id"], c["quote"])
+    for c in ans.citations:
+        print(f"cites {c.source_id}: \"{c.quote}\" ({'valid' if c.valid else c.reason})")
+        quotes.setdefault(c.source_id, c.quote)
     print("passages:")
-    for p in row["retrieved"]:
-        text, span = find_quote(p["text"], quotes.get(p["source_id"], ""))
+    for p in row.retrieved:
+        text, span = find_quote(p.text, quotes.get(p.source_id, ""))
         if span:
             text = f"{text[:span[0]]}»{text[span[0]:span[1]]}«{text[span[1]:]}"
-        print(f"  [{p['rank']}] {p['source_id']} (page {p['page']}): {text}")
+        print(f"  [{p.rank}] {p.source_id} (page {p.page}): {text}")
 
 
-def _review_row(row: dict) -> list[Claim] | None:
+def _review_row(row: Row) -> list[Claim] | None:
     """The claims and verdicts for one answer, or None to skip it."""
-    offered = sentence_split(row["answer"]["model_answer"])
+    offered = sentence_split(row.answer.model_answer)
     print("offered claims (sentence split):" if offered else "no claims offered (empty answer)")
     for i, claim in enumerate(offered, start=1):
         print(f"  {i}. {claim}")
@@ -151,9 +151,9 @@ def _review_row(row: dict) -> list[Claim] | None:
     return [_verdict(row, text, i, len(texts)) for i, text in enumerate(texts, start=1)]
 
 
-def _verdict(row: dict, text: str, number: int, total: int) -> Claim:
-    retrieved = [p["source_id"] for p in sorted(row["retrieved"], key=lambda p: p["rank"])]
-    cited = next((c["source_id"] for c in row["answer"]["citations"] if c["source_id"] in retrieved), None)
+def _verdict(row: Row, text: str, number: int, total: int) -> Claim:
+    retrieved = [p.source_id for p in sorted(row.retrieved, key=lambda p: p.rank)]
+    cited = next((c.source_id for c in row.answer.citations if c.source_id in retrieved), None)
     note = ""
     print(f"claim {number}/{total}: {text}")
     while True:

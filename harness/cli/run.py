@@ -10,8 +10,9 @@ from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar
 
 from ..evaluate import run_evaluation
-from ..metrics import parse_metric
-from ..runs import MANIFEST, describe, is_retrieval, read_json
+from ..metrics import describe, is_retrieval, parse_metric
+from ..records import Manifest, Summary
+from ..runs import MANIFEST, read_json
 from ..settings import resolve
 
 EXIT_BELOW_THRESHOLD = 3
@@ -55,8 +56,11 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache-dir", help="embedding cache directory")
     p.add_argument("--workers", type=int, help="cases answered in parallel (default 1)")
     p.add_argument("--repeat", type=int, help="answer each case N times (default 1)")
+    p.add_argument("--system", help="what to evaluate: chatbot (default), offline, a plug-in name, "
+                                    "package.module:factory, or an http(s):// address (README: 'Evaluate your own "
+                                    "RAG system')")
     p.add_argument("--offline", action="store_true", default=None,
-                   help="no model server: BM25 retrieval and an extractive baseline answerer")
+                   help="same as --system offline: BM25 retrieval and an extractive baseline, no model server")
     p.add_argument("--resume", metavar="RUN_DIR",
                    help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
     p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
@@ -76,21 +80,22 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume)
     except ServerUnreachable as exc:  # before any row: no server at all
-        if not settings.offline:
+        if settings.system == "chatbot":
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc
         raise
-    for warning in result.manifest["system"].get("warnings", ()):
+    summary = result.summary
+    for warning in result.manifest.system.get("warnings", ()):
         print(f"warning: {warning}", file=sys.stderr)
-    print(render_summary(result.summary, result.manifest))
+    print(render_summary(summary, result.manifest))
     print(f"\nrun written to {result.run_dir}")
-    failed = [f"{name} mean {_fmt(result.summary['metrics'][name]['mean'])} < {value}"
-              for name, value in thresholds if (result.summary["metrics"][name]["mean"] or 0.0) < value]
-    if result.summary["errored"]:
-        print(f"warning: {result.summary['errored']} of {result.summary['rows']} rows errored; their metrics are "
+    failed = [f"{name} mean {_fmt(summary.mean(name))} < {value}"
+              for name, value in thresholds if (summary.mean(name) or 0.0) < value]
+    if summary.errored:
+        print(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
               "missing from the means", file=sys.stderr)
         if thresholds:  # a gate cannot pass on rows it could not score
-            failed.append(f"{result.summary['errored']} rows errored")
+            failed.append(f"{summary.errored} rows errored")
     for line in failed:
         print(f"below threshold: {line}", file=sys.stderr)
     return EXIT_BELOW_THRESHOLD if failed else 0
@@ -113,21 +118,23 @@ def _fmt(value: float | None) -> str:
     return "  n/a" if value is None else f"{value:.3f}"
 
 
-def render_summary(summary: dict, manifest: dict) -> str:
+def render_summary(summary: Summary, manifest: Manifest) -> str:
     """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
-    c = summary["collection"]
-    lines = [f"system: {manifest['system']['system']}",
-             f"cases: {summary['rows']} rows ({summary['errored']} errored); collection: {c['documents']} documents, "
-             f"{c['pages']} pages, {c['chunks']} chunks; top-k {manifest['settings']['top_k']}",
-             "", f"{'metric':<18}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]
-    for name, m in summary["metrics"].items():
-        lines.append(f"{name:<18}{_fmt(m['mean']):>7}{m['scored']:>8}{m['not_applicable']:>6}{m['errored']:>7}  "
-                     f"{describe(name)}" + (f" [of {c['chunks']} chunks]" if is_retrieval(name) else ""))
-    if "repeat_stability" in summary:
-        flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary["repeat_stability"].items() if v["cases"]]
+    c = summary.collection
+    chunks = f"{c['chunks']} chunks; top-k {manifest.settings.get('top_k')}" if c.get("chunks") else "chunks: the system's own"
+    lines = [f"system: {manifest.system.get('system', manifest.system.get('name', '?'))}",
+             f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
+             f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
+             "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]
+    for name, m in summary.metrics.items():
+        where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
+        lines.append(f"{name:<20}{_fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
+                     f"{describe(name)}{where}")
+    if summary.repeat_stability:
+        flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]
         lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]
-    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary["answer_statuses"].items()))
-    review = summary["human_claim_review"]
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.answer_statuses.items()))
+    review = summary.human_claim_review
     lines += ["", f"answer statuses: {statuses}",
               f"human claim review: {review['pending']} pending, {review['reviewed']} reviewed "
               "(`rag-eval review RUN`)"]

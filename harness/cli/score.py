@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 from chatbot.errors import InputError
-from harness.chart import text_bars
-from harness.score import SCORE_CHECKS, ScoreResult, ScoreSummary, chart_bars, score_saved, write_outputs
+from ..chart import text_bars
+from ..records import Summary
+from ..score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):
@@ -48,51 +49,60 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="chunks the lexical retriever returns when a case has no retrieved ids (default: 2)")
     parser.add_argument("--na-as-pass", action="store_true",
                         help="count not-applicable checks as 1.0 in the means (as the tutorial tables do)")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="write score_rows.jsonl, score_summary.json and score_chart.svg here")
+    parser.add_argument("--out", type=Path, metavar="DIR", default=Path("results"),
+                        help="where the run directory goes (rows, manifest, summary, failed.txt, chart.svg; "
+                             "default: %(default)s)")
+    parser.add_argument("--label", help="a name for this run, part of its directory name (default: score)")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     result = score_saved(args.cases, args.chunks, args.claims, k=args.k, na_as_pass=args.na_as_pass)
+    for warning in result.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     try:
-        written = write_outputs(result, args.out) if args.out else ()
+        run_dir = write_run(result, args.out, label=args.label, failed_table=failed_table(result))
     except OSError as exc:
         raise InputError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from exc
     if args.json:
         print(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
     else:
         print(render(result, source=str(args.cases)))
-    for path in written:
-        print(f"wrote {path}", file=sys.stderr)
+    print(f"run written to {run_dir} (rag-eval report {run_dir})", file=sys.stderr)
     return 0  # a report: failing cases are results, not errors
 
 
 def render(result: ScoreResult, *, source: str) -> str:
     """The terminal report: what was scored, the summary block, the failed-case table and the bar chart."""
-    summary = result.summary
-    parts = [_heading(summary, source), summary_block(summary), failed_table(result), text_bars(chart_bars(summary))]
+    parts = [_heading(result, source), summary_block(result.summary), failed_table(result),
+             text_bars(chart_bars(result.summary))]
     return "\n\n".join(parts)
 
 
-def _heading(summary: ScoreSummary, source: str) -> str:
+def _heading(result: ScoreResult, source: str) -> str:
+    summary = result.summary
     means = "not-applicable counted as 1.0 (--na-as-pass)" if summary.na_as_pass else "means over scored cases only"
     lines = [f"score {source}: {means}"]
-    if summary.lexical_case_ids:
-        cases = ", ".join(summary.lexical_case_ids)
-        lines.append(f"retrieved ids from the lexical retriever (top {summary.k}): {cases}")
+    lexical = [r.case_id for r in result.rows if r.warnings]
+    if lexical:
+        lines.append(f"retrieved ids from the lexical retriever (top {result.manifest.settings['lexical_k']}): "
+                     + ", ".join(lexical))
     return "\n".join(lines)
 
 
-def summary_block(summary: ScoreSummary) -> str:
+def summary_block(summary: Summary) -> str:
     """`cases N`, `passes N`, then one `label 0.000  (scored N, n/a N)` line per check."""
-    lines = [f"cases {summary.cases}", f"passes {summary.passes}"]
-    for check in SCORE_CHECKS:
-        c = summary.check(check.name)
+    lines = [f"cases {summary.rows}", f"passes {summary.passes}"]
+    for name, label in CHECK_LABELS.items():
+        c = summary.metrics[name]
         mean = "n/a" if c.mean is None else f"{c.mean:.3f}"
-        lines.append(f"{check.label} {mean}  (scored {c.scored}, n/a {c.not_applicable})")
+        lines.append(f"{label} {mean}  (scored {c.scored}, n/a {c.not_applicable})")
     return "\n".join(lines)
+
+
+_SHORT = {"retrieval_recall": "recall", "citation_precision": "citation", "claim_support": "claims",
+          "key_point_coverage": "points", "abstention": "abstain"}
 
 
 def failed_table(result: ScoreResult) -> str:
@@ -101,11 +111,11 @@ def failed_table(result: ScoreResult) -> str:
     if not failed:
         return f"failed cases: 0 of {len(result.rows)}"
     id_width = max(len("case"), *(len(r.case_id) for r in failed))
-    widths = [max(5, len(c.short)) for c in SCORE_CHECKS]
-    header = "  ".join([f"{'case':<{id_width}}", *(f"{c.short:>{w}}" for c, w in zip(SCORE_CHECKS, widths))])
+    widths = [max(5, len(short)) for short in _SHORT.values()]
+    header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths))])
     lines = [f"failed cases: {len(failed)} of {len(result.rows)}", header]
     for row in failed:
-        values = ("n/a" if (v := row.value(c.name)) is None else f"{v:.3f}" for c in SCORE_CHECKS)
+        values = ("n/a" if (v := row.metrics.get(name)) is None else f"{v:.3f}" for name in _SHORT)
         lines.append("  ".join([f"{row.case_id:<{id_width}}", *(f"{v:>{w}}" for v, w in zip(values, widths))]))
-        lines += [f"{'':<{id_width}}  - {reason}" for reason in row.failures]
+        lines += [f"{'':<{id_width}}  - {reason}" for reason in row.failure_reasons]
     return "\n".join(lines)
