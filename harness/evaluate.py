@@ -77,8 +77,8 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     writer = RowWriter(run_dir, append=resume is not None)
     written = len(jobs) - len(todo)
     try:
-        for row, case in _answer_all(system, todo, settings, judging):
-            writer.write(apply_reviews(row, reviews, case, settings.k))  # an unchanged answer keeps its review
+        for row in _answer_all(system, todo, settings, judging):
+            writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
             written += 1
             if progress:
                 progress("cases", written, len(jobs))
@@ -146,12 +146,12 @@ def _drop_partial_line(path: Path) -> None:
 
 
 def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSettings,
-                judging: Judging) -> Iterator[tuple[Row, Case]]:
-    """Yield (row, case) in job order. With workers > 1 every job is submitted at once and at most `workers`
+                judging: Judging) -> Iterator[Row]:
+    """Yield rows in job order. With workers > 1 every job is submitted at once and at most `workers`
     run together; a row is yielded when it and all rows before it are done."""
     timed = not is_builtin(settings.system) and not settings.system.startswith(("http://", "https://"))
 
-    def one(job: tuple[Case, int]) -> tuple[Row, Case]:
+    def one(job: tuple[Case, int]) -> Row:
         case, repeat = job
         start = time.perf_counter()
         result = _ask(system, case)
@@ -159,7 +159,7 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         if timed and result.error is None and elapsed_ms > settings.timeout * 1000:
             result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
                                         f"{settings.timeout:g} s", raw=result.raw)
-        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat), case
+        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat)
 
     if settings.workers == 1:
         yield from map(one, jobs)
