@@ -150,7 +150,8 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples) for name in metrics)
     review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
     return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
-                      resamples, 0.95, results, tuple(not_shared), tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
+                      resamples, 0.95, results, tuple(not_shared),
+                      tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
                       review)
 
 
@@ -173,7 +174,8 @@ def _review_counts(rows: Sequence[Row]) -> dict:
     return {"pending": len(rows) - reviewed, "reviewed": reviewed}
 
 
-def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row]) -> tuple[list[str], list[float],
+def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row],
+              rows_b: dict[Key, Row]) -> tuple[list[str], list[float],
                                                                                       list[float], int]:
     """Per case: the mean over repeats of the paired values (both non-null); and the unpaired count."""
     pairs: dict[str, list[tuple[float, float]]] = {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property, lru_cache
 from typing import Callable, Sequence
 
 from chatbot.text import fold
@@ -49,6 +50,15 @@ class Observation:
     quotes_valid: bool | None
     claims: tuple[bool, ...] | None
 
+    @cached_property
+    def first_ranks(self) -> tuple[int | None, ...]:
+        """Per evidence item, the rank of the first relevant retrieved passage (None: not retrieved)."""
+        return tuple(first_rank(self.retrieved, e) for e in self.evidence)
+
+    @cached_property
+    def folded_answer(self) -> str:
+        return fold(self.answer)
+
 
 # ---------------------------------------------------------------- the shared rules
 
@@ -57,9 +67,13 @@ def covers(item: Retrieved, evidence: Evidence) -> bool:
     """A passage is relevant to an evidence item when it comes from that page and holds its quote, if any."""
     if item.page_id != page_of(evidence.source_id):
         return False
-    return evidence.quote is None or fold(evidence.quote) in fold(item.text)
+    return evidence.quote is None or _fold(evidence.quote) in _fold(item.text)
 
 
+_fold = lru_cache(maxsize=65536)(fold)
+
+
+@lru_cache(maxsize=65536)
 def page_of(source_id: str) -> str:
     """The page id a source id names: `a.pdf#p2.3` -> `a.pdf#p2`; any other id is its own page."""
     return re.sub(r"(#p\d+)\.\d+$", r"\1", source_id)
@@ -78,12 +92,17 @@ _NUMBER_JOINERS = ",.\u2009\u202f\u00a0 "
 def fact_found(answer: str, alternatives: Sequence[str]) -> bool:
     """Whether any alternative occurs in the answer, case-insensitively, after normalize(), on word
     boundaries, and never as part of a longer number (see `_NUMBER_JOINERS`)."""
-    text = fold(answer)
-    for alt in alternatives:
-        needle = fold(alt)
-        if needle and re.search(_bounded(needle), text):
-            return True
-    return False
+    return found_in(fold(answer), alternatives)
+
+
+def found_in(folded: str, alternatives: Sequence[str]) -> bool:
+    return any(pattern.search(folded) for pattern in map(_pattern, alternatives) if pattern is not None)
+
+
+@lru_cache(maxsize=65536)
+def _pattern(alternative: str) -> re.Pattern[str] | None:
+    needle = fold(alternative)
+    return re.compile(_bounded(needle)) if needle else None
 
 
 def _bounded(needle: str) -> str:
@@ -101,15 +120,14 @@ def hit_at_k(o: Observation, k: int) -> float | None:
     """Hit@k: 1.0 if any of the top k passages is relevant to any evidence item, else 0.0; None without evidence."""
     if not o.evidence:
         return None
-    return float(any(covers(r, e) for r in o.retrieved if r.rank <= k for e in o.evidence))
+    return float(any(r is not None and r <= k for r in o.first_ranks))
 
 
 def recall_at_k(o: Observation, k: int) -> float | None:
     """Recall@k: share of evidence items covered by one of the top k passages; None without evidence."""
     if not o.evidence:
         return None
-    top = [r for r in o.retrieved if r.rank <= k]
-    return sum(any(covers(r, e) for r in top) for e in o.evidence) / len(o.evidence)
+    return sum(r is not None and r <= k for r in o.first_ranks) / len(o.evidence)
 
 
 def reciprocal_rank(o: Observation, k: int | None = None) -> float | None:
@@ -117,7 +135,7 @@ def reciprocal_rank(o: Observation, k: int | None = None) -> float | None:
     none is; None without evidence."""
     if not o.evidence:
         return None
-    ranks = [r for r in (first_rank(o.retrieved, e) for e in o.evidence) if r is not None]
+    ranks = [r for r in o.first_ranks if r is not None]
     return 1.0 / min(ranks) if ranks else 0.0
 
 
@@ -138,7 +156,7 @@ def key_point_coverage(o: Observation, k: int | None = None) -> float | None:
     """Share of required points (facts) found in the answer, whatever the abstain label; None without any."""
     if not o.facts:
         return None
-    return sum(fact_found(o.answer, f) for f in o.facts) / len(o.facts)
+    return sum(found_in(o.folded_answer, f) for f in o.facts) / len(o.facts)
 
 
 def behaviour(o: Observation, k: int | None = None) -> float:

@@ -19,10 +19,10 @@ __all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimRecord", "Evidenc
            "Manifest", "MetricSummary", "Passage", "QuoteValidation", "RetrievedPassage", "Row", "STATUSES",
            "Summary", "SystemAnswer", "SystemReply", "field_problem", "published_schemas"]
 
-ROW_FORMAT = 1
 STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")
 Status = Literal["answered", "no_answer", "invalid_citation", "malformed_output", "error"]
 Score = float | None
+QuoteStatus = Literal["passed", "failed", "not_applicable"]
 
 
 class _Record(BaseModel):
@@ -181,7 +181,7 @@ class FactResult(_Record):
 
 
 class QuoteValidation(_Record):
-    status: Literal["passed", "failed", "not_applicable"]
+    status: QuoteStatus
     reasons: tuple[str, ...] = ()
 
 
@@ -189,7 +189,7 @@ class Row(_Record):
     """One case's result: the case, what the system did, every metric (None: not applicable) and why it failed.
     One JSON object per line of rows.jsonl."""
 
-    format: Literal[1] = ROW_FORMAT
+    format: Literal[1] = 1
     case_id: str = Field(min_length=1)
     repeat: int = Field(default=0, ge=0)
     question: str
@@ -279,8 +279,9 @@ class Manifest(BaseModel):
 
 # ---------------------------------------------------------------- published schemas
 
-_PUBLISHED = {"row.schema.json": (Row, "pdf-rag-eval result row (one JSON object per line of rows.jsonl)"),
-              "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})")}
+_PUBLISHED: dict[str, tuple[type[BaseModel], str]] = {
+    "row.schema.json": (Row, "pdf-rag-eval result row (one JSON object per line of rows.jsonl)"),
+    "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})")}
 
 
 def published_schemas() -> dict[str, dict]:

@@ -167,10 +167,11 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
             means.append(s.mean(name))
             cells.append(f'<td class="num">{_fmt(s.mean(name))}</td>')
         if len(summaries) > 1:
-            delta = None if None in means else means[1] - means[0]
+            a, b = means[0], means[1]
+            delta = None if a is None or b is None else b - a
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
-        counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name)) else "0 / 0 / 0"
-                            for s in summaries)
+        counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
+                            else "0 / 0 / 0" for s in summaries)
         out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
     return "".join(out) + "</table>"
 

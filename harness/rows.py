@@ -21,8 +21,8 @@ from chatbot.text import fold, normalize
 
 from . import metrics as m
 from .cases import Case, Evidence
-from .records import (AnswerRecord, CitationResult, ClaimRecord, EvidenceItem, Expected, FactResult, QuoteValidation,
-                      RetrievedPassage, Row, SystemAnswer)
+from .records import (AnswerRecord, CitationResult, ClaimRecord, EvidenceItem, Expected, FactResult, QuoteStatus,
+                      QuoteValidation, RetrievedPassage, Row, Status, SystemAnswer)
 
 _SOURCE_ID = re.compile(r"^(?P<doc>.+)#p(?P<page>\d+)(?:\.\d+)?$")
 
@@ -45,29 +45,39 @@ class Judging:
 
 
 def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms: float, repeat: int = 0,
-              host: str | None = None, warnings: Sequence[str] = ()) -> Row:
-    """The row of one case. An answer with an error still gets a row, whose metrics are all null."""
+              host: str | None = None, warnings: Sequence[str] = (),
+              claims: Sequence[ClaimRecord] | None = None) -> Row:
+    """The row of one case. An answer with an error still gets a row, whose metrics are all null.
+    Records are assembled from validated parts without re-validation (it dominated bulk scoring); the
+    RowWriter validates every row before it is written."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = {p.source_id: p.text for p in answer.retrieved}
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
-    status = _status(answer, citations)
-    record = AnswerRecord(
-        status=status, text=answer.details.get("shown", "" if answer.abstains else answer.answer),
+    record = AnswerRecord.model_construct(
+        status=_status(answer, citations), text=answer.details.get("shown", "" if answer.abstains else answer.answer),
         model_answer=answer.answer, answer_sha256=answer_sha256(answer.answer), raw=answer.raw,
         citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
         abstained=answer.abstains)
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
-    return score_row(Row(
-        case_id=case.id, repeat=repeat, question=case.question, tags=case.tags, expected=expected_of(case),
-        retrieved=retrieved, answer=record, usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)},
-        error=answer.error, metrics={}, fact_results=(), quote_validation=QuoteValidation(status="not_applicable"),
-        failure_reasons=(), warnings=(*warnings, *page_warnings), host=host), case, judging.ks)
+    reviewed = claims is not None and answer.error is None
+    row = Row.model_construct(
+        format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
+        expected=expected_of(case), retrieved=retrieved, answer=record,
+        usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)}, error=answer.error,
+        human_claim_review="reviewed" if reviewed else "pending", claims=tuple(claims) if reviewed else None,
+        metrics={}, fact_results=(), quote_validation=_NOT_APPLICABLE, failure_reasons=(),
+        warnings=(*warnings, *page_warnings), host=host)
+    return score_row(row, case, judging.ks)
 
 
 def expected_of(case: Case) -> Expected:
-    return Expected(abstain=case.abstain, facts=case.facts,
-                    evidence=tuple(EvidenceItem(source_id=e.source_id, quote=e.quote) for e in case.evidence))
+    return Expected.model_construct(
+        abstain=case.abstain, facts=case.facts,
+        evidence=tuple(EvidenceItem.model_construct(source_id=e.source_id, quote=e.quote) for e in case.evidence))
+
+
+_NOT_APPLICABLE = QuoteValidation(status="not_applicable")
 
 
 def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
@@ -83,29 +93,30 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         claims=None if row.claims is None else tuple(c.verdict == "supported" for c in row.claims))
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
-    quote = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}[metrics["quote_valid"]]
-    facts = tuple(FactResult(fact=f, found=m.fact_found(obs.answer, f)) for f in case.facts)
+    verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
+    quote = verdicts[metrics["quote_valid"]]
+    facts = tuple(FactResult.model_construct(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
-        "fact_results": facts, "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
-        "failure_reasons": failure_reasons(case, row, refs, facts, bad)})
+        "fact_results": facts,
+        "quote_validation": QuoteValidation.model_construct(status=quote, reasons=bad if quote == "failed" else ()),
+        "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
 
 
 def _abstained(row: Row) -> bool:
     return row.answer.abstained if row.answer.abstained is not None else row.answer.status != "answered"
 
 
-def failure_reasons(case: Case, row: Row, refs: Sequence[m.Retrieved], facts: Sequence[FactResult],
+def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[FactResult],
                     citation_reasons: Sequence[str]) -> tuple[str, ...]:
-    """Short sentences, always in the same order: error, retrieval, behaviour, citations, facts."""
+    """Short sentences, always in the same order: error, retrieval, behaviour, citations, facts, claims."""
     if row.error is not None:
         return (f"error: {row.error}",)
     reasons = []
-    for item in case.evidence:
-        rank = m.first_rank(refs, item)
+    for item, rank in zip(case.evidence, obs.first_ranks):
         what = item.source_id + (f" containing {item.quote!r}" if item.quote else "")
         if rank is None:
-            reasons.append(f"expected {what}, not retrieved in the top {len(refs)}")
+            reasons.append(f"expected {what}, not retrieved in the top {len(obs.retrieved)}")
         elif rank > 1:
             reasons.append(f"expected {what}, first retrieved at rank {rank}")
     abstained, status = _abstained(row), row.answer.status
@@ -175,20 +186,22 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
     match = _SOURCE_ID.match(source_id)
     doc, page = (match["doc"], int(match["page"])) if match else (source_id, None)
     page_id = f"{doc}#p{page}" if page is not None else source_id
-    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc, page=page or None,
-                            score=None if score is None else round(score, 6), text=text)
+    return RetrievedPassage.model_construct(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
+                                            page=page or None, score=None if score is None else round(score, 6),
+                                            text=text)
 
 
 def _judge_citation(source_id: str, quote: str, passages: Mapping[str, str], judging: Judging) -> CitationResult:
     if not judging.check_quotes and not quote:
         known = source_id in passages
-        return CitationResult(source_id=source_id, quote=quote, valid=None if known else False,
-                              reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
+        return CitationResult.model_construct(
+            source_id=source_id, quote=quote, valid=None if known else False,
+            reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
     verdict = check_quote(source_id, quote, passages, min_words=judging.min_quote_words)
-    return CitationResult(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
+    return CitationResult.model_construct(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
 
 
-def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> str:
+def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> Status:
     """error, malformed_output, invalid_citation (a citation failed), no_answer (abstained), else answered."""
     if answer.error is not None:
         return "error"

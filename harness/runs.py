@@ -102,8 +102,11 @@ def read_rows(run_dir: str | Path) -> list[Row]:
 
 
 def write_rows(run_dir: Path, rows: Sequence[Row]) -> None:
-    """Replace a run's rows at once (review, rescore)."""
-    atomic_write_text(Path(run_dir) / ROWS, "".join(r.line() + "\n" for r in rows))
+    """Replace a run's rows at once (review, score), each validated first as RowWriter does."""
+    lines = [r.line() for r in rows]
+    for line in lines:
+        Row.model_validate_json(line)
+    atomic_write_text(Path(run_dir) / ROWS, "".join(line + "\n" for line in lines))
 
 
 def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict, *,

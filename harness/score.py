@@ -19,8 +19,8 @@ from .chart import svg_bars
 from .lexical import LexicalIndex
 from .metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from .records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer
-from .rows import Judging, build_row, with_review
-from .runs import MANIFEST, SUMMARY, RowWriter, new_run_dir, summarize, utc_now, write_json
+from .rows import Judging, build_row
+from .runs import MANIFEST, SUMMARY, new_run_dir, summarize, utc_now, write_json, write_rows
 from .saved import SavedCase, SavedClaim, SavedOutputs, load_saved
 
 __all__ = ["CHECK_LABELS", "ScoreResult", "chart_bars", "score_outputs", "score_saved", "write_run"]
@@ -59,11 +59,9 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
             (lexical.top(case.question), f"retrieved ids from the lexical retriever (top {k})")
         quotes = bool((case.metadata or {}).get("citations"))
         judging = Judging(KS, check_quotes=quotes, min_quote_words=1)
-        row = build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
-                        warnings=(by,) if by else ())
-        if has_claims:
-            row = with_review(row, _claim_records(claims.get(case.case_id, ())), KS)
-        rows.append(row)
+        reviewed = _claim_records(claims.get(case.case_id, ())) if has_claims else None
+        rows.append(build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
+                              warnings=(by,) if by else (), claims=reviewed))
     warnings = () if has_claims else ("no claims file was found or given, so claim support is not scored (n/a for "
                                       "every case); pass --claims FILE or put claims.<ext> beside the cases file",)
     manifest = Manifest(run_id="", status="complete", started_at=utc_now(), ended_at=utc_now(),
@@ -87,12 +85,7 @@ def write_run(result: ScoreResult, out: str | Path, *, label: str | None = None,
     compare, report, review and rescore work on it."""
     run_dir = new_run_dir(out, label or "score")
     manifest = result.manifest.model_copy(update={"run_id": run_dir.name})
-    writer = RowWriter(run_dir)
-    try:
-        for row in result.rows:
-            writer.write(row)
-    finally:
-        writer.close()
+    write_rows(run_dir, result.rows)  # all at once: validated, then one atomic write
     write_json(run_dir / SUMMARY, result.summary.to_json())
     write_json(run_dir / MANIFEST, manifest.to_json())
     (run_dir / FAILED_TABLE).write_text(failed_table + "\n", encoding="utf-8")
@@ -115,7 +108,8 @@ class _Lexical:
     """BM25 over the saved chunks, built on first use."""
 
     def __init__(self, saved: SavedOutputs, k: int):
-        self.saved, self.k, self._index = saved, k, None
+        self.saved, self.k = saved, k
+        self._index: LexicalIndex | None = None
 
     def top(self, question: str) -> tuple[str, ...]:
         if self._index is None:
@@ -133,12 +127,16 @@ def _case(case: SavedCase) -> Case:
 
 def _answer(case: SavedCase, retrieved: Sequence[str], texts: dict[str, str]) -> SystemAnswer:
     quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
-    return SystemAnswer(
-        answer=case.candidate_answer, abstained=case.candidate_abstains,
-        retrieved=tuple(Passage(source_id=cid, text=texts.get(cid, ""), rank=i) for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, "")) for cid in case.cited_chunk_ids))
+    # model_construct: the loader has validated every field already.
+    return SystemAnswer.model_construct(
+        answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
+        error=None, details={},
+        retrieved=tuple(Passage.model_construct(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
+                        for i, cid in enumerate(retrieved, 1)),
+        citations=tuple(Citation.model_construct(source_id=cid, quote=quotes.get(cid, ""))
+                        for cid in case.cited_chunk_ids))
 
 
 def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
-    return [ClaimRecord(claim=c.claim, verdict="supported" if c.supported else "unsupported",
+    return [ClaimRecord.model_construct(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
                         source_id=c.support_chunk_ids[0] if c.support_chunk_ids else None) for c in claims]

@@ -121,7 +121,8 @@ def _fmt(value: float | None) -> str:
 def render_summary(summary: Summary, manifest: Manifest) -> str:
     """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
     c = summary.collection
-    chunks = f"{c['chunks']} chunks; top-k {manifest.settings.get('top_k')}" if c.get("chunks") else "chunks: the system's own"
+    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.get('top_k')}" if c.get("chunks")
+              else "chunks: the system's own")
     lines = [f"system: {manifest.system.get('system', manifest.system.get('name', '?'))}",
              f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
              f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
