@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 
 from .errors import InputError
 from .pdfs import Page
-from .text import normalize
+from .text import normalize, sentence_ends
 
 
 @dataclass(frozen=True)
@@ -22,7 +21,8 @@ class ChunkSettings:
             raise InputError(f"chunk size {self.size_chars} is too small; use at least 50 characters")
         if not 0 <= self.overlap_chars < self.size_chars // 2:
             raise InputError(
-                f"chunk overlap {self.overlap_chars} must be at least 0 and below half the chunk size ({self.size_chars})"
+                f"chunk overlap {self.overlap_chars} must be at least 0 and below half the chunk size "
+                f"({self.size_chars})"
             )
 
     def to_dict(self) -> dict:
@@ -51,10 +51,6 @@ class Chunk:
     @classmethod
     def from_dict(cls, data: dict) -> "Chunk":
         return cls(**data)
-
-
-# A boundary after sentence punctuation (optionally followed by a closing quote or bracket) and whitespace.
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]?\s")
 
 
 def chunk_pages(pages: list[Page], settings: ChunkSettings = ChunkSettings()) -> list[Chunk]:
@@ -89,10 +85,11 @@ def _windows(text: str, size: int, overlap: int) -> list[tuple[int, int]]:
 def _cut(text: str, start: int, limit: int) -> int:
     """The best end for a window [start, limit): last sentence end in its second half, else last space."""
     window = text[start:limit]
-    ends = [m.end() for m in _SENTENCE_END.finditer(window)]
+    ends = sentence_ends(text[start:limit + 2])  # look one character past the limit for the next sentence start
+    ends = [e for e in ends if e <= len(window)]
     half = len(window) // 2
     if ends and ends[-1] > half:
-        return start + ends[-1] - 1  # drop the whitespace that closed the sentence
+        return start + ends[-1]
     space = window.rfind(" ", half)
     return start + space if space > 0 else limit
 

@@ -31,14 +31,28 @@ def normalize(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-# A sentence ends at . ! or ? followed by whitespace and a capital, digit, quote or bracket (so "EUR 0.30" and
-# "e.g. this" stay whole).
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# A sentence ends at . ! or ? (and a closing quote or bracket) followed by whitespace and a capital, digit,
+# quote or bracket, unless the word before is an abbreviation: "EUR 0.30", "e.g. This" and "Dr. Weber" stay whole.
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]?(?=\s+[A-Z0-9\"'(\[])")
+_ABBREVIATIONS = frozenset("e.g i.e etc vs cf approx no nr dr mr mrs ms prof st fig p pp z.b bzw ca".split())
+
+
+def sentence_ends(text: str) -> list[int]:
+    """Offsets just past the end of each sentence of `text` but the last: one rule for chunking, the review's
+    claim split and the offline baseline."""
+    ends = []
+    for match in _SENTENCE_END.finditer(text):
+        word = text[:match.start()].rsplit(None, 1)[-1].lower() if text[:match.start()].strip() else ""
+        if match.group()[0] == "." and word.rstrip(".") in _ABBREVIATIONS:
+            continue
+        ends.append(match.end())
+    return ends
 
 
 def split_sentences(text: str) -> list[str]:
     """The sentences of `text`, stripped, empty ones dropped."""
-    return [s for s in (part.strip() for part in _SENTENCE_BREAK.split(text)) if s]
+    bounds = [0, *sentence_ends(text), len(text)]
+    return [s for s in (text[a:b].strip() for a, b in zip(bounds, bounds[1:])) if s]
 
 
 def fold(text: str) -> str:

@@ -1,6 +1,7 @@
-"""Dependency-free bar charts of values in [0, 1]: text for the terminal, SVG for files.
+"""Dependency-free bar charts of values in [0, 1] (text for the terminal, SVG for files and the report), and the
+one number format every output uses.
 
-One bar per (label, value) pair, e.g. one per check; a value of None is drawn as no bar and labelled "n/a".
+A value of None is drawn as no bar and shown as "n/a".
 """
 
 from __future__ import annotations
@@ -8,17 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["svg_bars", "text_bars"]
+__all__ = ["fmt", "svg_bars", "svg_grouped_bars", "text_bars"]
 
 Bars = Sequence[tuple[str, float | None]]
+Series = Sequence[tuple[str, Sequence[float | None]]]
+COLOURS = ("#4a78b5", "#d08c2e", "#5b9a5b", "#9a5b9a")
+
+
+def fmt(value: float | None) -> str:
+    """A score as shown everywhere: three decimals, or n/a."""
+    return "n/a" if value is None else f"{value:.3f}"
 
 
 def _clamp(value: float) -> float:
     return min(1.0, max(0.0, value))
-
-
-def _shown(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def text_bars(bars: Bars, *, width: int = 40) -> str:
@@ -27,35 +31,52 @@ def text_bars(bars: Bars, *, width: int = 40) -> str:
     lines = []
     for label, value in bars:
         filled = 0 if value is None else round(_clamp(value) * width)
-        lines.append(f"{label:<{label_width}}  |{'#' * filled}{' ' * (width - filled)}|  {_shown(value)}")
+        lines.append(f"{label:<{label_width}}  |{'#' * filled}{' ' * (width - filled)}|  {fmt(value)}")
     return "\n".join(lines)
 
 
-def svg_bars(bars: Bars, *, title: str = "", bar_width: int = 320) -> str:
-    """Return a standalone SVG document with one horizontal bar per pair on a 0-1 scale, grid at 0, 0.5, 1."""
-    left, top, row, gap = 170, 40 if title else 16, 26, 8
-    height = top + len(bars) * (row + gap) + 24
-    total_width = left + bar_width + 70
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_width}" height="{height}" '
-        f'viewBox="0 0 {total_width} {height}" font-family="sans-serif" font-size="13">',
-        f'<rect width="{total_width}" height="{height}" fill="white"/>',
-    ]
+def svg_bars(bars: Bars, *, title: str = "") -> str:
+    """A standalone SVG document with one horizontal bar per (label, value) on a 0-1 scale."""
+    return svg_grouped_bars(title, [label for label, _ in bars], [("", [v for _, v in bars])], standalone=True)
+
+
+def svg_grouped_bars(title: str, labels: Sequence[str], series: Series, *, standalone: bool = False) -> str:
+    """Horizontal bars on a 0-1 scale with a grid at 0, 0.5 and 1: one group per label, one bar per series
+    (a legend when there are several). All text is escaped."""
+    left, width, gap = 170, 300, 8
+    bar = 26 if len(series) == 1 else 14
+    group = bar * len(series) + gap
+    top = (30 if title else 10) + (16 if len(series) > 1 else 0)
+    bottom = top + group * len(labels)
+    height, total = bottom + 22, left + width + 70
+    xmlns = ' xmlns="http://www.w3.org/2000/svg"' if standalone else ""
+    out = [f'<svg{xmlns} width="{total}" height="{height}" viewBox="0 0 {total} {height}" role="img" '
+           f'font-family="sans-serif" font-size="12"><title>{escape(title)}</title>',
+           f'<rect width="{total}" height="{height}" fill="white"/>']
     if title:
-        parts.append(f'<text x="{left}" y="22" font-weight="bold">{escape(title)}</text>')
-    axis_bottom = top + len(bars) * (row + gap)
+        out.append(f'<text x="4" y="18" font-weight="bold">{escape(title)}</text>')
+    if len(series) > 1:
+        for i, (name, _) in enumerate(series):
+            out.append(f'<rect x="{4 + i * 180}" y="26" width="10" height="10" fill="{COLOURS[i % len(COLOURS)]}"/>'
+                       f'<text x="{18 + i * 180}" y="35">{escape(_short(name))}</text>')
     for tick in (0.0, 0.5, 1.0):
-        x = left + tick * bar_width
-        parts.append(f'<line x1="{x:g}" y1="{top - 4}" x2="{x:g}" y2="{axis_bottom}" stroke="#ccc"/>')
-        parts.append(f'<text x="{x:g}" y="{axis_bottom + 16}" text-anchor="middle" fill="#555">{tick:g}</text>')
-    for i, (label, value) in enumerate(bars):
-        y = top + i * (row + gap)
-        parts.append(f'<text x="{left - 8}" y="{y + row / 2 + 4:g}" text-anchor="end">{escape(label)}</text>')
-        if value is not None:
-            parts.append(
-                f'<rect class="bar" x="{left}" y="{y}" width="{_clamp(value) * bar_width:.1f}" height="{row}" '
-                f'fill="#4a78b5"><title>{escape(label)}: {_shown(value)}</title></rect>'
-            )
-        parts.append(f'<text x="{left + bar_width + 8}" y="{y + row / 2 + 4:g}">{_shown(value)}</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+        x = left + tick * width
+        out.append(f'<line x1="{x:g}" y1="{top - 4}" x2="{x:g}" y2="{bottom}" stroke="#ccc"/>'
+                   f'<text x="{x:g}" y="{bottom + 14}" text-anchor="middle" fill="#555">{tick:g}</text>')
+    for li, label in enumerate(labels):
+        y0 = top + li * group
+        out.append(f'<text x="{left - 6}" y="{y0 + bar * len(series) / 2 + 4:g}" text-anchor="end">'
+                   f'{escape(label)}</text>')
+        for si, (name, values) in enumerate(series):
+            value, y = values[li], y0 + si * bar
+            tip = f"{name} {label}".strip()
+            if value is not None:
+                out.append(f'<rect class="bar" x="{left}" y="{y}" width="{_clamp(value) * width:.1f}" '
+                           f'height="{bar - 2}" fill="{COLOURS[si % len(COLOURS)]}"><title>{escape(tip)}: '
+                           f'{fmt(value)}</title></rect>')
+            out.append(f'<text x="{left + width + 6}" y="{y + bar / 2 + 3:g}">{fmt(value)}</text>')
+    return "\n".join(out) + "\n</svg>\n"
+
+
+def _short(name: str, limit: int = 26) -> str:
+    return name if len(name) <= limit else name[: limit - 1] + "…"

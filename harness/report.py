@@ -10,9 +10,10 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from chatbot.text import normalize
+from chatbot.text import fold, normalize
 
 from .cases import Evidence
+from .chart import fmt, svg_grouped_bars
 from .compare import LoadedRun, manifest_diff
 from .metrics import Retrieved, family, first_rank
 from .records import Row, Summary
@@ -20,7 +21,6 @@ from .runs import summarize
 
 __all__ = ["render_report", "find_quote", "highlight_quote", "chart_families"]
 
-_COLOURS = ("#4a78b5", "#d08c2e")
 _FAMILIES = (("Hit@k", ("hit",)), ("Recall@k", ("recall",)), ("Reciprocal rank", ("rr",)),
              ("Answer checks", ("facts", "behaviour", "quote_valid")),
              ("Claim support (human review)", ("claims_supported",)),
@@ -40,21 +40,19 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def _fold(text: str) -> str:
-    """Case-fold character by character, keeping the length, so an index in the folded text is one in the text."""
-    return "".join(c.casefold() if len(c.casefold()) == 1 else c for c in text)
-
-
 def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:
-    """(normalised passage, span of the quote in it or None). Both are compared after normalize() with case
-    folded, as quote validation compares them; the span indexes the normalised passage."""
-    text, needle = normalize(passage), _fold(normalize(quote))
-    start = _fold(text).find(needle) if needle else -1
-    return text, (start, start + len(needle)) if start >= 0 else None
+    """(normalised passage, span of the quote in it or None). Both are compared with `fold()`, exactly as quote
+    validation compares them ("HAUPTSTRASSE" is found in "Hauptstraße"); the span indexes the normalised passage."""
+    text, needle = normalize(passage), fold(quote)
+    folded, origin = [], []  # casefold may turn one character into several: remember where each came from
+    for i, char in enumerate(text):
+        for piece in char.casefold():
+            folded.append(piece)
+            origin.append(i)
+    start = "".join(folded).find(needle) if needle else -1
+    if start < 0:
+        return text, None
+    return text, (origin[start], origin[start + len(needle) - 1] + 1)
 
 
 def highlight_quote(passage: str, quote: str) -> str:
@@ -76,42 +74,6 @@ def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def _svg_chart(title: str, labels: Sequence[str], series: Sequence[tuple[str, Sequence[float | None]]]) -> str:
-    """Inline SVG: horizontal bars on a 0-1 scale, one group per label and one bar per series."""
-    left, width, bar, gap = 130, 260, 14, 10
-    group = bar * len(series) + gap
-    top = 30 + (16 if len(series) > 1 else 0)
-    height = top + group * len(labels) + 22
-    total = left + width + 60
-    out = [f'<svg width="{total}" height="{height}" viewBox="0 0 {total} {height}" role="img" '
-           f'font-family="sans-serif" font-size="12"><title>{_e(title)}</title>',
-           f'<text x="4" y="16" font-weight="bold">{_e(title)}</text>']
-    if len(series) > 1:
-        for i, (name, _) in enumerate(series):
-            out.append(f'<rect x="{4 + i * 180}" y="24" width="10" height="10" fill="{_COLOURS[i % 2]}"/>'
-                       f'<text x="{18 + i * 180}" y="33">{_e(_short(name))}</text>')
-    bottom = top + group * len(labels)
-    for tick in (0.0, 0.5, 1.0):
-        x = left + tick * width
-        out.append(f'<line x1="{x:g}" y1="{top - 4}" x2="{x:g}" y2="{bottom}" stroke="#ccc"/>'
-                   f'<text x="{x:g}" y="{bottom + 14}" text-anchor="middle" fill="#555">{tick:g}</text>')
-    for li, label in enumerate(labels):
-        y0 = top + li * group
-        out.append(f'<text x="{left - 6}" y="{y0 + bar * len(series) / 2 + 4:g}" text-anchor="end">{_e(label)}</text>')
-        for si, (name, values) in enumerate(series):
-            value, y = values[li], y0 + si * bar
-            if value is not None:
-                out.append(f'<rect x="{left}" y="{y}" width="{min(1.0, max(0.0, value)) * width:.1f}" '
-                           f'height="{bar - 2}" fill="{_COLOURS[si % 2]}"><title>{_e(name)} {_e(label)}: '
-                           f'{_fmt(value)}</title></rect>')
-            out.append(f'<text x="{left + width + 6}" y="{y + bar - 4}">{_fmt(value)}</text>')
-    return "\n".join(out) + "\n</svg>"
-
-
-def _short(name: str, limit: int = 26) -> str:
-    return name if len(name) <= limit else name[: limit - 1] + "…"
-
-
 def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table.
     `vs` is the baseline: it is shown as A and `run` as B, as in `rag-eval compare VS RUN`."""
@@ -128,7 +90,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
         series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
-        body.append(_svg_chart(chart_title, chart_metrics, series))
+        body.append(svg_grouped_bars(chart_title, chart_metrics, series))
     body += ["</div>", _case_table(runs)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
@@ -165,7 +127,7 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
         cells, means = [], []
         for s in summaries:
             means.append(s.mean(name))
-            cells.append(f'<td class="num">{_fmt(s.mean(name))}</td>')
+            cells.append(f'<td class="num">{fmt(s.mean(name))}</td>')
         if len(summaries) > 1:
             a, b = means[0], means[1]
             delta = None if a is None or b is None else b - a
@@ -209,7 +171,7 @@ def _run_cell(row: Row) -> str:
              f"<p>{_e(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
     if ans.text != ans.model_answer:
         parts.append(f'<div class="muted">shown to the user: {_e(ans.text)}</div>')
-    metrics = " · ".join(f"{_e(k)} {_fmt(v)}" for k, v in row.metrics.items())
+    metrics = " · ".join(f"{_e(k)} {fmt(v)}" for k, v in row.metrics.items())
     parts += [f'<div class="muted">{metrics}</div>', _retrieved(row), _citations(row)]
     parts += [f'<div class="bad">warning: {_e(w)}</div>' for w in row.warnings]
     if row.failure_reasons:
@@ -251,5 +213,5 @@ def _review(row: Row) -> str:
     items = "".join(f"<li>{_e(c.verdict)}" + (f" by {_e(c.source_id)}" if c.source_id else "")
                     + f": {_e(c.claim)}" + (f' <span class="muted">({_e(c.note)})</span>' if c.note
                                             else "") + "</li>" for c in claims)
-    return (f"<div>claim review: reviewed, claims supported {_fmt(row.metrics.get('claims_supported'))}</div>"
+    return (f"<div>claim review: reviewed, claims supported {fmt(row.metrics.get('claims_supported'))}</div>"
             + (f"<ul>{items}</ul>" if items else '<div class="muted">no claims</div>'))

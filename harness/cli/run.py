@@ -10,6 +10,7 @@ from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar
 
 from ..evaluate import run_evaluation
+from ..chart import fmt
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json
@@ -89,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(render_summary(summary, result.manifest))
     print(f"\nrun written to {result.run_dir}")
-    failed = [f"{name} mean {_fmt(summary.mean(name))} < {value}"
+    failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
         print(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
@@ -114,10 +115,6 @@ def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]
     return out
 
 
-def _fmt(value: float | None) -> str:
-    return "  n/a" if value is None else f"{value:.3f}"
-
-
 def render_summary(summary: Summary, manifest: Manifest) -> str:
     """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
     c = summary.collection
@@ -129,7 +126,7 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
              "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]
     for name, m in summary.metrics.items():
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
-        lines.append(f"{name:<20}{_fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
+        lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
     if summary.repeat_stability:
         flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from chatbot.errors import InputError
-from ..chart import text_bars
+from ..chart import fmt, text_bars
 from ..records import Summary
 from ..score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
 
@@ -96,8 +96,7 @@ def summary_block(summary: Summary) -> str:
     lines = [f"cases {summary.rows}", f"passes {summary.passes}"]
     for name, label in CHECK_LABELS.items():
         c = summary.metrics[name]
-        mean = "n/a" if c.mean is None else f"{c.mean:.3f}"
-        lines.append(f"{label} {mean}  (scored {c.scored}, n/a {c.not_applicable})")
+        lines.append(f"{label} {fmt(c.mean)}  (scored {c.scored}, n/a {c.not_applicable})")
     return "\n".join(lines)
 
 
@@ -115,7 +114,7 @@ def failed_table(result: ScoreResult) -> str:
     header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths))])
     lines = [f"failed cases: {len(failed)} of {len(result.rows)}", header]
     for row in failed:
-        values = ("n/a" if (v := row.metrics.get(name)) is None else f"{v:.3f}" for name in _SHORT)
+        values = (fmt(row.metrics.get(name)) for name in _SHORT)
         lines.append("  ".join([f"{row.case_id:<{id_width}}", *(f"{v:>{w}}" for v, w in zip(values, widths))]))
         lines += [f"{'':<{id_width}}  - {reason}" for reason in row.failure_reasons]
     return "\n".join(lines)
