@@ -14,7 +14,7 @@ from .chunking import ChunkSettings, chunk_pages
 from .errors import InputError
 from .index import EmbedSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
-from .pdfs import read_documents
+from .pdfs import duplicate_warnings, read_folder
 from .terminal import ProgressBar, run_cli
 
 DEFAULT_INDEX_DIR = ".rag-index"
@@ -75,7 +75,11 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
 
 
 def _cmd_pages(args: argparse.Namespace) -> int:
-    for doc in read_documents(args.docs):
+    """List the good files' pages, then report the bad files (exit 2), so one pass shows everything."""
+    folder = read_folder(args.docs)
+    for warning in duplicate_warnings(folder.documents):
+        print(f"warning: {warning}", file=sys.stderr)
+    for doc in folder.documents:
         chunks = chunk_pages(list(doc.pages), chunk_settings(args))
         for page in doc.pages:
             if page.page in doc.empty_pages:
@@ -86,6 +90,8 @@ def _cmd_pages(args: argparse.Namespace) -> int:
             if len(mine) > 1:
                 for c in mine:
                     print(f"  {c.source_id}\t{_first_words(c.text)}")
+    if folder.problems:
+        raise folder.error()
     return 0
 
 
