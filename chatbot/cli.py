@@ -53,6 +53,8 @@ def add_answer_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--think", choices=["auto", "on", "off"], default="auto",
                    help="ask the model to think (auto: when it reports the capability)")
     g.add_argument("--min-quote-words", type=int, default=d.min_quote_words)
+    g.add_argument("--max-reply-chars", type=int, default=d.max_reply_chars,
+                   help=f"longest reply kept; a longer one is malformed_output (default {d.max_reply_chars})")
 
 
 def client_settings(args: argparse.Namespace) -> ClientSettings:
@@ -71,7 +73,8 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
     think = {"auto": None, "on": True, "off": False}[args.think]
     return AnswerSettings(top_k=args.top_k, chat_model=args.chat_model, prompt_path=args.prompt,
                           temperature=args.temperature, seed=args.seed, num_ctx=args.num_ctx,
-                          num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words)
+                          num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words,
+                          max_reply_chars=args.max_reply_chars)
 
 
 def _cmd_pages(args: argparse.Namespace) -> int:
@@ -104,7 +107,7 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
     bot = open_chatbot(docs=docs, index_dir=index_dir, client_settings=client_settings(args),
                        chunking=chunk_settings(args), embedding=embed_settings(args),
                        settings=answer_settings(args), cache_dir=args.cache_dir,
-                       progress=ProgressBar("embedding chunks"))
+                       progress=ProgressBar("embedding chunks"), status=_status)
     for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
         print(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
@@ -112,6 +115,10 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
             print(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "
                   "it is not searchable", file=sys.stderr)
     return bot
+
+
+def _status(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _ignored_flags(args: argparse.Namespace, manifest: dict) -> tuple[str, ...]:
