@@ -118,8 +118,8 @@ def _think_warnings(model: str, capabilities: tuple[str, ...], think: bool | Non
     """`--think off` is ignored by hybrid thinking models such as qwen3:4b (ollama-api.md §10). The rule, kept
     simple on purpose: a model that reports the `thinking` capability and has no "instruct" in its name."""
     if think is False and "thinking" in capabilities and "instruct" not in model.lower():
-        warning = (f"--think off may be ignored: {model} reports the thinking capability and may think anyway "
-                   "(qwen3:4b does); for a non-thinking baseline use an instruct model such as "
+        warning = (f"--think off may be ignored: {model} reports the thinking capability, and hybrid thinking "
+                   "models such as qwen3:4b think anyway; for a non-thinking baseline use an instruct model such as "
                    "qwen3:4b-instruct-2507-q4_K_M")
         return (warning,)
     return ()

@@ -138,6 +138,8 @@ class Index:
             vectors = np.load(directory / "vectors.npy", allow_pickle=False)
             if manifest.get("format") != INDEX_FORMAT or "embedding" not in manifest:
                 raise ValueError(f"index format {manifest.get('format')!r} is not {INDEX_FORMAT}")
+            if vectors.ndim != 2 or not np.isfinite(vectors).all():  # e.g. NaN vectors saved by an older version
+                raise ValueError("its vectors are not a finite matrix")
             return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
         except (OSError, ValueError, EOFError, TypeError, AttributeError) as exc:
             raise InputError(f"{directory}: not a readable index ({exc}); rebuild it with `rag-chat index DOCS`") \

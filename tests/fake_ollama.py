@@ -610,8 +610,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=11434)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
     parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")
+    parser.add_argument("--report-version", help="what /api/version reports (e.g. 0.0.0, a source build)")
+    parser.add_argument("--embed-fault", choices=EMBED_FAULTS, help="break every /api/embed reply this way")
+    parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
+    parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a model's first request waits")
     args = parser.parse_args(argv)
     server = FakeOllama(args.port, delay_s=args.delay, slots=args.slots).start()
+    server.version = args.report_version or server.version
+    server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
           flush=True)
     with contextlib.suppress(KeyboardInterrupt):

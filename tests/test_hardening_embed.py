@@ -110,3 +110,13 @@ def test_query_vector_of_another_width_than_the_index_is_that_questions_error(se
     assert "expected a vector of 768 numbers (as wide as the existing vectors), got 384" in result.error
     server.embed_fault = None
     assert bot.ask("What is the hotel reimbursement limit per night?").status == "answered"
+
+
+def test_a_saved_index_with_non_finite_vectors_is_refused(server, tmp_path):
+    from chatbot.errors import InputError
+    from chatbot.index import Index
+    index = build(server, None)
+    index.vectors[0, 0] = np.nan  # as an index saved before vectors were checked could be
+    index.save(tmp_path / "idx")
+    with pytest.raises(InputError, match="not a finite matrix.*rebuild it"):
+        Index.load(tmp_path / "idx")
