@@ -614,10 +614,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--embed-fault", choices=EMBED_FAULTS, help="break every /api/embed reply this way")
     parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
     parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a model's first request waits")
+    parser.add_argument("--huge-reply", type=int, default=None, help="answers are valid JSON of this many characters")
     args = parser.parse_args(argv)
     server = FakeOllama(args.port, delay_s=args.delay, slots=args.slots).start()
     server.version = args.report_version or server.version
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
+    server.huge_reply_chars = args.huge_reply
     print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
           flush=True)
     with contextlib.suppress(KeyboardInterrupt):
