@@ -13,7 +13,7 @@ from typing import Protocol
 import jsonschema
 
 from .citations import Citation, validate_citation
-from .errors import BadReply, InputError, InputTooLong, OllamaTimeout
+from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
 from .index import Hit
 from .ollama_client import ChatReply
 
@@ -41,21 +41,24 @@ _ANSWER_VALIDATOR = jsonschema.Draft202012Validator(ANSWER_SCHEMA)  # built once
 
 @dataclass(frozen=True)
 class AnswerSettings:
-    """How questions are answered. `think=None` means: on when the model reports the thinking capability."""
+    """How questions are answered. `think=None` means: on when the model reports the thinking capability.
+    `num_ctx` must hold the prompt plus num_predict, twice over when the model thinks (thinking and answer are
+    two phases on the server, each allowed num_predict tokens). `max_reply_chars` caps what a reply may be."""
 
     top_k: int = 4
     chat_model: str = "qwen3:4b"
     prompt_path: str | None = None  # None: the bundled chatbot/prompts/default.txt
     temperature: float = 0.0
     seed: int = 42
-    num_ctx: int = 8192
+    num_ctx: int = 16384
     num_predict: int = 4096
     think: bool | None = None
     min_quote_words: int = 4
     no_answer_message: str = NO_ANSWER
+    max_reply_chars: int = 200_000
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "num_ctx", "num_predict", "min_quote_words"):
+        for name in ("top_k", "num_ctx", "num_predict", "min_quote_words", "max_reply_chars"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
 
@@ -73,7 +76,8 @@ class Retriever(Protocol):
 
 class Generator(Protocol):
     """Turns a rendered prompt into a reply whose `content` should be JSON matching ANSWER_SCHEMA.
-    The question and passages are passed too, for answerers that do not read prompts."""
+    The question and passages are passed too, for answerers that do not read prompts. A generator may also
+    offer `thinks(settings) -> bool` (two-phase replies need twice num_predict of context); without it, no."""
 
     model: str
     digest: str
@@ -153,8 +157,12 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     try:
         hits = retriever.retrieve(question, settings.top_k)
         prompt = template.render(question, hits)
-        _check_fits(prompt, settings)
+        _check_fits(prompt, settings, thinks=_thinks(generator, settings))
         reply = generator.generate(prompt, settings, question, hits)
+    except GenerationAborted as exc:  # the model looped: a bad output for this question, not a setup error
+        return Answer(status="malformed_output", text=settings.no_answer_message, model_answer="", citations=(),
+                      hits=tuple(hits), raw=exc.partial[:settings.max_reply_chars], reasons=(str(exc),),
+                      usage={"reply_chars": len(exc.partial)}, **base)
     except (BadReply, InputTooLong, OllamaTimeout, _PromptTooLong) as exc:
         return Answer(status="error", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw="", reasons=(str(exc),), error=str(exc), **base)
@@ -164,12 +172,13 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
 def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: dict) -> Answer:
     """Parse the reply and validate every citation; only a fully valid, cited answer is `answered`."""
     content, leaked = split_thinking(reply.content)
-    common = dict(hits=tuple(hits), raw=reply.content, thinking_chars=len(reply.thinking) + len(leaked),
+    thinking_chars = len(reply.thinking) + len(leaked)
+    common = dict(hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
                   done_reason=reply.done_reason, usage=_usage(reply), **base)
     withheld = settings.no_answer_message
-    if reply.done_reason == "length":
-        reason = f"reply cut off at num_predict={settings.num_predict} (done_reason: length); raise --num-predict"
-        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(reason,),
+    problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings)
+    if problem:
+        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(problem,),
                       **common)
     parsed, problem = _parse(content)
     if problem:
@@ -187,6 +196,26 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
         return Answer(status="invalid_citation", text=withheld, model_answer=model_answer, citations=citations,
                       reasons=bad, **common)
     return Answer(status="answered", text=model_answer, model_answer=model_answer, citations=citations, **common)
+
+
+def _size_problem(reply: ChatReply, settings: AnswerSettings) -> str | None:
+    """Over the cap, a reply is not parsed and is stored cut (its full length is in usage.reply_chars)."""
+    size, cap = len(reply.content), settings.max_reply_chars
+    if size <= cap:
+        return None
+    return (f"reply is {size:,} characters, over --max-reply-chars {cap:,}; only its first {cap:,} characters "
+            "are stored")
+
+
+def _length_problem(reply: ChatReply, content: str, thinking_chars: int, settings: AnswerSettings) -> str | None:
+    """done_reason `length`: say whether the thinking spent the budget (no answer text came at all)."""
+    if reply.done_reason != "length":
+        return None
+    if not content.strip() and thinking_chars:
+        return (f"the thinking spent the whole budget: {thinking_chars:,} characters of thinking and no answer "
+                f"before num_predict={settings.num_predict} (done_reason: length); raise --num-predict and "
+                "--num-ctx")
+    return f"reply cut off at num_predict={settings.num_predict} (done_reason: length); raise --num-predict"
 
 
 def split_thinking(content: str) -> tuple[str, str]:
@@ -210,9 +239,17 @@ def _parse(content: str) -> tuple[dict, str | None]:
 
 
 def _usage(reply: ChatReply) -> dict:
+    """The server's figures. With thinking they describe only the final (answer) phase, so `phase` says which:
+    "final" when the reply came with separate thinking, "single" otherwise."""
     return {"prompt_tokens": reply.prompt_tokens, "output_tokens": reply.output_tokens, "total_ms": reply.total_ms,
             "load_ms": reply.load_ms, "prompt_eval_ms": reply.prompt_eval_ms, "eval_ms": reply.eval_ms,
-            "retries": reply.retries}
+            "retries": reply.retries, "phase": "final" if reply.thinking else "single",
+            "reply_chars": len(reply.content)}
+
+
+def _thinks(generator: Generator, settings: AnswerSettings) -> bool:
+    thinks = getattr(generator, "thinks", None)
+    return bool(thinks(settings)) if callable(thinks) else False
 
 
 class _PromptTooLong(Exception):
@@ -223,10 +260,14 @@ class _PromptTooLong(Exception):
 _CHARS_PER_TOKEN = 3
 
 
-def _check_fits(prompt: str, settings: AnswerSettings) -> None:
+def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool) -> None:
+    """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
+    (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10)."""
     estimate = len(prompt) // _CHARS_PER_TOKEN
-    if estimate + settings.num_predict > settings.num_ctx:
+    phases = 2 if thinks else 1
+    if estimate + phases * settings.num_predict > settings.num_ctx:
+        reserve = (f"2 x num_predict={settings.num_predict} (thinking, then the answer)" if thinks
+                   else f"num_predict={settings.num_predict}")
         raise _PromptTooLong(
-            f"the prompt (~{estimate} tokens) plus num_predict={settings.num_predict} may exceed num_ctx="
-            f"{settings.num_ctx}, and Ollama would cut the prompt silently; raise --num-ctx, or lower --num-predict, "
-            "--top-k or --chunk-size")
+            f"the prompt (~{estimate} tokens) plus {reserve} may exceed num_ctx={settings.num_ctx}, and Ollama "
+            "would cut the prompt silently; raise --num-ctx, or lower --num-predict, --top-k or --chunk-size")

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Callable
 
 from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, PromptTemplate, answer
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, default_cache_dir, embed_query
 from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
-from .pdfs import Document, read_documents
+from .pdfs import Document, duplicate_warnings, read_documents
 
 
 class OllamaRetriever:
@@ -21,7 +22,8 @@ class OllamaRetriever:
         self.client, self.index, self.embedding = client, index, embedding
 
     def retrieve(self, question: str, k: int) -> list[Hit]:
-        return self.index.search(embed_query(self.client, self.embedding, question), k)
+        width = self.index.vectors.shape[1] if self.index.vectors.ndim == 2 else None
+        return self.index.search(embed_query(self.client, self.embedding, question, dim=width), k)
 
 
 class OllamaGenerator:
@@ -36,6 +38,10 @@ class OllamaGenerator:
         if settings.think is not None:
             return settings.think
         return True if "thinking" in self.capabilities else None
+
+    def thinks(self, settings: AnswerSettings) -> bool:
+        """Whether the reply comes in two phases (thinking, then the answer): the context budget depends on it."""
+        return bool(self.think_value(settings))
 
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
         return self.client.chat(self.model, [{"role": "user", "content": prompt}], format=ANSWER_SCHEMA,
@@ -64,9 +70,10 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
                  client_settings: ClientSettings = ClientSettings(), chunking: ChunkSettings = ChunkSettings(),
                  embedding: EmbedSettings = EmbedSettings(), settings: AnswerSettings = AnswerSettings(),
                  cache_dir: str | Path | None = None, progress: Progress | None = None,
-                 documents: list[Document] | None = None) -> Chatbot:
+                 documents: list[Document] | None = None, status: Callable[[str], None] | None = None) -> Chatbot:
     """Preflight the server, then build a fresh index from `docs` (cache-backed) or load one from `index_dir`.
-    `documents` may carry `docs` already read, so a caller that checked labels against them reads once."""
+    `documents` may carry `docs` already read, so a caller that checked labels against them reads once.
+    `status` hears slow steps before they start ("loading qwen3:4b…"); the caller decides how to show them."""
     if (docs is None) == (index_dir is None):
         raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
     template = PromptTemplate.load(settings.prompt_path)
@@ -76,7 +83,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     if saved is not None:
         embedding = _saved_embedding(saved)
     client = OllamaClient(client_settings)
-    server = preflight(client, chat_model=settings.chat_model, embed_model=embedding.model)
+    server = preflight(client, chat_model=settings.chat_model, embed_model=embedding.model, status=status)
     digest = server.models[embedding.model].digest
     if saved is None:
         cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings")
@@ -90,16 +97,31 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
         index = saved
     chat_info = server.models[settings.chat_model]
     generator = OllamaGenerator(client, settings.chat_model, chat_info.digest, chat_info.capabilities)
+    warnings = (_version_warnings(server.version, generator.think_value(settings))
+                + _think_warnings(settings.chat_model, chat_info.capabilities, settings.think)
+                + duplicate_warnings(documents))
     return Chatbot(client, server, index, documents, OllamaRetriever(client, index, embedding), generator, settings,
-                   template, _warnings(server.version, generator.think_value(settings)))
+                   template, warnings)
 
 
-def _warnings(version: str, think: bool | None) -> tuple[str, ...]:
-    """Known server behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6)."""
+def _version_warnings(version: str, think: bool | None) -> tuple[str, ...]:
+    """Known server behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6). `0.0.0` is what a source
+    build reports (§10): its age is unknown, so it gets no warning."""
     numbers = tuple(int(n) for n in re.findall(r"\d+", version.split("-")[0])[:3])
-    if numbers and numbers < (0, 12, 4) and think is not False:
+    if numbers and numbers != (0, 0, 0) and numbers < (0, 12, 4) and think is not False:
         return (f"Ollama {version} is older than 0.12.4: with a thinking model and a JSON schema it can return "
                 "broken JSON or leak <think> text into the answer; upgrade Ollama for reliable results",)
+    return ()
+
+
+def _think_warnings(model: str, capabilities: tuple[str, ...], think: bool | None) -> tuple[str, ...]:
+    """`--think off` is ignored by hybrid thinking models such as qwen3:4b (ollama-api.md §10). The rule, kept
+    simple on purpose: a model that reports the `thinking` capability and has no "instruct" in its name."""
+    if think is False and "thinking" in capabilities and "instruct" not in model.lower():
+        warning = (f"--think off may be ignored: {model} reports the thinking capability, and hybrid thinking "
+                   "models such as qwen3:4b think anyway; for a non-thinking baseline use an instruct model such as "
+                   "qwen3:4b-instruct-2507-q4_K_M")
+        return (warning,)
     return ()
 
 

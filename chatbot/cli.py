@@ -14,7 +14,7 @@ from .chunking import ChunkSettings, chunk_pages
 from .errors import InputError
 from .index import EmbedSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
-from .pdfs import read_documents
+from .pdfs import duplicate_warnings, read_folder
 from .terminal import ProgressBar, run_cli
 
 DEFAULT_INDEX_DIR = ".rag-index"
@@ -53,6 +53,8 @@ def add_answer_args(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--think", choices=["auto", "on", "off"], default="auto",
                    help="ask the model to think (auto: when it reports the capability)")
     g.add_argument("--min-quote-words", type=int, default=d.min_quote_words)
+    g.add_argument("--max-reply-chars", type=int, default=d.max_reply_chars,
+                   help=f"longest reply kept; a longer one is malformed_output (default {d.max_reply_chars})")
 
 
 def client_settings(args: argparse.Namespace) -> ClientSettings:
@@ -71,11 +73,16 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
     think = {"auto": None, "on": True, "off": False}[args.think]
     return AnswerSettings(top_k=args.top_k, chat_model=args.chat_model, prompt_path=args.prompt,
                           temperature=args.temperature, seed=args.seed, num_ctx=args.num_ctx,
-                          num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words)
+                          num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words,
+                          max_reply_chars=args.max_reply_chars)
 
 
 def _cmd_pages(args: argparse.Namespace) -> int:
-    for doc in read_documents(args.docs):
+    """List the good files' pages, then report the bad files (exit 2), so one pass shows everything."""
+    folder = read_folder(args.docs)
+    for warning in duplicate_warnings(folder.documents):
+        print(f"warning: {warning}", file=sys.stderr)
+    for doc in folder.documents:
         chunks = chunk_pages(list(doc.pages), chunk_settings(args))
         for page in doc.pages:
             if page.page in doc.empty_pages:
@@ -86,6 +93,8 @@ def _cmd_pages(args: argparse.Namespace) -> int:
             if len(mine) > 1:
                 for c in mine:
                     print(f"  {c.source_id}\t{_first_words(c.text)}")
+    if folder.problems:
+        raise folder.error()
     return 0
 
 
@@ -98,7 +107,7 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
     bot = open_chatbot(docs=docs, index_dir=index_dir, client_settings=client_settings(args),
                        chunking=chunk_settings(args), embedding=embed_settings(args),
                        settings=answer_settings(args), cache_dir=args.cache_dir,
-                       progress=ProgressBar("embedding chunks"))
+                       progress=ProgressBar("embedding chunks"), status=_status)
     for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
         print(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
@@ -106,6 +115,10 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
             print(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "
                   "it is not searchable", file=sys.stderr)
     return bot
+
+
+def _status(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
 
 def _ignored_flags(args: argparse.Namespace, manifest: dict) -> tuple[str, ...]:

@@ -16,7 +16,12 @@ class InputError(RagError):
 
 
 class PdfError(InputError):
-    """A PDF could not be read. The message names the file."""
+    """A PDF could not be read. The message names the file; `problems` lists (path, problem) for every bad file
+    when a whole folder was read."""
+
+    def __init__(self, message: str, *, problems: tuple[tuple[str, str], ...] = ()):
+        super().__init__(message)
+        self.problems = problems
 
 
 class OllamaError(RagError):
@@ -48,4 +53,17 @@ class InputTooLong(OllamaError):
 
 
 class BadReply(OllamaError):
-    """The server answered with something we cannot use (not the API's shape, an error status)."""
+    """The server answered with something we cannot use (not the API's shape, an error status, NaN vectors)."""
+
+    def __init__(self, message: str, *, item_index: int | None = None):
+        super().__init__(message)
+        self.item_index = item_index  # which input of an embedding call, when known
+
+
+class GenerationAborted(BadReply):
+    """The server stopped generating before the end (repeated-token limit): the reply is unusable, but the
+    question, not the setup, is at fault. `partial` is the content that came before the abort."""
+
+    def __init__(self, message: str, *, partial: str = ""):
+        super().__init__(message)
+        self.partial = partial

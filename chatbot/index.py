@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import tempfile
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
@@ -16,7 +17,7 @@ import numpy as np
 
 from . import __version__
 from .chunking import Chunk, ChunkSettings, chunk_pages
-from .errors import InputError, InputTooLong
+from .errors import BadReply, InputError, InputTooLong
 from .ollama_client import OllamaClient, prefixes_for
 from .pdfs import Document
 from .store import atomic_write_text
@@ -59,12 +60,18 @@ class EmbeddingCache:
         return self.root / key[:2] / f"{key}.npy"
 
     def get(self, key: str) -> np.ndarray | None:
+        """The cached vector, or None when it is missing or unusable (damaged, not one finite row): then the
+        caller embeds again and `put` overwrites the entry."""
         try:
-            return np.load(self._path(key), allow_pickle=False)
+            vector = np.load(self._path(key), allow_pickle=False)
         except (OSError, ValueError, EOFError):
-            return None  # missing or damaged: embed again
+            return None
+        usable = vector.ndim == 1 and vector.size > 0 and vector.dtype.kind == "f" and np.isfinite(vector).all()
+        return vector if usable else None
 
     def put(self, key: str, vector: np.ndarray) -> None:
+        if vector.ndim != 1 or not np.isfinite(vector).all():  # the client refuses these; never cache one anyway
+            raise ValueError(f"refusing to cache a vector of shape {vector.shape} with non-finite values")
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
@@ -131,6 +138,8 @@ class Index:
             vectors = np.load(directory / "vectors.npy", allow_pickle=False)
             if manifest.get("format") != INDEX_FORMAT or "embedding" not in manifest:
                 raise ValueError(f"index format {manifest.get('format')!r} is not {INDEX_FORMAT}")
+            if vectors.ndim != 2 or not np.isfinite(vectors).all():  # e.g. NaN vectors saved by an older version
+                raise ValueError("its vectors are not a finite matrix")
             return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
         except (OSError, ValueError, EOFError, TypeError, AttributeError) as exc:
             raise InputError(f"{directory}: not a readable index ({exc}); rebuild it with `rag-chat index DOCS`") \
@@ -165,25 +174,15 @@ def build_index(documents: list[Document], client: OllamaClient, *, chunking: Ch
     keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
     vectors: list[np.ndarray | None] = [cache.get(k) if cache else None for k in keys]
     missing = [i for i, v in enumerate(vectors) if v is None]
-    done = len(chunks) - len(missing)
-    if progress:
-        progress(done, len(chunks))
-    for start in range(0, len(missing), embedding.batch_size):
-        batch = missing[start:start + embedding.batch_size]
-        try:
-            fresh = client.embed(embedding.model, [doc_prefix + chunks[i].text for i in batch],
-                                 batch_size=embedding.batch_size)
-        except InputTooLong as exc:
-            where = chunks[batch[exc.item_index or 0]].source_id
-            raise InputTooLong(f"chunk {where} is longer than {embedding.model}'s context and would be cut "
-                               f"silently; lower --chunk-size") from exc
-        for i, vector in zip(batch, fresh):
-            vectors[i] = vector
-            if cache:
-                cache.put(keys[i], vector)
-        done += len(batch)
-        if progress:
-            progress(done, len(chunks))
+    embedded = len(missing)
+    width = _embed_into(vectors, missing, chunks, keys, client, embedding, cache, progress, width=None)
+    # A cached vector of another width than the server gives now (or, with nothing to embed, than most of the
+    # cache) is damaged: treat it as missing and write it again.
+    width = width or Counter(len(v) for v in vectors if v is not None).most_common(1)[0][0]
+    stale = [i for i, v in enumerate(vectors) if v is not None and len(v) != width]
+    if stale:
+        embedded += len(stale)
+        _embed_into(vectors, stale, chunks, keys, client, embedding, cache, None, width=width)
     matrix = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
     manifest = {
         "format": INDEX_FORMAT,
@@ -194,11 +193,45 @@ def build_index(documents: list[Document], client: OllamaClient, *, chunking: Ch
         "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages),
                        "empty_pages": list(d.empty_pages)} for d in documents],
         "counts": {"documents": len(documents), "pages": sum(len(d.pages) for d in documents),
-                   "chunks": len(chunks), "embedded": len(missing), "from_cache": len(chunks) - len(missing)},
+                   "chunks": len(chunks), "embedded": embedded, "from_cache": len(chunks) - embedded},
     }
     return Index(chunks, matrix, manifest)
 
 
-def embed_query(client: OllamaClient, embedding: EmbedSettings, question: str) -> np.ndarray:
-    """The query vector, with the model's query prefix."""
-    return client.embed(embedding.model, [embedding.prefixes[1] + question])[0]
+def _embed_into(vectors: list[np.ndarray | None], todo: list[int], chunks: list[Chunk], keys: list[str],
+                client: OllamaClient, embedding: EmbedSettings, cache: EmbeddingCache | None,
+                progress: Progress | None, *, width: int | None) -> int | None:
+    """Embed the chunks at `todo` in batches into `vectors` (and the cache); return the vectors' width.
+    Errors about one input are re-raised naming its chunk."""
+    doc_prefix = embedding.prefixes[0]
+    done = len(vectors) - len(todo)
+    if progress:
+        progress(done, len(vectors))
+    for start in range(0, len(todo), embedding.batch_size):
+        batch = todo[start:start + embedding.batch_size]
+        try:
+            fresh = client.embed(embedding.model, [doc_prefix + chunks[i].text for i in batch],
+                                 batch_size=embedding.batch_size, dim=width)
+        except InputTooLong as exc:
+            where = chunks[batch[exc.item_index or 0]].source_id
+            raise InputTooLong(f"chunk {where} is longer than {embedding.model}'s context and would be cut "
+                               f"silently; lower --chunk-size") from exc
+        except BadReply as exc:
+            if exc.item_index is None:
+                raise
+            raise BadReply(f"{exc} (chunk {chunks[batch[exc.item_index]].source_id})",
+                           item_index=batch[exc.item_index]) from exc
+        width = fresh.shape[1]
+        for i, vector in zip(batch, fresh):
+            vectors[i] = vector
+            if cache:
+                cache.put(keys[i], vector)
+        done += len(batch)
+        if progress:
+            progress(done, len(vectors))
+    return width
+
+
+def embed_query(client: OllamaClient, embedding: EmbedSettings, question: str, *, dim: int | None = None) -> np.ndarray:
+    """The query vector, with the model's query prefix; `dim` is the index's width, checked against the reply."""
+    return client.embed(embedding.model, [embedding.prefixes[1] + question], dim=dim)[0]

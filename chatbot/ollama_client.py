@@ -6,17 +6,19 @@ Error text differs between Ollama releases, so replies are classified by status 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence, TypeVar
 
 import httpx
 import numpy as np
 import ollama
 
-from .errors import BadReply, InputError, InputTooLong, ModelMissing, OllamaTimeout, ServerBusy, ServerUnreachable
+from .errors import (BadReply, GenerationAborted, InputError, InputTooLong, ModelMissing, OllamaTimeout, ServerBusy,
+                     ServerUnreachable)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_CHAT_MODEL = "qwen3:4b"
@@ -29,6 +31,11 @@ EMBED_PREFIXES: dict[str, tuple[str, str]] = {
     "mxbai-embed-large": ("", "Represent this sentence for searching relevant passages: "),
     "snowflake-arctic-embed": ("", "Represent this sentence for searching relevant passages: "),
 }
+
+# How long the preflight load keeps the chat model in memory: long enough for the first case to arrive. Each
+# later request resets the server's timer to its own default.
+LOAD_KEEP_ALIVE = "10m"
+ABORTED = "generation aborted (repeated tokens)"
 
 # Connection failures that happen after a request was sent: the server (or a proxy) hung up. Worth a retry.
 _DROPPED = (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
@@ -95,6 +102,7 @@ class ModelInfo:
     capabilities: tuple[str, ...] = ()
     context_length: int | None = None
     embedding_length: int | None = None
+    load_ms: float | None = None  # wall time of the preflight load (chat model only), queueing included
 
 
 @dataclass(frozen=True)
@@ -146,13 +154,17 @@ class OllamaClient:
         reply, _ = self._call("show model", model, lambda: self._client.show(model))
         return reply
 
-    def embed(self, model: str, texts: Sequence[str], *, batch_size: int = 32) -> np.ndarray:
-        """Unit float32 vectors, one row per text, in batches. Over-long input raises InputTooLong naming its index."""
+    def embed(self, model: str, texts: Sequence[str], *, batch_size: int = 32, dim: int | None = None) -> np.ndarray:
+        """Unit float32 vectors, one row per text, in batches. Over-long input raises InputTooLong naming its index.
+
+        Every vector must be finite and `dim` wide (when None: as wide as the first vector returned); anything
+        else raises BadReply naming the input, so a broken reply is never indexed or cached."""
         if not texts:
             return np.zeros((0, 0), dtype=np.float32)
         rows: list[np.ndarray] = []
         for start in range(0, len(texts), batch_size):
-            rows.append(self._embed_batch(model, list(texts[start:start + batch_size]), offset=start))
+            rows.append(self._embed_batch(model, list(texts[start:start + batch_size]), offset=start, dim=dim))
+            dim = rows[-1].shape[1]
         return _unit_rows(np.vstack(rows))
 
     def chat(self, model: str, messages: list[dict], *, format: dict | str | None, options: dict,
@@ -161,6 +173,9 @@ class OllamaClient:
         reply, retries = self._call("chat", model, lambda: self._client.chat(
             model=model, messages=messages, format=format, options=options, think=think, stream=False))
         message = reply.message
+        if reply.done is False and not reply.done_reason:  # the repeated-token abort of ollama-api.md §10
+            raise GenerationAborted(f"{ABORTED}: {self.host} stopped {model} early (done: false, no done_reason)",
+                                    partial=message.content or "")
         return ChatReply(
             content=message.content or "",
             thinking=getattr(message, "thinking", None) or "",
@@ -174,21 +189,28 @@ class OllamaClient:
             retries=retries,
         )
 
+    def load(self, model: str, *, keep_alive: str = LOAD_KEEP_ALIVE) -> float:
+        """Load a chat model into memory (a chat with no messages) and return the wall time in ms, so the
+        first question's timeout does not pay for a cold start."""
+        started = time.perf_counter()
+        self._call("load", model, lambda: self._client.chat(model=model, messages=[], keep_alive=keep_alive,
+                                                             stream=False))
+        return (time.perf_counter() - started) * 1000
+
     # -- plumbing ------------------------------------------------------------------------------------------
-    def _embed_batch(self, model: str, batch: list[str], *, offset: int) -> np.ndarray:
+    def _embed_batch(self, model: str, batch: list[str], *, offset: int, dim: int | None) -> np.ndarray:
         # truncate=False: the server refuses an over-long input instead of silently embedding a cut copy.
+        # The raw reply is read here, not through the client's pydantic model, so a bad shape gets our message.
+        body = {"model": model, "input": batch, "truncate": False}
         try:
-            reply, _ = self._call("embed", model, lambda: self._client.embed(model=model, input=batch, truncate=False))
+            reply, _ = self._call("embed", model, lambda: self._client._request_raw("POST", "/api/embed", json=body))
         except InputTooLong:
             if len(batch) == 1:
                 raise InputTooLong(f"input {offset} is longer than {model}'s context", item_index=offset) from None
             for i, text in enumerate(batch):  # find which one, so the message can name it
-                self._embed_batch(model, [text], offset=offset + i)
+                self._embed_batch(model, [text], offset=offset + i, dim=dim)
             raise
-        vectors = np.asarray(reply.embeddings, dtype=np.float32)
-        if vectors.ndim != 2 or len(vectors) != len(batch):
-            raise BadReply(f"{self.host}: embed returned {len(reply.embeddings)} vectors for {len(batch)} inputs")
-        return vectors
+        return _embeddings(reply, f"bad reply from {self.host}: embed with {model}", len(batch), offset, dim)
 
     def _call(self, what: str, model: str, fn: Callable[[], T]) -> tuple[T, int]:
         """Run fn, retrying 503 and dropped connections with exponential backoff; map failures to our errors."""
@@ -218,6 +240,9 @@ class OllamaClient:
                 raise OllamaTimeout(
                     f"{what} with {model or 'the server'} took longer than {self.settings.timeout_s:g} s at "
                     f"{self.host}; raise --timeout, or check the server is not overloaded") from exc
+            except (ValueError, TypeError) as exc:  # a body that is not JSON, or not the API's shape (pydantic)
+                raise BadReply(f"bad reply from {self.host}: {what} with {model or 'the server'}: "
+                               f"{_describe(exc)}") from None
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     def _status_error(self, what: str, model: str, exc: ollama.ResponseError) -> Exception:
@@ -228,15 +253,22 @@ class OllamaClient:
         if exc.status_code == 503:
             return ServerBusy(f"the server at {self.host} stayed busy (503) through {self.settings.retries} retries "
                               f"during {what}; wait, or lower --workers")
-        if exc.status_code == 400 and "exceed" in low and "context" in low:
-            return InputTooLong(f"{what}: input longer than {model}'s context ({text})")
+        if ("exceed" in low and "context" in low) or "longer than the context length" in low:
+            # "exceeds the context length" (embed, 400); "the prompt is longer than the context length" (chat
+            # with context shift off): both mean the input does not fit.
+            return InputTooLong(f"{what}: input longer than {model}'s context ({text}); raise --num-ctx or send "
+                                "less text")
+        if "repeat limit" in low:  # "prediction aborted, token repeat limit reached" (500, ollama-api.md §10)
+            return GenerationAborted(f"{ABORTED}: {self.host} answered HTTP {exc.status_code}: {text}")
         if exc.status_code == -1:
             return BadReply(f"{what}: the server reported an error mid-reply: {text}")
         return BadReply(f"{what} with {model or 'the server'} failed: HTTP {exc.status_code}: {text}")
 
 
-def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str | None) -> ServerInfo:
-    """Before any work: the server answers, the models are installed, and each can do its job."""
+def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str | None,
+              status: Callable[[str], None] | None = None) -> ServerInfo:
+    """Before any work: the server answers, the models are installed, and each can do its job. The chat model
+    is then loaded, and its load time recorded; `status` hears "loading MODEL…" before that wait."""
     version = client.version()
     installed = client.list_models()
     models: dict[str, ModelInfo] = {}
@@ -252,6 +284,10 @@ def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str 
         if caps and role not in caps:  # servers before v0.6.4 report no capabilities: nothing to check then
             raise ModelMissing(f"model '{model}' cannot be used for {role} (it reports {', '.join(caps)}); "
                                f"choose another model")
+    if chat_model is not None:
+        if status:
+            status(f"loading {chat_model}…")
+        models[chat_model] = replace(models[chat_model], load_ms=round(client.load(chat_model), 3))
     return ServerInfo(client.host, version, models)
 
 
@@ -260,6 +296,63 @@ def _model_info(name: str, digest: str, show: ollama.ShowResponse) -> ModelInfo:
     context = next((v for k, v in info.items() if k.endswith(".context_length")), None)
     width = next((v for k, v in info.items() if k.endswith(".embedding_length")), None)
     return ModelInfo(name, digest, tuple(show.capabilities or ()), context, width)
+
+
+def _embeddings(reply: httpx.Response, where: str, count: int, offset: int, dim: int | None) -> np.ndarray:
+    """The vectors of an /api/embed reply as a (count, dim) float32 matrix; BadReply saying what was expected and
+    what came for anything else. `offset` numbers the inputs as the caller does."""
+    try:
+        body = reply.json()
+    except ValueError as exc:
+        raise BadReply(f"{where}: the body is not JSON ({exc}): {_snippet(reply.text)}") from None
+    rows = body.get("embeddings") if isinstance(body, dict) else None
+    if not isinstance(rows, list):
+        raise BadReply(f"{where}: expected an object with an 'embeddings' list, got {_snippet(reply.text)}")
+    if len(rows) != count:
+        raise BadReply(f"{where}: expected {count} vectors (one per input), got {len(rows)}")
+    want = dim or (len(rows[0]) if isinstance(rows[0], list) else 0)
+    for i, row in enumerate(rows):
+        if not isinstance(row, list) or not row or len(row) != want:
+            got = f"{len(row)} numbers" if isinstance(row, list) else _snippet(json.dumps(row))
+            source = "as wide as the existing vectors" if dim else "as wide as the first vector"
+            raise BadReply(f"{where}: input {offset + i}: expected a vector of {want} numbers ({source}), got "
+                           f"{got}", item_index=offset + i)
+    matrix = np.asarray(rows)
+    if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":  # strings, nulls, lists or objects somewhere
+        i = next(i for i, row in enumerate(rows) if not all(_is_number(x) for x in row))
+        bad = next(x for x in rows[i] if not _is_number(x))
+        raise BadReply(f"{where}: input {offset + i}: expected numbers, got {_snippet(json.dumps(bad))}",
+                       item_index=offset + i)
+    matrix = matrix.astype(np.float32)
+    broken = np.flatnonzero(~np.isfinite(matrix).all(axis=1))
+    if broken.size:
+        raise BadReply(f"{where}: input {offset + int(broken[0])}: the vector contains NaN or Inf values "
+                       f"({broken.size} of {count} vectors in this batch); it was not used or cached",
+                       item_index=offset + int(broken[0]))
+    return matrix
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _describe(exc: Exception) -> str:
+    """One line about a reply that is not the API's shape, from the JSON or pydantic error."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the body is not JSON ({exc.msg} at character {exc.pos})"
+    errors = getattr(exc, "errors", None)
+    if callable(errors):  # pydantic.ValidationError
+        first = errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "top level"
+        return f"not the API's reply shape: {where}: {first.get('msg')} ({len(errors())} problem(s))"
+    if isinstance(exc, TypeError):
+        return "not the API's reply shape: the body is not a JSON object"
+    return str(exc)
+
+
+def _snippet(text: str, limit: int = 80) -> str:
+    text = " ".join(str(text).split())
+    return repr(text if len(text) <= limit else text[:limit] + "…")
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,23 +39,68 @@ class Document:
     empty_pages: tuple[int, ...] = field(default=())  # pages with no extractable text (probably scanned)
 
 
+@dataclass(frozen=True)
+class Folder:
+    """What reading a file or folder found: the documents that could be read, and (path, problem) for each that
+    could not, dangling symbolic links included."""
+
+    root: Path
+    documents: tuple[Document, ...]
+    problems: tuple[tuple[str, str], ...] = ()
+
+    def error(self) -> PdfError:
+        """One error listing every bad file, so a user fixes them all in one pass."""
+        total = len(self.documents) + len(self.problems)
+        lines = "".join(f"\n  {path}: {problem}" for path, problem in self.problems)
+        return PdfError(f"{len(self.problems)} of {total} PDF files under {self.root} cannot be read; fix or remove "
+                        f"each, then run again:{lines}", problems=self.problems)
+
+
 def find_pdfs(root: str | Path) -> tuple[Path, list[Path]]:
-    """Return (docs root, PDF paths): the file itself, or every *.pdf under a folder, recursive and sorted."""
+    """Return (docs root, PDF paths): the file itself, or every *.pdf under a folder, recursive and sorted.
+    Symbolic links named *.pdf whose target is missing are included, so reading them reports them."""
     root = Path(root)
     if root.is_file():
         return root.parent, [root]
     if not root.is_dir():
         raise PdfError(f"{root}: no such file or folder; pass a PDF or a folder of PDFs")
-    paths = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() == ".pdf")
+    paths = sorted(p for p in root.rglob("*")
+                   if p.suffix.lower() == ".pdf" and (p.is_file() or (p.is_symlink() and not p.exists())))
     if not paths:
         raise PdfError(f"{root}: no .pdf files in this folder")
     return root, paths
 
 
-def read_documents(root: str | Path) -> list[Document]:
-    """Read every PDF under `root` (a file or a folder). Raises PdfError naming the first bad file."""
+def read_folder(root: str | Path) -> Folder:
+    """Read every PDF under `root` (a file or a folder), keeping going past bad files."""
     base, paths = find_pdfs(root)
-    return [read_pdf(path, doc_id=path.relative_to(base).as_posix()) for path in paths]
+    documents, problems = [], []
+    for path in paths:
+        try:
+            documents.append(read_pdf(path, doc_id=path.relative_to(base).as_posix()))
+        except PdfError as exc:
+            problems.append((str(path), str(exc).removeprefix(f"{path}: ")))
+    return Folder(Path(root), tuple(documents), tuple(problems))
+
+
+def read_documents(root: str | Path) -> list[Document]:
+    """Read every PDF under `root` (a file or a folder). Raises one PdfError listing every bad file."""
+    folder = read_folder(root)
+    if not folder.problems:
+        return list(folder.documents)
+    if Path(root).is_file():  # one file: its own message
+        raise PdfError(f"{folder.problems[0][0]}: {folder.problems[0][1]}", problems=folder.problems)
+    raise folder.error()
+
+
+def duplicate_warnings(documents: Sequence[Document]) -> tuple[str, ...]:
+    """A warning for each group of files with the same SHA-256: the same pages twice compete in retrieval and
+    split the credit for one piece of evidence."""
+    groups: dict[str, list[str]] = {}
+    for doc in documents:
+        groups.setdefault(doc.sha256, []).append(doc.doc_id)
+    return tuple(f"{', '.join(ids)} have the same content (SHA-256 {sha[:12]}…); their pages will compete for "
+                 "the same questions: keep one copy" for sha, ids in groups.items() if len(ids) > 1)
 
 
 def read_pdf(path: str | Path, *, doc_id: str | None = None) -> Document:
@@ -65,6 +112,8 @@ def read_pdf(path: str | Path, *, doc_id: str | None = None) -> Document:
     for number, page in enumerate(reader.pages, start=1):
         try:
             text = page.extract_text() or ""
+        except DependencyError as exc:
+            raise _missing_package(path, exc, page=number) from exc
         except Exception as exc:  # pypdf raises many types on damaged content streams
             raise PdfError(f"{path}: page {number} could not be read ({exc}); the file may be corrupt") from exc
         if not text.strip():
@@ -76,6 +125,8 @@ def read_pdf(path: str | Path, *, doc_id: str | None = None) -> Document:
 
 
 def _read_bytes(path: Path) -> bytes:
+    if path.is_symlink() and not path.exists():
+        raise PdfError(f"{path}: a symbolic link to a missing file ({os.readlink(path)}); fix or remove the link")
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -89,15 +140,21 @@ def _read_bytes(path: Path) -> bytes:
 
 def _open(path: Path, data: bytes) -> PdfReader:
     try:
-        reader = PdfReader(io.BytesIO(data))
+        reader = PdfReader(io.BytesIO(data))  # tries an empty password on encrypted files already
+    except DependencyError as exc:
+        raise _missing_package(path, exc) from exc
     except (PdfReadError, ValueError, OSError, KeyError, TypeError) as exc:
         raise PdfError(f"{path}: the PDF is corrupt and cannot be parsed ({exc})") from exc
     if reader.is_encrypted:
         try:
-            # Many PDFs are encrypted only against editing, with an empty user password.
+            # Many PDFs are encrypted only against editing, with an empty user password. AES needs the
+            # `cryptography` package, a dependency of this project.
             unlocked = reader.decrypt("")
-        except (NotImplementedError, DependencyError) as exc:
-            raise PdfError(f"{path}: encrypted with an algorithm that needs an extra package ({exc})") from exc
+        except DependencyError as exc:
+            raise _missing_package(path, exc) from exc
+        except NotImplementedError as exc:
+            raise PdfError(f"{path}: encrypted with an algorithm pypdf cannot read ({exc}); save an unencrypted "
+                           "copy and use that") from exc
         if not unlocked:
             raise PdfError(f"{path}: the PDF is encrypted with a password; save an unencrypted copy and use that")
     try:
@@ -106,3 +163,10 @@ def _open(path: Path, data: bytes) -> PdfReader:
         raise PdfError(f"{path}: the PDF is corrupt and its pages cannot be read ({exc})") from exc
     return reader
 
+
+
+def _missing_package(path: Path, exc: DependencyError, *, page: int | None = None) -> PdfError:
+    """pypdf needs an optional package for this file (AES needs `cryptography`, a dependency of ours)."""
+    where = f"page {page} of this PDF" if page else "this PDF"
+    return PdfError(f"{path}: reading {where} needs a package that is not installed ({exc}); install it (for "
+                    "encryption: `pip install cryptography`), or save a plain copy of the file")

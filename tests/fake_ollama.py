@@ -11,7 +11,11 @@ vector is L2-normalised. Texts sharing words get a higher cosine, and the words 
 
 Chat (``/api/chat``) answers with ``FakeOllama.chat_rule(request_body)``, by default :func:`overlap_rule`.
 Fault modes copy real failures: 503 busy, dropped connections, slow replies, limited parallel slots, ``<think>``
-leakage into content and mid-stream error lines.
+leakage into content and mid-stream error lines; broken embeddings (``embed_fault``: NaN/Inf values, the wrong
+width, uneven rows, strings, a vector too many, a body that is not JSON or not the API's envelope); broken chat
+replies (``chat_fault``: not JSON, a wrong envelope, the repeated-token abort as ``done: false`` or as a 500); a
+huge reply (``huge_reply_chars``); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
+Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no messages), unless ``loads=True``.
 Standalone, from the repo root: ``python -m tests.fake_ollama --port 11434 [--delay S] [--slots N]``.
 """
 from __future__ import annotations
@@ -32,9 +36,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
 __all__ = ["FakeOllama", "ModelSpec", "ChatReply", "RecordedRequest", "overlap_rule",
-           "lexical_embedding", "default_models", "STOPWORDS", "BUSY_ERROR"]
+           "lexical_embedding", "default_models", "STOPWORDS", "BUSY_ERROR", "REPEAT_LIMIT_ERROR", "EMBED_FAULTS",
+           "CHAT_FAULTS"]
 
 BUSY_ERROR = "server busy, please try again.  maximum pending requests exceeded"
+REPEAT_LIMIT_ERROR = "prediction aborted, token repeat limit reached"  # ollama PR #18374
+EMBED_FAULTS = ("nan", "inf", "short", "uneven", "strings", "extra", "not_json", "envelope")
+CHAT_FAULTS = ("not_json", "envelope", "aborted", "repeat_limit")
 _MODIFIED_AT = "2025-06-01T09:00:00.5+02:00"  # RFC3339 with an offset, as Ollama lists local files
 _LEAKS = {"tags": "<think>\n{thinking}\n</think>\n\n{content}", "close_only": "{thinking}\n</think>\n\n{content}"}
 _LOAD_NS = 1_000_000  # reported load_duration
@@ -210,12 +218,40 @@ def _chat_metrics(body: dict, reply: ChatReply, started_ns: int) -> dict:
 
 @dataclass
 class _Fault:
-    kind: str  # "fail" or "drop"
+    kind: str  # "fail", "drop" or "break" (error names the broken reply)
     remaining: int
     path: str | None  # None: any /api/* path
     status: int = 0
     error: str = ""
+    loads: bool = False  # also hit model loads (a chat with no messages)
 
+
+class _Raw(bytes):
+    """A reply body sent as it is, not as JSON."""
+
+
+def _is_load(req: RecordedRequest) -> bool:
+    return req.path == "/api/chat" and isinstance(req.body, dict) and not req.body.get("messages")
+
+
+def _break_embeddings(vectors: list[list[float]], fault: str) -> Any:
+    """The /api/embed body for ``embed_fault``: what a broken server or proxy might send."""
+    if fault == "not_json":
+        return _Raw(b"<html><body>502 Bad Gateway</body></html>")
+    if fault == "envelope":
+        return {"data": [{"embedding": v} for v in vectors]}  # another API's shape
+    broken = [list(v) for v in vectors]
+    if fault in ("nan", "inf"):
+        broken[0][0] = math.nan if fault == "nan" else math.inf
+    elif fault == "short":  # 384 dims where the index has 768
+        broken = [v[: len(v) // 2] for v in broken]
+    elif fault == "uneven":
+        broken[-1] = broken[-1][:-1]
+    elif fault == "strings":
+        broken[0][1] = "0.25"
+    elif fault == "extra":
+        broken.append(broken[0])
+    return {"embeddings": broken}
 
 class FakeOllama:
     """A local Ollama stand-in on 127.0.0.1: ``with FakeOllama() as s: ...`` or ``start()``/``stop()``."""
@@ -236,6 +272,11 @@ class FakeOllama:
             self.embed_delay_s: float | None = None  # None: embeds wait `delay_s` too
             self.leak_think: str | None = None  # None, "tags" or "close_only"
             self.mid_stream_error: str | None = None
+            self.embed_fault: str | None = None  # one of EMBED_FAULTS, for every /api/embed while set
+            self.chat_fault: str | None = None  # one of CHAT_FAULTS, for every answer (not loads) while set
+            self.huge_reply_chars: int | None = None  # answers become valid JSON at least this long
+            self.load_delay_s = 0.0  # a model's first request waits this long, like a cold load from disk
+            self.loaded: set[str] = set()  # models loaded so far (for load_delay_s)
             self.requests: list[RecordedRequest] = []
             self.chat_in_flight = self.peak_chat_in_flight = 0
             self._faults: list[_Fault] = []
@@ -278,15 +319,31 @@ class FakeOllama:
         return f"http://127.0.0.1:{self._httpd.server_address[1] if self._httpd else self._port}"
 
     def fail_next(self, status: int = 503, count: int = 1, error: str = BUSY_ERROR, *,
-                  path: str | None = None) -> None:
-        """The next ``count`` /api/* requests (on ``path`` only, if given) get ``status`` and ``{"error"}``."""
+                  path: str | None = None, loads: bool = False) -> None:
+        """The next ``count`` /api/* requests (on ``path`` only, if given) get ``status`` and ``{"error"}``.
+        Model loads are skipped unless ``loads``."""
         with self._lock:
-            self._faults.append(_Fault("fail", count, path, status, error))
+            self._faults.append(_Fault("fail", count, path, status, error, loads))
 
-    def drop_next(self, count: int = 1, path: str | None = None) -> None:
-        """The next ``count`` /api/* requests (on ``path`` only, if given) are closed with no response."""
+    def drop_next(self, count: int = 1, path: str | None = None, *, loads: bool = False) -> None:
+        """The next ``count`` /api/* requests (on ``path`` only, if given) are closed with no response.
+        Model loads are skipped unless ``loads``."""
         with self._lock:
-            self._faults.append(_Fault("drop", count, path))
+            self._faults.append(_Fault("drop", count, path, loads=loads))
+
+    def break_next(self, fault: str, count: int = 1, *, path: str = "/api/chat") -> None:
+        """The next ``count`` requests on ``path`` (/api/chat answers or /api/embed) get the broken reply
+        ``fault`` (one of CHAT_FAULTS or EMBED_FAULTS), like setting ``chat_fault``/``embed_fault`` for a while."""
+        known = CHAT_FAULTS if path == "/api/chat" else EMBED_FAULTS
+        if fault not in known:
+            raise ValueError(f"unknown fault {fault!r} for {path}; known: {', '.join(known)}")
+        with self._lock:
+            self._faults.append(_Fault("break", count, path, error=fault))
+
+    def chat_bodies(self) -> list[Any]:
+        """Bodies of the /api/chat requests that ask something (model loads left out), in arrival order."""
+        with self._lock:
+            return [r.body for r in self.requests if r.path == "/api/chat" and not _is_load(r)]
 
     def bodies(self, path: str) -> list[Any]:
         """Parsed bodies of the requests received on ``path``, in arrival order."""
@@ -303,7 +360,8 @@ class FakeOllama:
         with self._lock:
             self.requests.append(req)
             for fault in self._faults:
-                if fault.remaining > 0 and fault.path in (None, req.path) and req.path.startswith("/api/"):
+                if fault.remaining > 0 and fault.path in (None, req.path) and req.path.startswith("/api/") \
+                        and (fault.loads or not _is_load(req)):
                     fault.remaining -= 1
                     return fault
         return None
@@ -335,7 +393,7 @@ class FakeOllama:
                 "template": "{{ .Prompt }}", "details": _details(spec), "model_info": info,
                 "capabilities": list(spec.capabilities), "modified_at": _MODIFIED_AT}
 
-    def embed(self, body: dict) -> dict:
+    def embed(self, body: dict, fault: str | None = None) -> dict | _Raw:
         started = time.perf_counter_ns()
         _, spec = self._model(body, 'model "{}" not found, try pulling it first')
         texts = _embed_inputs(body.get("input"))
@@ -350,17 +408,24 @@ class FakeOllama:
         texts = [_cut_tokens(t, limit) for t in texts]
         dims = body.get("dimensions")
         size = dims if isinstance(dims, int) and 0 < dims < spec.embedding_length else spec.embedding_length
-        return {"model": body["model"],
-                "embeddings": [_normalise(lexical_embedding(t, spec.embedding_length)[:size]) for t in texts],
+        vectors = [_normalise(lexical_embedding(t, spec.embedding_length)[:size]) for t in texts]
+        if fault or self.embed_fault:
+            broken = _break_embeddings(vectors, fault or self.embed_fault)
+            return broken if isinstance(broken, _Raw) else {"model": body["model"], **broken}
+        return {"model": body["model"], "embeddings": vectors,
                 "total_duration": time.perf_counter_ns() - started + _LOAD_NS, "load_duration": _LOAD_NS,
                 "prompt_eval_count": sum(map(_count_tokens, texts))}
 
-    def chat(self, body: dict) -> dict | list[dict]:
+    def chat(self, body: dict, fault: str | None = None) -> dict | list[dict] | _Raw:
         """The /api/chat reply: one JSON object, or the NDJSON lines when streaming (the default)."""
         started, think = time.perf_counter_ns(), self._chat_checks(body)
         base = {"model": body["model"], "created_at": datetime.now(timezone.utc).isoformat()[:-6] + "Z"}
+        load_ns = self._load(body["model"])
         if not body.get("messages"):  # Ollama only loads the model
-            return {**base, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "load"}
+            return {**base, "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "load",
+                    "total_duration": load_ns, "load_duration": load_ns}
+        if fault or self.chat_fault:
+            return self._broken_chat(base, fault or self.chat_fault)
         reply = self._answer_chat(body, think)
         final = {**base, "done": True, "done_reason": reply.done_reason, **_chat_metrics(body, reply, started)}
         if body.get("stream") is not False:
@@ -368,6 +433,27 @@ class FakeOllama:
         if self.mid_stream_error:  # without streaming, a generation error is a plain 500
             raise _ApiError(500, self.mid_stream_error)
         return {**final, "message": _message(reply.content, reply.thinking)}
+
+    def _load(self, model: str) -> int:
+        """Nanoseconds spent loading: ``load_delay_s`` the first time a model is used, else the warm figure."""
+        name = _canonical(model)
+        with self._lock:
+            cold = name not in self.loaded
+            self.loaded.add(name)
+        if cold and self.load_delay_s > 0:
+            self._sleep(self.load_delay_s)
+            return int(self.load_delay_s * 1e9)
+        return _LOAD_NS
+
+    def _broken_chat(self, base: dict, fault: str) -> dict | _Raw:
+        """The reply for a chat fault (ollama-api.md §10 for the two repeated-token aborts)."""
+        if fault == "repeat_limit":
+            raise _ApiError(500, REPEAT_LIMIT_ERROR)
+        if fault == "aborted":  # 200, done false, no done_reason, no metrics
+            return {**base, "message": {"role": "assistant", "content": "the the the the"}, "done": False}
+        if fault == "envelope":
+            return {**base, "response": "an /api/generate reply on the chat path", "done": True}
+        return _Raw(b"upstream connect error or disconnect/reset before headers")
 
     def _chat_checks(self, body: dict) -> bool:
         """Validate a chat request as Ollama does (ollama-api.md §2); returns whether to think."""
@@ -405,6 +491,8 @@ class FakeOllama:
         content, done_reason = reply.content, reply.done_reason or "stop"
         if self.leak_think:
             content, think = _LEAKS[self.leak_think].format(thinking=thinking, content=content), False
+        if self.huge_reply_chars:  # valid JSON, just far too long
+            content = json.dumps({"answer": "x" * self.huge_reply_chars, "citations": []})  # one "token"
         limit = (body.get("options") or {}).get("num_predict")
         if isinstance(limit, int) and limit >= 0 and _count_tokens(content) > limit:
             content, done_reason = _cut_tokens(content, limit), "length"
@@ -473,9 +561,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         try:
-            if fault:
+            if fault and fault.kind == "fail":
                 raise _ApiError(fault.status, fault.error)
-            self._route(fake, path, raw, body)
+            self._route(fake, path, raw, body, fault.error if fault else None)
         except _ApiError as err:
             self._json(err.status, {"error": str(err)})
         except OSError:  # the client went away (timeouts, drops): nothing left to answer
@@ -483,9 +571,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_HEAD = do_POST = _dispatch
 
-    def _route(self, fake: FakeOllama, path: str, raw: bytes, body: Any) -> None:
+    def _route(self, fake: FakeOllama, path: str, raw: bytes, body: Any, broken: str | None = None) -> None:
         gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags}
-        posts = {"/api/show": fake.show, "/api/embed": fake.embed, "/api/chat": fake.chat}
+        posts = {"/api/show": fake.show, "/api/embed": lambda b: fake.embed(b, fault=broken),
+                 "/api/chat": lambda b: fake.chat(b, fault=broken)}
         if path == "/" and self.command in ("GET", "HEAD"):
             self._send(200, b"Ollama is running", "text/plain; charset=utf-8")
         elif path in gets and self.command in ("GET", "HEAD"):
@@ -494,7 +583,12 @@ class _Handler(BaseHTTPRequestHandler):
             if not isinstance(body, dict):
                 raise _ApiError(400, "invalid JSON request body" if raw else "missing request body")
             result = posts[path](body)
-            self._stream(result) if isinstance(result, list) else self._json(200, result)
+            if isinstance(result, _Raw):
+                self._send(200, bytes(result), "text/plain; charset=utf-8")
+            elif isinstance(result, list):
+                self._stream(result)
+            else:
+                self._json(200, result)
         else:
             self._send(404, b"404 page not found", "text/plain")
 
@@ -516,8 +610,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=11434)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
     parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")
+    parser.add_argument("--report-version", help="what /api/version reports (e.g. 0.0.0, a source build)")
+    parser.add_argument("--embed-fault", choices=EMBED_FAULTS, help="break every /api/embed reply this way")
+    parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
+    parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a model's first request waits")
+    parser.add_argument("--huge-reply", type=int, default=None, help="answers are valid JSON of this many characters")
     args = parser.parse_args(argv)
     server = FakeOllama(args.port, delay_s=args.delay, slots=args.slots).start()
+    server.version = args.report_version or server.version
+    server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
+    server.huge_reply_chars = args.huge_reply
     print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
           flush=True)
     with contextlib.suppress(KeyboardInterrupt):
