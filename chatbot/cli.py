@@ -20,45 +20,54 @@ from .terminal import ProgressBar, run_cli
 DEFAULT_INDEX_DIR = ".rag-index"
 
 
-def add_server_args(parser: argparse.ArgumentParser) -> None:
+def _adder(group: argparse._ArgumentGroup, fill: bool):
+    """`add(flag, default, help, **kw)`: the help shows the default from the code; with `fill` False the parsed
+    default is None, so a caller (rag-eval run) can tell a flag that was given from one a config file fills."""
+    def add(flag: str, default: object, help: str, **kw: object) -> None:
+        shown = "" if default is None else f" (default {default})"
+        group.add_argument(flag, default=default if fill else None, help=help + shown, **kw)  # type: ignore[arg-type]
+    return add
+
+
+def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
     """Flags for the model server and models; shared with `rag-eval run`."""
-    g = parser.add_argument_group("server and models")
-    g.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
-    g.add_argument("--timeout", type=float, default=300.0, help="seconds per HTTP call (default 300)")
-    g.add_argument("--retries", type=int, default=3, help="retries on 503 and dropped connections (default 3)")
-    g.add_argument("--chat-model", default=DEFAULT_CHAT_MODEL, help=f"default {DEFAULT_CHAT_MODEL}")
-    g.add_argument("--embed-model", default=DEFAULT_EMBED_MODEL, help=f"default {DEFAULT_EMBED_MODEL}")
-    g.add_argument("--doc-prefix", help="text put before each chunk when embedding (default: the model's own)")
-    g.add_argument("--query-prefix", help="text put before each question when embedding (default: the model's own)")
-    g.add_argument("--batch-size", type=int, default=32, help="texts per embedding request (default 32)")
-    g.add_argument("--cache-dir", help="embedding cache (default: $PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
+    client, embed = ClientSettings(), EmbedSettings()
+    add = _adder(parser.add_argument_group("server and models"), fill)
+    add("--host", None, "Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    add("--timeout", client.timeout_s, "seconds per HTTP call", type=float)
+    add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
+    add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)
+    add("--chat-model", DEFAULT_CHAT_MODEL, "the model that answers")
+    add("--embed-model", DEFAULT_EMBED_MODEL, "the embedding model")
+    add("--doc-prefix", None, "text put before each chunk when embedding (default: the model's own)")
+    add("--query-prefix", None, "text put before each question when embedding (default: the model's own)")
+    add("--batch-size", embed.batch_size, "texts per embedding request", type=int)
+    add("--cache-dir", None, "embedding cache (default: $PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
 
 
-def add_chunk_args(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("chunking")
-    g.add_argument("--chunk-size", type=int, default=ChunkSettings.size_chars, help="characters (default 2000)")
-    g.add_argument("--chunk-overlap", type=int, default=ChunkSettings.overlap_chars, help="characters (default 200)")
+def add_chunk_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
+    add = _adder(parser.add_argument_group("chunking"), fill)
+    add("--chunk-size", ChunkSettings.size_chars, "characters per chunk", type=int)
+    add("--chunk-overlap", ChunkSettings.overlap_chars, "characters repeated between chunks", type=int)
 
 
-def add_answer_args(parser: argparse.ArgumentParser) -> None:
+def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
     d = AnswerSettings()
-    g = parser.add_argument_group("answering")
-    g.add_argument("--top-k", type=int, default=d.top_k, help=f"passages given to the model (default {d.top_k})")
-    g.add_argument("--prompt", help="prompt template file with $question and $passages (default: bundled)")
-    g.add_argument("--num-ctx", type=int, default=d.num_ctx, help=f"model context in tokens (default {d.num_ctx})")
-    g.add_argument("--num-predict", type=int, default=d.num_predict,
-                   help=f"most tokens the model may write, thinking included (default {d.num_predict})")
-    g.add_argument("--seed", type=int, default=d.seed)
-    g.add_argument("--temperature", type=float, default=d.temperature)
-    g.add_argument("--think", choices=["auto", "on", "off"], default="auto",
-                   help="ask the model to think (auto: when it reports the capability)")
-    g.add_argument("--min-quote-words", type=int, default=d.min_quote_words)
-    g.add_argument("--max-reply-chars", type=int, default=d.max_reply_chars,
-                   help=f"longest reply kept; a longer one is malformed_output (default {d.max_reply_chars})")
+    add = _adder(parser.add_argument_group("answering"), fill)
+    add("--top-k", d.top_k, "passages retrieved and given to the model", type=int)
+    add("--prompt", None, "prompt template file with $question and $passages (default: the bundled one)")
+    add("--num-ctx", d.num_ctx, "model context in tokens", type=int)
+    add("--num-predict", d.num_predict, "most tokens the model may write per phase, thinking included", type=int)
+    add("--seed", d.seed, "sampling seed", type=int)
+    add("--temperature", d.temperature, "sampling temperature", type=float)
+    add("--think", "auto", "ask the model to think (auto: when it reports the capability)",
+        choices=["auto", "on", "off"])
+    add("--min-quote-words", d.min_quote_words, "shortest valid quote, in words", type=int)
+    add("--max-reply-chars", d.max_reply_chars, "longest reply kept; a longer one is malformed_output", type=int)
 
 
 def client_settings(args: argparse.Namespace) -> ClientSettings:
-    return ClientSettings(host=args.host, timeout_s=args.timeout, retries=args.retries)
+    return ClientSettings(host=args.host, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff)
 
 
 def embed_settings(args: argparse.Namespace) -> EmbedSettings:

@@ -6,6 +6,7 @@ Error text differs between Ollama releases, so replies are classified by status 
 
 from __future__ import annotations
 
+import math
 import json
 import os
 import threading
@@ -73,8 +74,9 @@ class ClientSettings:
     backoff_s: float = 1.0
 
     def __post_init__(self) -> None:
-        if not (self.timeout_s > 0 and self.connect_timeout_s > 0):
-            raise InputError(f"timeouts must be positive seconds, got {self.timeout_s} and {self.connect_timeout_s}")
+        if not all(0 < t < math.inf for t in (self.timeout_s, self.connect_timeout_s)):
+            raise InputError(f"timeouts must be positive, finite seconds, got {self.timeout_s} and "
+                             f"{self.connect_timeout_s}")
         if self.retries < 0 or self.backoff_s < 0:
             raise InputError(f"retries and backoff cannot be negative, got {self.retries} and {self.backoff_s}")
 
@@ -117,7 +119,8 @@ class ServerInfo:
         return {
             "host": self.host,
             "version": self.version,
-            "models": {name: vars(info) | {"capabilities": list(info.capabilities)} for name, info in self.models.items()},
+            "models": {name: vars(info) | {"capabilities": list(info.capabilities)}
+                       for name, info in self.models.items()},
         }
 
 

@@ -18,7 +18,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-_ANSWER = AnswerSettings()
+_ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 
 @dataclass(frozen=True)
@@ -38,17 +38,18 @@ class RunSettings:
     embed_model: str = DEFAULT_EMBED_MODEL
     doc_prefix: str | None = None
     query_prefix: str | None = None
-    batch_size: int = 32
+    batch_size: int = _EMBED.batch_size
     host: str | None = None
-    timeout: float = 300.0
-    retries: int = 3
-    backoff: float = 1.0
+    timeout: float = _CLIENT.timeout_s
+    retries: int = _CLIENT.retries
+    backoff: float = _CLIENT.backoff_s
     num_ctx: int = _ANSWER.num_ctx
     num_predict: int = _ANSWER.num_predict
     seed: int = _ANSWER.seed
     temperature: float = _ANSWER.temperature
     think: str = "auto"
     min_quote_words: int = _ANSWER.min_quote_words
+    max_reply_chars: int = _ANSWER.max_reply_chars
     cache_dir: str | None = None
     workers: int = 1
     repeat: int = 1
@@ -66,6 +67,7 @@ class RunSettings:
         if max(self.k) > self.top_k:
             raise InputError(f"--k {max(self.k)} is larger than --top-k {self.top_k}: Hit@{max(self.k)} would only "
                              f"see {self.top_k} passages; raise --top-k or lower --k")
+        self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
 
     def to_dict(self) -> dict:
         return asdict(self) | {"k": list(self.k)}
@@ -83,7 +85,8 @@ class RunSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]
         return AnswerSettings(top_k=self.top_k, chat_model=self.chat_model, prompt_path=self.prompt,
                               temperature=self.temperature, seed=self.seed, num_ctx=self.num_ctx,
-                              num_predict=self.num_predict, think=think, min_quote_words=self.min_quote_words)
+                              num_predict=self.num_predict, think=think, min_quote_words=self.min_quote_words,
+                              max_reply_chars=self.max_reply_chars)
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}

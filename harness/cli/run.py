@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar
 
@@ -14,7 +15,7 @@ from ..chart import fmt
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json
-from ..settings import resolve
+from ..settings import RunSettings, resolve
 
 EXIT_BELOW_THRESHOLD = 3
 
@@ -28,44 +29,31 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_run_args(p: argparse.ArgumentParser) -> None:
-    """Every flag defaults to None so that a --config file can fill what was not given."""
+    """Every flag defaults to None so that a --config file can fill what was not given; the help shows the
+    defaults from the code (RunSettings and the chatbot's settings)."""
+    d = RunSettings()
     p.add_argument("--config", help="a TOML file of these settings (flags given here win)")
-    p.add_argument("--docs", help="PDF file or folder (default: sample_docs)")
-    p.add_argument("--cases", help="cases JSONL (default: sample_docs/cases.jsonl)")
-    p.add_argument("--out", help="where run directories go (default: results)")
-    p.add_argument("--label", help="a name for this run, part of its directory name")
-    p.add_argument("--k", type=int, nargs="+", help="cut-offs for Hit@k and Recall@k (default: 1 2 4)")
-    p.add_argument("--top-k", type=int, help="passages retrieved and given to the model (default 4)")
-    p.add_argument("--chunk-size", type=int, help="characters per chunk (default 2000)")
-    p.add_argument("--chunk-overlap", type=int, help="characters repeated between chunks (default 200)")
-    p.add_argument("--prompt", help="prompt template file (default: the bundled one)")
-    p.add_argument("--chat-model", help="default qwen3:4b")
-    p.add_argument("--embed-model", help="default nomic-embed-text")
-    p.add_argument("--doc-prefix", help="embedding prefix for chunks (default: the model's own)")
-    p.add_argument("--query-prefix", help="embedding prefix for questions (default: the model's own)")
-    p.add_argument("--batch-size", type=int, help="texts per embedding request (default 32)")
-    p.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
-    p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
-    p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
-    p.add_argument("--backoff", type=float, help="seconds before the first retry, doubling after (default 1)")
-    p.add_argument("--num-ctx", type=int, help="model context in tokens (default 8192)")
-    p.add_argument("--num-predict", type=int, help="most tokens the model may write, thinking included (default 4096)")
-    p.add_argument("--seed", type=int, help="sampling seed (default 42)")
-    p.add_argument("--temperature", type=float, help="default 0")
-    p.add_argument("--think", choices=["auto", "on", "off"], help="default auto")
-    p.add_argument("--min-quote-words", type=int, help="shortest valid quote (default 4)")
-    p.add_argument("--cache-dir", help="embedding cache directory")
-    p.add_argument("--workers", type=int, help="cases answered in parallel (default 1)")
-    p.add_argument("--repeat", type=int, help="answer each case N times (default 1)")
-    p.add_argument("--system", help="what to evaluate: chatbot (default), offline, a plug-in name, "
-                                    "package.module:factory, or an http(s):// address (README: 'Evaluate your own "
-                                    "RAG system')")
-    p.add_argument("--offline", action="store_true", default=None,
+    g = p.add_argument_group("what to evaluate")
+    g.add_argument("--system", help=f"chatbot, offline, a plug-in name, package.module:factory, or an http(s):// "
+                                    f"address (default {d.system}; README: 'Evaluate your own RAG system')")
+    g.add_argument("--offline", action="store_true", default=None,
                    help="same as --system offline: BM25 retrieval and an extractive baseline, no model server")
-    p.add_argument("--resume", metavar="RUN_DIR",
+    g.add_argument("--docs", help=f"PDF file or folder (default {d.docs})")
+    g.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
+    g.add_argument("--k", type=int, nargs="+",
+                   help=f"cut-offs for Hit@k and Recall@k (default {' '.join(map(str, d.k))})")
+    g = p.add_argument_group("the run")
+    g.add_argument("--out", help=f"where run directories go (default {d.out})")
+    g.add_argument("--label", help="a name for this run, part of its directory name")
+    g.add_argument("--workers", type=int, help=f"cases answered in parallel (default {d.workers})")
+    g.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    g.add_argument("--resume", metavar="RUN_DIR",
                    help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
-    p.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
+    g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
                    help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
+    add_server_args(p, fill=False)
+    add_chunk_args(p, fill=False)
+    add_answer_args(p, fill=False)
 
 
 def run(args: argparse.Namespace) -> int:
