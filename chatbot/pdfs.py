@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import hashlib
 import io
 import os
@@ -71,21 +73,26 @@ def find_pdfs(root: str | Path) -> tuple[Path, list[Path]]:
     return root, paths
 
 
-def read_folder(root: str | Path) -> Folder:
-    """Read every PDF under `root` (a file or a folder), keeping going past bad files."""
+def read_folder(root: str | Path, progress: Callable[[int, int], None] | None = None) -> Folder:
+    """Read every PDF under `root` (a file or a folder), keeping going past bad files; `progress(done, total)`
+    after each file."""
     base, paths = find_pdfs(root)
     documents, problems = [], []
-    for path in paths:
+    for n, path in enumerate(paths, start=1):
+        if progress:
+            progress(n - 1, len(paths))
         try:
             documents.append(read_pdf(path, doc_id=path.relative_to(base).as_posix()))
         except PdfError as exc:
             problems.append((str(path), str(exc).removeprefix(f"{path}: ")))
+    if progress:
+        progress(len(paths), len(paths))
     return Folder(Path(root), tuple(documents), tuple(problems))
 
 
-def read_documents(root: str | Path) -> list[Document]:
+def read_documents(root: str | Path, progress: Callable[[int, int], None] | None = None) -> list[Document]:
     """Read every PDF under `root` (a file or a folder). Raises one PdfError listing every bad file."""
-    folder = read_folder(root)
+    folder = read_folder(root, progress)
     if not folder.problems:
         return list(folder.documents)
     if Path(root).is_file():  # one file: its own message

@@ -130,6 +130,10 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
         if case.abstain and case.evidence:
             problems.add(number, "evidence: a case that should abstain cannot have evidence; empty it or set "
                                  "abstain to false")
+        for i, item in enumerate(case.evidence):
+            if item in case.evidence[:i]:
+                problems.add(number, f"evidence/{i}: the same evidence item twice ({item.source_id}); it would "
+                                     "count that page twice in recall, so remove one")
         cases.append(case)
     if not cases and not problems.items:
         problems.add(1, "no cases in the file")
@@ -137,7 +141,8 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
 
 
 def _case(data: dict, line: int) -> Case:
-    evidence = tuple(Evidence(e["source_id"], e.get("quote")) for e in data["evidence"])
+    evidence = tuple(Evidence(e) if isinstance(e, str) else Evidence(e["source_id"], e.get("quote"))
+                     for e in data["evidence"])
     facts = tuple((f,) if isinstance(f, str) else tuple(f) for f in data["facts"])
     return Case(data["id"], data["question"], evidence, facts, data["abstain"], data.get("notes", ""),
                 tuple(data.get("tags", ())), line)
@@ -156,7 +161,11 @@ def _check(cases: list[Case], documents: list[Document], problems: Problems) -> 
     for case in cases:
         for i, item in enumerate(case.evidence):
             text = pages.get(item.source_id)
-            if text is None:
+            if text == "":
+                problems.add(case.line, f"evidence/{i}/source_id: {item.source_id} has no text layer (a scanned "
+                                        "page?); OCR it first, or label the case unanswerable for a text-only "
+                                        "pipeline (evidence [], abstain true)")
+            elif text is None:
                 doc = item.source_id.rsplit("#p", 1)[0]
                 hint = (f"{doc} has {sum(1 for s in pages if s.startswith(doc + '#p'))} pages"
                         if doc in doc_ids else f"known documents: {', '.join(doc_ids)}")

@@ -127,6 +127,9 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     rows_a, rows_b = _by_key(a), _by_key(b)
     ids_a, ids_b = {k[0] for k in rows_a}, {k[0] for k in rows_b}
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)
+    if not ids_a & ids_b:
+        raise InputError(f"{a.name} and {b.name} share no case (A has {len(ids_a)}, B {len(ids_b)}); they were "
+                         "run on different cases files, so there is nothing to compare")
     if (only_a or only_b) and not shared_only:
         raise InputError(f"{a.name} and {b.name} cover different cases: {len(only_a)} only in A "
                          f"({_some(only_a)}), {len(only_b)} only in B ({_some(only_b)}); pass --shared-only to "

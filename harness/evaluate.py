@@ -6,6 +6,7 @@ import subprocess
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, Serve
 from chatbot.pdfs import Document, read_documents
 
 from .cases import Case, load_checked_cases
+from .lock import RunLock
 from .metrics import metric_names
 from .records import Manifest, Row, Summary, SystemAnswer
 from .replay import write_replay
@@ -39,11 +41,11 @@ class RunResult:
     manifest: Manifest
 
 
-def prepare(settings: RunSettings) -> tuple[list[Document], list[Case]]:
+def prepare(settings: RunSettings, progress: Progress | None = None) -> tuple[list[Document], list[Case]]:
     """Read the documents and cases and check every label against the documents: before any model call.
     The check that evidence quotes fit in one chunk applies to the built-in systems only (it is about our
     chunker)."""
-    documents = read_documents(settings.docs)
+    documents = read_documents(settings.docs, (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if is_builtin(settings.system) else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)
@@ -53,41 +55,54 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
                    system: System | None = None, resume: str | Path | None = None) -> RunResult:
     """Run every case through the system and write the run directory. Rows land in case order, each flushed as
     it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
-    directory is finished instead, if its settings and inputs are unchanged."""
-    documents, cases = prepare(settings)
+    directory is finished instead, if its settings and inputs are unchanged. The run directory is locked while
+    this process writes it."""
+    documents, cases = prepare(settings, progress)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
-    done: set[tuple[str, int]] = set()
     fresh = _manifest(settings, documents, argv)
-    if resume is not None:  # cheap checks first: before the preflight and the index build
-        run_dir = Path(resume)
-        manifest, done = _resumable(run_dir, fresh)
-    system = system or load_system(settings.system, SystemContext(settings, documents, progress))
-    description = system.describe()
-    if resume is None:
-        run_dir = new_run_dir(settings.out, settings.label)
-        manifest = fresh.model_copy(update={"run_id": run_dir.name, "system": description,
-                                            "collection": _collection(documents, system)})
-    elif _digests(manifest.system) != _digests(description):
-        raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest.system)} -> "
-                         f"{_digests(description)}")
+    with ExitStack() as stack:
+        done: set[tuple[str, int]] = set()
+        if resume is not None:  # cheap checks first: before the preflight and the index build
+            run_dir = Path(resume)
+            stack.enter_context(RunLock(run_dir))  # before reading what is done: nobody else appends now
+            manifest, done = _resumable(run_dir, fresh)
+        system = system or load_system(settings.system, SystemContext(settings, documents, progress))
+        description = system.describe()
+        if resume is None:
+            run_dir = new_run_dir(settings.out, settings.label)
+            stack.enter_context(RunLock(run_dir))
+            manifest = fresh.model_copy(update={"run_id": run_dir.name, "system": description,
+                                                "collection": _collection(documents, system)})
+        elif _digests(manifest.system) != _digests(description):
+            raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest.system)} "
+                             f"-> {_digests(description)}")
+        return _answer_into(run_dir, manifest, system, cases, done, reviews, settings, documents, progress)
+
+
+def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[Case], done: set[tuple[str, int]],
+                 reviews: Any, settings: RunSettings, documents: list[Document],
+                 progress: Progress | None) -> RunResult:
+    """Answer every case not yet done into `run_dir`, then write the summary, the replay files and the final
+    manifest."""
     write_json(run_dir / MANIFEST, manifest.to_json())
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
     judging = Judging(tuple(settings.k), settings.min_quote_words, fold_pages(_page_texts(documents)))
-    writer = RowWriter(run_dir, append=resume is not None)
     written = len(jobs) - len(todo)
     try:
-        for row in _answer_all(system, todo, settings, judging):
-            writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
-            written += 1
-            if progress:
-                progress("cases", written, len(jobs))
+        writer = RowWriter(run_dir, append=bool(done) or (run_dir / ROWS).exists())
+        try:
+            for row in _answer_all(system, todo, settings, judging):
+                writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
+                written += 1
+                if progress:
+                    progress("cases", written, len(jobs))
+        finally:
+            writer.close()
     except (Exception, KeyboardInterrupt) as exc:
+        _write_quietly(run_dir / MANIFEST, manifest.model_copy(update={"ended_at": utc_now()}))
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
-    finally:
-        writer.close()
-        manifest = manifest.model_copy(update={"ended_at": utc_now()})
-        write_json(run_dir / MANIFEST, manifest.to_json())
+    manifest = manifest.model_copy(update={"ended_at": utc_now()})
     rows = read_rows(run_dir)
     summary = summarize(rows, manifest.metrics, manifest.collection)
     write_json(run_dir / SUMMARY, summary.to_json())
@@ -95,6 +110,14 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     manifest = manifest.model_copy(update={"status": "complete"})
     write_json(run_dir / MANIFEST, manifest.to_json())
     return RunResult(run_dir, summary, manifest)
+
+
+def _write_quietly(path: Path, manifest: Manifest) -> None:
+    """Best effort on the way out of a stopped run: a full disk must not hide why the run stopped."""
+    try:
+        write_json(path, manifest.to_json())
+    except OSError:
+        pass
 
 
 class RunStopped(RagError):

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 import argparse
 
+from chatbot.cli import add_chunk_args
+
 from ..evaluate import prepare
-from ..settings import RunSettings
+from ..settings import RunSettings, resolve
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="check a cases file against the documents (no model calls)")
-    p.add_argument("--docs", default=RunSettings.docs, help="PDF file or folder (default: sample_docs)")
-    p.add_argument("--cases", default=RunSettings.cases, help="cases JSONL (default: sample_docs/cases.jsonl)")
+    d = RunSettings()
+    p = sub.add_parser("check", help="check a cases file against the documents (no model calls)",
+                       description="The label check a run does before any model call, with the run's settings: "
+                                   "when it says OK, `rag-eval run` with the same settings accepts the labels.")
+    p.add_argument("--config", help="the run's TOML config file (flags given here win)")
+    p.add_argument("--docs", help=f"PDF file or folder (default {d.docs})")
+    p.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
+    p.add_argument("--system", help=f"the system the run evaluates (default {d.system}); for a system of your own "
+                                    "the check that quotes fit one of our chunks is skipped")
+    add_chunk_args(p, fill=False)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    documents, cases = prepare(RunSettings(docs=args.docs, cases=args.cases))
+    flags = {k: v for k, v in vars(args).items() if k not in ("config", "func", "command")}
+    settings = resolve(flags, args.config)
+    documents, cases = prepare(settings)
     pages = sum(len(d.pages) for d in documents)
-    print(f"{args.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages)")
+    fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
+           if settings.system in ("chatbot", "offline") else "")
+    print(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
     return 0

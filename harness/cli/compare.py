@@ -12,7 +12,7 @@ from ..compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, MetricCompari
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("compare", help="compare two runs case by case (bootstrap CI, randomisation test, flips)",
                        description="Compare run B with run A over the same cases: per metric the paired means, "
-                                   "delta (B - A), a paired bootstrap 95%% interval, a paired sign-flip "
+                                   "delta (B - A), a paired bootstrap 95% interval, a paired sign-flip "
                                    "randomisation p-value, win/tie/loss counts for B, the cases that flipped, "
                                    "and what differs between the two manifests.")
     p.add_argument("run_a", metavar="RUN_A", help="baseline run directory")
@@ -85,6 +85,7 @@ def render_table(c: Comparison) -> str:
         lines.append(f"(n counts cases where the metric applies in both runs; in one run only: {', '.join(one_sided)})")
     if c.metrics_not_shared:
         lines.append(f"(not in both runs: {', '.join(c.metrics_not_shared)})")
+    lines += _disagreements(c)
     lines += ["", "flips (fixed = better in B, broke = worse in B):"]
     flips = [(m.metric, m.fixed, m.broke) for m in c.metrics if m.fixed or m.broke]
     for name, fixed, broke in flips:
@@ -94,6 +95,17 @@ def render_table(c: Comparison) -> str:
     lines += ["", "what differs between the manifests (A -> B):"]
     lines += _diff_lines(c) or ["  nothing besides run ids, times and labels"]
     return "\n".join(lines)
+
+
+def _disagreements(c: Comparison) -> list[str]:
+    """Metrics whose interval excludes 0 while p > 0.05: say why, so nobody reads them as a clear result."""
+    odd = [m for m in c.metrics if m.ci_low is not None and m.ci_high is not None and m.p_value is not None
+           and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
+    if not odd:
+        return []
+    names = ", ".join(f"{m.metric} (p {m.p_value:.3f})" for m in odd)
+    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases the percentile bootstrap "
+            "interval is too narrow, while the sign-flip p is exact; read these as not yet shown, and add cases."]
 
 
 def _diff_lines(c: Comparison) -> list[str]:
@@ -118,6 +130,7 @@ def render_markdown(c: Comparison) -> str:
     for m in c.metrics:
         lines.append(f"| {m.metric} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
                      f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} |")
+    lines += _disagreements(c)
     lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
     for m in c.metrics:
         if m.fixed or m.broke:

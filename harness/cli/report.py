@@ -19,7 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "ranks, answer, citations with the quote marked in its passage, failure "
                                    "reasons and review status. All document and model text is escaped.")
     p.add_argument("run", metavar="RUN", help="run directory")
-    p.add_argument("--vs", metavar="RUN_B", help="a second run to show side by side")
+    p.add_argument("--vs", metavar="BASELINE", help="a baseline run shown beside RUN: the baseline is A and RUN is B "
+                                                    "everywhere, as in `rag-eval compare BASELINE RUN`")
     p.add_argument("--out", metavar="FILE.html", help="where to write (default: RUN/report.html)")
     p.set_defaults(func=run)
 

@@ -18,6 +18,7 @@ from ..runs import MANIFEST, read_json
 from ..settings import RunSettings, resolve
 
 EXIT_BELOW_THRESHOLD = 3
+EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -64,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     bars: dict[str, ProgressBar] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        bars.setdefault(stage, ProgressBar(stage))(done, total)
+        if stage not in bars:
+            bars[stage] = ProgressBar(stage, reused="from cache" if stage == "embedding" else "done before",
+                                      delay_s=1.0 if stage == "reading PDFs" else 0.0)
+        bars[stage](done, total)
 
     try:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume)
@@ -76,8 +80,11 @@ def run(args: argparse.Namespace) -> int:
     summary = result.summary
     for warning in result.manifest.system.get("warnings", ()):
         print(f"warning: {warning}", file=sys.stderr)
+    for doc, pages in (result.manifest.collection.get("empty_pages") or {}).items():
+        print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
+              "system cannot answer from them", file=sys.stderr)
     print(render_summary(summary, result.manifest))
-    print(f"\nrun written to {result.run_dir}")
+    print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
@@ -87,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
             failed.append(f"{summary.errored} rows errored")
     for line in failed:
         print(f"below threshold: {line}", file=sys.stderr)
+    if summary.rows and summary.errored == summary.rows:
+        print(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
+              "`error` field)", file=sys.stderr)
+        return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
 
 

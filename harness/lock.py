@@ -1,0 +1,67 @@
+"""An OS lock on a run directory, so two processes never write one run at once (two `--resume` of one run
+would interleave duplicate rows). The lock is held on `<run>/.lock` for the life of the process; the kernel
+releases it when the process ends, however it ends, so a kill never leaves a stale lock."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import IO
+
+from chatbot.errors import RagError
+
+LOCK = ".lock"
+
+
+class RunLocked(RagError):
+    """Another process holds the run directory."""
+
+
+class RunLock:
+    def __init__(self, run_dir: Path):
+        self.path = Path(run_dir) / LOCK
+        self._fh: IO[str] | None = None
+
+    def acquire(self, started_at: str) -> RunLock:
+        fh = open(self.path, "a+", encoding="utf-8")
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.seek(0)
+            holder = fh.read().strip() or "another process"
+            fh.close()
+            raise RunLocked(f"{self.path.parent} is being written by {_describe(holder)}; wait for it to finish "
+                            "(or stop it) and run again") from None
+        fh.seek(0)
+        fh.truncate()
+        fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": started_at}) + "\n")
+        fh.flush()
+        self._fh = fh
+        return self
+
+    def __enter__(self) -> RunLock:
+        return self.acquire(_now())
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if self._fh is not None:
+            self._fh.close()  # closing the descriptor releases the lock
+            self._fh = None
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _describe(holder: str) -> str:
+    try:
+        data = json.loads(holder)
+        return f"process {data['pid']} on {data['host']} (since {data['since']})"
+    except (ValueError, KeyError, TypeError):
+        return holder
