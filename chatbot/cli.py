@@ -195,12 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("pages", help="list every source id with its first words (for writing labels)")
-    p.add_argument("docs")
+    p.add_argument("docs", help="a PDF file or a folder of PDFs (searched recursively)")
     add_chunk_args(p)
     p.set_defaults(func=_cmd_pages)
 
     p = sub.add_parser("ask", help="answer a question (interactive when none is given)")
-    p.add_argument("question", nargs="?")
+    p.add_argument("question", nargs="?", help="the question (leave it out to ask several, one a line)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--docs", help="build a fresh index from these PDFs")
     src.add_argument("--index", help=f"use a saved index (default {DEFAULT_INDEX_DIR} when present)")
