@@ -16,9 +16,9 @@ from chatbot.ollama_client import ChatReply, ClientSettings
 from tests.conftest import SAMPLE_DOCS
 
 HOTEL_Q = "What is the hotel reimbursement limit per night?"
-KEY = dict(model_digest="d" * 64, prompt="Question: x", options={"temperature": 0.0, "seed": 42, "num_ctx": 8192,
-                                                                  "num_predict": 4096},
-           think=True, format=ANSWER_SCHEMA, repeat=0)
+KEY = {"model_digest": "d" * 64, "prompt": "Question: x",
+       "options": {"temperature": 0.0, "seed": 42, "num_ctx": 8192, "num_predict": 4096},
+       "think": True, "format": ANSWER_SCHEMA, "repeat": 0}
 REPLY = ChatReply("{\"answer\": \"x\", \"citations\": []}", "because", "stop", 12, 5, 950.5, 1.0, 10.0, 900.0, 1)
 
 
