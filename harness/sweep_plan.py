@@ -6,7 +6,7 @@ sweep keys:
     chunk-size = [600, 1000]      # an axis: one cell per value
     top-k = [2, 4]
     chat-model = "qwen3:4b"       # a single value: the base of every cell
-    k = [[1, 2], [1, 4]]          # a setting that is itself a list sweeps over a list of lists
+    k = [[1, 2], [1, 4]]          # a setting that is itself a list sweeps over a list of lists (k=1+2)
     baseline = "chunk-size=1000,top-k=4"   # a cell label or a table {chunk-size = 1000, top-k = 4}; default: first
     primary = "passed"            # the metric the leaderboard ranks by
     alpha = 0.05                  # family-wise error rate for the Holm-adjusted verdicts
@@ -15,7 +15,7 @@ sweep keys:
 
 Cells are the cartesian product of the axes, the first axis varying slowest; `--grid key=v1,v2` adds an axis or
 replaces the file's values for that key. A cell's label names its axis values in axis order, e.g.
-`chunk-size=600,top-k=2`, so labels are stable across reruns and readable as directory names.
+`chunk-size=600,top-k=2`, so labels are stable across reruns; its slug is the label made safe as a folder name.
 Values are checked by the same code as `rag-eval run --config` (`harness.settings.check_config`), and every cell
 is built as a `RunSettings`, so a cell that `rag-eval run` would refuse is refused here, before any model call.
 """
@@ -26,6 +26,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +49,7 @@ __all__ = ["DEFAULT_ALPHA", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell",
 DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
 SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
+_SLUG_MAX = 100
 _GRID = Path("--grid")  # the "file" named in messages about --grid arguments
 
 
@@ -59,9 +61,10 @@ class Cell:
     label: str
     values: tuple[tuple[str, Any], ...]
     settings: RunSettings
+    slug: str  # the label made safe as a folder name, unique within the sweep
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "values": {_dashed(k): v for k, v in self.values},
+        return {"label": self.label, "slug": self.slug, "values": {_dashed(k): v for k, v in self.values},
                 "settings": self.settings.to_dict()}
 
 
@@ -101,7 +104,7 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
     name a swept setting. `known_metrics` checks `primary` (default: every metric name plus `passed`).
     Every problem found is reported at once; each names the file (or --grid) and the key."""
     data, source = _read(Path(path)) if path is not None else ({}, _GRID)
-    sweep_keys = {k: data.pop(k) for k in SWEEP_KEYS if k in data}
+    sweep_keys = {raw.replace("_", "-"): data.pop(raw) for raw in list(data) if raw.replace("_", "-") in SWEEP_KEYS}
     problems: list[str] = []
     base, axes = _split(data, source, problems)
     for text in grid:
@@ -259,15 +262,17 @@ class _Value:
 
 
 def _cells(source: Path, base: dict[str, Any], axes: Mapping[str, list[_Value]]) -> tuple[Cell, ...]:
-    cells, problems = [], []
+    cells, problems, slugs = [], [], set()
     for combo in itertools.product(*axes.values()):
         pairs = tuple(zip(axes, combo))
         label = ",".join(f"{_dashed(name)}={v}" for name, v in pairs)
         values = base | {name: v.value for name, v in pairs}
         if "k" in values:
             values["k"] = tuple(values["k"])
+        slug = _slug(label, slugs)
+        slugs.add(slug)
         try:
-            cells.append(Cell(label, tuple((n, v.value) for n, v in pairs), RunSettings(**values)))
+            cells.append(Cell(label, tuple((n, v.value) for n, v in pairs), RunSettings(**values), slug))
         except InputError as exc:
             problems.append(f"{source}: cell {label}: {exc}")
     if problems:
@@ -329,11 +334,19 @@ def _typed(text: str) -> Any:
     return {"true": True, "false": False}.get(text, text)
 
 
+def _slug(label: str, taken: set[str]) -> str:
+    """Characters a folder name may hold on every system; a long or clashing one gets a hash of the label."""
+    slug = re.sub(r"[^A-Za-z0-9._=,+-]", "_", label)
+    if len(slug) > _SLUG_MAX or slug in taken or slug.startswith("."):
+        slug = f"{slug[:_SLUG_MAX - 9].lstrip('.')}-{hashlib.sha256(label.encode('utf-8')).hexdigest()[:8]}"
+    return slug
+
+
 def _show(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return "/".join(_show(v) for v in value)
+        return "+".join(_show(v) for v in value)
     return str(value)
 
 

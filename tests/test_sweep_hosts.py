@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from chatbot.errors import InputError, ModelMissing
-from chatbot.hosts import HostPool, Served
+from chatbot.hosts import HostPool
 from chatbot.ollama_client import ClientSettings, OllamaClient
 from tests.fake_ollama import FakeOllama
 
@@ -107,7 +107,7 @@ def test_first_failure_in_input_order_is_raised_and_stops_new_work(two_servers):
     with pytest.raises(ValueError, match="item 3 broke"):
         next(results)
     assert len(started) < 50  # no new item after the failure
-    assert pool.map(lambda client, item: Served(item, "x").value, []) == []
+    assert pool.map(ask, []) == []
 
 
 def test_stopping_early_starts_no_more_work(two_servers):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -34,7 +35,7 @@ def test_cells_are_the_product_in_file_order_with_readable_labels(tmp_path):
 
 def test_sweep_options_and_baseline_by_label_or_table(tmp_path):
     body = ('k = 1\ntop-k = [2, 4]\nprompt = ["a.txt", "b.txt"]\nprimary = "facts"\nalpha = 0.01\n'
-            'select-on = "dev"\nconfirm-on = "heldout"\n')
+            'select_on = "dev"\nconfirm-on = "heldout"\n')  # dashes or underscores, as in --config files
     by_label = load_sweep(write(tmp_path, body + 'baseline = "top-k=4,prompt=b.txt"\n'))
     by_table = load_sweep(write(tmp_path, body + 'baseline = {prompt = "b.txt", top-k = 4}\n', "t.toml"))
     assert by_label.baseline == by_table.baseline == "top-k=4,prompt=b.txt"
@@ -44,9 +45,19 @@ def test_sweep_options_and_baseline_by_label_or_table(tmp_path):
     assert by_label.cell("top-k=4,prompt=b.txt").settings.prompt == str(tmp_path / "b.txt")
 
 
+def test_slugs_are_safe_folder_names_and_unique(tmp_path):
+    plan = load_sweep(write(tmp_path, 'k = 1\nprompt = ["p/a b.txt", "p/a_b.txt", "../x.txt"]\n'
+                                      'chat-model = ["qwen3:4b", "' + "m" * 120 + '"]\n'))
+    slugs = [c.slug for c in plan.cells]
+    assert slugs[0] == "prompt=p_a_b.txt,chat-model=qwen3_4b"
+    assert len(set(slugs)) == len(slugs) == 6  # "p/a b.txt" and "p/a_b.txt" clash once made safe
+    assert all(re.fullmatch(r"[A-Za-z0-9._=,+-]{1,100}", s) and not s.startswith(".") for s in slugs)
+    assert plan.cells[0].label == "prompt=p/a b.txt,chat-model=qwen3:4b"
+
+
 def test_list_valued_setting_sweeps_over_a_list_of_lists(tmp_path):
     plan = load_sweep(write(tmp_path, "top-k = 4\nk = [[1, 2], [1, 4]]\n"))
-    assert [c.label for c in plan.cells] == ["k=1/2", "k=1/4"]
+    assert [c.label for c in plan.cells] == ["k=1+2", "k=1+4"]
     assert [c.settings.k for c in plan.cells] == [(1, 2), (1, 4)]
 
 
