@@ -8,15 +8,18 @@ beyond that, serve the model with an engine built for it (e.g. vLLM) behind one 
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .answer_cache import CachingGenerator
+from .bot import Chatbot, OllamaGenerator, OllamaRetriever
 from .errors import InputError
 from .ollama_client import ClientSettings, OllamaClient, ServerInfo, canonical_model, preflight, resolve_host
 
-__all__ = ["HostPool", "PoolInfo", "Served"]
+__all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -178,3 +181,17 @@ def _version_warnings(servers: Sequence[ServerInfo]) -> tuple[str, ...]:
     warning = (f"the servers run different Ollama versions ({listed}); the same model and seed can answer "
                "differently on each, so upgrade them to one version for reproducible runs")
     return (warning,)
+
+
+def bind_to(bot: Chatbot, client: OllamaClient) -> Chatbot:
+    """The same chatbot (index, settings, template, models) asking another server: its query embeddings and
+    chats go to `client`. A caching generator stays caching, over the same cache and repeat index. Safe only
+    after the pool's preflight has shown that the server has the same model builds."""
+    generator = bot.generator
+    cache = generator if isinstance(generator, CachingGenerator) else None
+    inner = cache.inner if cache is not None else generator
+    rebound = OllamaGenerator(client, inner.model, inner.digest, inner.capabilities)
+    if cache is not None:
+        rebound = CachingGenerator(rebound, cache.cache, cache.repeat, format=cache.format)
+    return dataclasses.replace(bot, client=client, generator=rebound,
+                               retriever=OllamaRetriever(client, bot.index, bot.retriever.embedding))

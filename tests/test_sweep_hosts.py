@@ -6,10 +6,14 @@ import threading
 
 import pytest
 
+from chatbot.answer import AnswerSettings
+from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.bot import open_chatbot
 from chatbot.errors import InputError, ModelMissing
-from chatbot.hosts import HostPool
+from chatbot.hosts import HostPool, bind_to
 from chatbot.ollama_client import ClientSettings, OllamaClient
-from tests.fake_ollama import FakeOllama
+from tests.conftest import SAMPLE_DOCS
+from tests.fake_ollama import FakeOllama, overlap_rule
 
 CHAT = "qwen3:4b"
 EMBED = "nomic-embed-text"
@@ -134,3 +138,26 @@ def test_no_host_means_the_environment_or_default(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     assert HostPool.connect([]).hosts == ("http://127.0.0.1:9",)
     assert HostPool.connect([None, "http://127.0.0.1:8"]).hosts == ("http://127.0.0.1:9", "http://127.0.0.1:8")
+
+
+def test_a_chatbot_bound_to_each_server_answers_cases_through_the_pool(two_servers):
+    a, b = two_servers
+    a.chat_rule = b.chat_rule = overlap_rule
+    bot = open_chatbot(docs=SAMPLE_DOCS, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
+                       settings=AnswerSettings())
+    bot.generator = CachingGenerator(bot.generator, AnswerCache.default(), repeat=2)
+    embeds_at_build = a.count("/api/embed")
+    a.delay_s = b.delay_s = 0.05  # a busy server: the other one's worker takes the next question meanwhile
+    pool = HostPool.connect([a.url, b.url], slots=1)
+    pool.preflight(chat_model=CHAT, embed_model=EMBED)
+    bots = {client.host: bind_to(bot, client) for client in pool.clients}
+    assert bots[b.url].generator.repeat == 2 and bots[b.url].generator.cache is bot.generator.cache
+    questions = ["What is the hotel reimbursement limit per night?", "How many days of annual leave are there?",
+                 "Who approves travel?", "What is the meal allowance?"]
+    served = pool.map(lambda client, q: bots[client.host].ask(q), questions)
+    assert [s.value.question for s in served] == questions
+    assert served[0].value.status == "answered"
+    assert a.count("/api/chat") >= 1 and b.count("/api/chat") >= 1
+    assert a.count("/api/chat") + b.count("/api/chat") == 4
+    assert b.count("/api/embed") == b.count("/api/chat")  # B embedded its questions itself, built no index
+    assert a.count("/api/embed") - embeds_at_build == a.count("/api/chat")

@@ -10,7 +10,8 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.compare import paired_stats
-from harness.leaderboard import CellResults, build_leaderboard, holm, pareto_front, select_and_confirm
+from harness.leaderboard import (CellResults, build_leaderboard, holm, pareto_front, per_case_means,
+                                 select_and_confirm)
 from harness.leaderboard_render import (leaderboard_json, leaderboard_markdown, leaderboard_svg, leaderboard_text,
                                         write_leaderboard)
 
@@ -211,3 +212,9 @@ def test_selection_is_rendered():
     assert "## Selection" in md and "selected on 'dev': lucky" in md
     assert "confirmed on 'heldout' against the baseline: delta +0.000" in md
     assert json.loads(leaderboard_json(result.select, result))["selection"]["selected"] == "lucky"
+
+
+def test_per_case_means_average_repeats_and_keep_nulls():
+    rows = [("a", 1.0), ("b", None), ("a", 0.0), ("c", 1.0), ("b", None), ("c", None), ("a", 1.0)]
+    assert per_case_means(rows) == {"a": pytest.approx(2 / 3), "b": None, "c": 1.0}
+    assert list(per_case_means(rows)) == ["a", "b", "c"]

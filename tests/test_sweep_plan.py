@@ -148,3 +148,10 @@ def test_plan_calls_counts_distinct_calls_and_cached_ones():
     assert (plan.embed_needed, plan.chat_needed) == (2, 3)
     assert sorted(asked) == ["p1#0", "p2#0", "p3#0", "p3#1"]  # once per distinct key
     assert plan.to_dict()["chat_needed"] == 3
+
+
+def test_plan_calls_counts_unknown_prompts_as_needed():
+    plan = plan_calls([["a"]], [["p1#0"]], embed_cached=lambda k: True, chat_cached=lambda k: True, unknown_chats=6)
+    assert (plan.chat_calls, plan.chat_cached, plan.chat_needed, plan.embed_needed) == (7, 1, 6, 0)
+    with pytest.raises(ValueError, match="negative"):
+        plan_calls([], [], embed_cached=bool, chat_cached=bool, unknown_chats=-1)
