@@ -28,7 +28,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,7 @@ from chatbot.errors import InputError
 
 from .metrics import metric_names
 from .settings import FIELDS, RunSettings, check_config
+from .sweep_calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -50,6 +51,7 @@ DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
 SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
 _SLUG_MAX = 100
+_NOT_SWEPT = frozenset({"out", "label", "cache_dir"})  # one per sweep: the sweep directory names the cells
 _GRID = Path("--grid")  # the "file" named in messages about --grid arguments
 
 
@@ -147,6 +149,8 @@ def _grid_axis(text: str) -> tuple[str, list[_Value]]:
         raise InputError(f"--grid {text!r}: write key=value1,value2 (e.g. --grid top-k=2,4)")
     if name not in FIELDS:
         raise InputError(f"--grid {text!r}: unknown setting {key!r}; known: {', '.join(sorted(map(_dashed, FIELDS)))}")
+    if name in _NOT_SWEPT:
+        raise InputError(f"--grid {text!r}: {key} says where the sweep goes, not what it measures; give it once")
     if _is_list_setting(name):
         raise InputError(f"--grid {text!r}: {key} takes a list per cell; sweep it in a sweep file as "
                          f"{key} = [[1, 2], [1, 4]]")
@@ -155,46 +159,6 @@ def _grid_axis(text: str) -> tuple[str, list[_Value]]:
     if problems:
         raise InputError("\n".join(problems))
     return name, values
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    """What a sweep will ask the servers for, counted over distinct requests (a request two cells share is
-    made once): embedding texts and chat calls, and how many of each the caches already hold."""
-
-    embed_texts: int
-    embed_cached: int
-    chat_calls: int
-    chat_cached: int
-
-    @property
-    def embed_needed(self) -> int:
-        return self.embed_texts - self.embed_cached
-
-    @property
-    def chat_needed(self) -> int:
-        return self.chat_calls - self.chat_cached
-
-    def to_dict(self) -> dict:
-        return {"embed_texts": self.embed_texts, "embed_cached": self.embed_cached,
-                "embed_needed": self.embed_needed, "chat_calls": self.chat_calls, "chat_cached": self.chat_cached,
-                "chat_needed": self.chat_needed}
-
-
-def plan_calls(embed_keys: Iterable[Iterable[Hashable]], chat_keys: Iterable[Iterable[Hashable]], *,
-               embed_cached: Callable[[Any], bool], chat_cached: Callable[[Any], bool],
-               unknown_chats: int = 0) -> CallPlan:
-    """Count distinct calls for `--dry-run`. `embed_keys` holds one iterable per cell of its embedding cache keys
-    (chunk texts and questions, keyed with model digest and prefix as `EmbeddingCache.key` does); `chat_keys` one
-    iterable per cell of its answer cache keys (`chatbot.answer_cache.answer_key`, repeat index included). The
-    membership tests are asked once per distinct key. A prompt is only known once its passages are retrieved, so
-    chat calls of cells whose query vectors are not cached yet are passed as `unknown_chats`: counted as needed."""
-    if unknown_chats < 0:
-        raise ValueError(f"unknown_chats cannot be negative, got {unknown_chats}")
-    embeds = set(itertools.chain.from_iterable(embed_keys))
-    chats = set(itertools.chain.from_iterable(chat_keys))
-    return CallPlan(len(embeds), sum(1 for k in embeds if embed_cached(k)),
-                    len(chats) + unknown_chats, sum(1 for k in chats if chat_cached(k)))
 
 
 # -- reading and checking -------------------------------------------------------------------------------------
@@ -215,6 +179,8 @@ def _split(data: dict, source: Path, problems: list[str]) -> tuple[dict[str, Any
         if name not in FIELDS:
             problems.append(f"{source}: unknown key {key!r}; sweep keys: {', '.join(SWEEP_KEYS)}; run settings: "
                             f"{', '.join(sorted(map(_dashed, FIELDS)))}")
+        elif _is_axis(name, value) and name in _NOT_SWEPT:
+            problems.append(f"{source}: {key} says where the sweep goes, not what it measures; give one value")
         elif _is_axis(name, value):
             axes[name] = _checked_axis(key, value, source, problems)
         else:

@@ -104,6 +104,7 @@ def test_definition_hash_ignores_comments_but_not_values_or_grid(tmp_path):
     ("top-k = 4\n", r"nothing to sweep"),
     ("top-k = [1, 4]\nk = [1, 2, 4]\n", r"sweep.toml: cell top-k=1: --k 4 is larger than --top-k 1"),
     ("top-k = [2\n", r"sweep.toml: not valid TOML"),
+    ("top-k = [4, 8]\nout = [\"a\", \"b\"]\n", r"sweep.toml: out says where the sweep goes"),
 ])
 def test_bad_sweep_files_name_the_file_and_key(tmp_path, body, message):
     with pytest.raises(InputError, match=message):
@@ -122,6 +123,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
     ("k=1,2", r"sweep it in a sweep file as k = \[\[1, 2\], \[1, 4\]\]"),
     ("temperature=nan,0", r"--grid: setting 'temperature' must be a number, got 'nan'"),
     ("top-k=2,,4", r"--grid: setting 'top-k' must be an integer, got ''"),
+    ("cache-dir=a,b", r"cache-dir says where the sweep goes"),
 ])
 def test_bad_grid_arguments(text, message):
     with pytest.raises(InputError, match=message):
