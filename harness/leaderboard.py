@@ -66,7 +66,7 @@ class Entry:
     latency_p50_ms: float | None
     latency_p90_ms: float | None
     tokens_mean: float | None
-    tokens_total: float
+    tokens_total: float | None
     pareto: bool = False
 
 
@@ -137,6 +137,7 @@ def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, pr
     keeps only those case ids (a tag's cases); `tag` only names that subset in the output."""
     if not 0 < alpha < 1:
         raise InputError(f"alpha must be between 0 and 1, got {alpha}")
+    _check_inputs([baseline, *cells])
     keep = None if cases is None else set(cases)
     base = _restricted(baseline, keep)
     others = [_restricted(c, keep) for c in cells if c.label != baseline.label]
@@ -153,6 +154,19 @@ def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, pr
     return Leaderboard(primary, higher_is_better, float(alpha), baseline.label, tag,
                        sum(1 for v in base.values.values() if v is not None), seed, resamples,
                        tuple(entries[i] for i in order))
+
+
+def _check_inputs(cells: Sequence[CellResults]) -> None:
+    """Refuse what would make a number meaningless: two different cells with one label, a non-finite value."""
+    seen: dict[str, CellResults] = {}
+    for cell in cells:
+        if seen.setdefault(cell.label, cell) != cell:
+            raise InputError(f"two cells are labelled {cell.label!r}; labels must be unique")
+        for what, values in (("value", cell.values), ("latency", cell.latency_ms), ("tokens", cell.tokens)):
+            bad = next((k for k, v in values.items() if v is not None and not np.isfinite(v)), None)
+            if bad is not None:
+                raise InputError(f"cell {cell.label!r}, case {bad!r}: the {what} {values[bad]!r} is not a finite "
+                                 "number")
 
 
 def _restricted(cell: CellResults, keep: set[str] | None) -> CellResults:
@@ -193,11 +207,11 @@ def _verdict(s: dict, p_holm: float | None, alpha: float, sign: float) -> str:
     return BETTER if sign * s["delta"] > 0 else WORSE
 
 
-def _costs(cell: CellResults) -> tuple[float | None, float | None, float | None, float]:
+def _costs(cell: CellResults) -> tuple[float | None, float | None, float | None, float | None]:
     latency = np.array([float(v) for v in cell.latency_ms.values() if v is not None])
     tokens = np.array([float(v) for v in cell.tokens.values() if v is not None])
     p50, p90 = (float(x) for x in np.percentile(latency, [50, 90])) if latency.size else (None, None)
-    return p50, p90, float(tokens.mean()) if tokens.size else None, float(tokens.sum())
+    return p50, p90, *((float(tokens.mean()), float(tokens.sum())) if tokens.size else (None, None))
 
 
 @dataclass(frozen=True)

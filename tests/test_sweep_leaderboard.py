@@ -218,3 +218,19 @@ def test_per_case_means_average_repeats_and_keep_nulls():
     rows = [("a", 1.0), ("b", None), ("a", 0.0), ("c", 1.0), ("b", None), ("c", None), ("a", 1.0)]
     assert per_case_means(rows) == {"a": pytest.approx(2 / 3), "b": None, "c": 1.0}
     assert list(per_case_means(rows)) == ["a", "b", "c"]
+
+
+@pytest.mark.parametrize("bad, message", [
+    (CellResults("base", {"a": 1.0}), r"two cells are labelled 'base'"),
+    (CellResults("x", {"a": float("nan")}), r"cell 'x', case 'a': the value nan is not a finite number"),
+    (CellResults("x", {"a": 1.0}, {"a": float("inf")}), r"the latency inf is not a finite number"),
+])
+def test_inputs_that_would_spoil_the_numbers_are_refused(bad, message):
+    with pytest.raises(InputError, match=message):
+        build_leaderboard(CellResults("base", {"a": 0.0}), [bad], primary="passed", resamples=10)
+
+
+def test_no_tokens_reported_is_null_not_zero():
+    entry = build_leaderboard(CellResults("base", {"a": 1.0}, {"a": 5.0}), [], primary="passed",
+                              resamples=10).entry("base")
+    assert (entry.tokens_mean, entry.tokens_total, entry.latency_p50_ms) == (None, None, 5.0)
