@@ -11,12 +11,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
 from .leaderboard import Entry, Leaderboard, Selection
 
 __all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "leaderboard_svg", "leaderboard_text",
-           "write_leaderboard"]
+           "read_leaderboard", "write_leaderboard"]
 
 LEADERBOARD_FORMAT = 1
 _HEADERS = ("cell", "n", "mean", "delta", "95% CI of delta", "p", "p (Holm)", "verdict", "latency p50 ms",
@@ -41,6 +42,27 @@ def leaderboard_json(board: Leaderboard, selection: Selection | None = None) -> 
     data = {"format": LEADERBOARD_FORMAT, "leaderboard": board.to_dict(),
             "selection": selection.to_dict() if selection else None}
     return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def read_leaderboard(path: str | Path) -> tuple[Leaderboard, Selection | None]:
+    """Read a leaderboard.json back into records (for the HTML report and for comparing two sweeps)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != LEADERBOARD_FORMAT:
+            raise ValueError(f"format {data.get('format')!r} is not {LEADERBOARD_FORMAT}")
+        board = _board(data["leaderboard"])
+        picked = data.get("selection")
+        selection = None if picked is None else Selection(
+            picked["select_on"], picked["confirm_on"], picked["selected"], _board(picked["select"]),
+            _board(picked["confirm"]) if picked["confirm"] else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{path}: not a readable leaderboard ({exc})") from exc
+    return board, selection
+
+
+def _board(data: dict) -> Leaderboard:
+    return Leaderboard(**(data | {"entries": tuple(Entry(**e) for e in data["entries"])}))
 
 
 def _num(value: float | None, digits: int = 3, *, signed: bool = False) -> str:

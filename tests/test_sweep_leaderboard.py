@@ -13,7 +13,7 @@ from harness.compare import paired_stats
 from harness.leaderboard import (CellResults, build_leaderboard, holm, pareto_front, per_case_means,
                                  select_and_confirm)
 from harness.leaderboard_render import (leaderboard_json, leaderboard_markdown, leaderboard_svg, leaderboard_text,
-                                        write_leaderboard)
+                                        read_leaderboard, write_leaderboard)
 
 IDS = [f"case-{i:02d}" for i in range(20)]
 
@@ -234,3 +234,15 @@ def test_no_tokens_reported_is_null_not_zero():
     entry = build_leaderboard(CellResults("base", {"a": 1.0}, {"a": 5.0}), [], primary="passed",
                               resamples=10).entry("base")
     assert (entry.tokens_mean, entry.tokens_total, entry.latency_p50_ms) == (None, None, 5.0)
+
+
+def test_leaderboard_json_reads_back_into_the_same_records(tmp_path):
+    base = cell("base", [0.0] * 20)
+    lucky = cell("lucky", [1.0] * 10 + [0.0] * 10)
+    result = select_and_confirm(base, [lucky], tags(10), select_on="dev", confirm_on="heldout", primary="passed",
+                                resamples=200)
+    files = write_leaderboard(tmp_path, result.select, result)
+    assert read_leaderboard(files["json"]) == (result.select, result)
+    files["json"].write_text('{"format": 1, "leaderboard": {"primary": "passed"}}', encoding="utf-8")
+    with pytest.raises(InputError, match="leaderboard.json: not a readable leaderboard"):
+        read_leaderboard(files["json"])
