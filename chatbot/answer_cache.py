@@ -28,7 +28,7 @@ from .index import Hit, default_cache_dir
 from .ollama_client import ChatReply
 from .store import atomic_write_text
 
-__all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "CachingGenerator", "answer_key"]
+__all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "CachingGenerator", "answer_key", "reply_problem"]
 
 ANSWER_CACHE_FORMAT = 1
 MAX_REPLY_CHARS = 1_000_000  # content + thinking; a reply this long is a runaway generation, not an answer
