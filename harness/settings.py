@@ -136,6 +136,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from exc
+    return check_config(data, path)
+
+
+def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Validate settings read from the TOML file `path` (every problem at once, each naming the file and key);
+    return them by field name, with relative paths resolved against the file's folder."""
     values, problems = {}, []
     for key, value in data.items():
         name = key.replace("-", "_")

@@ -60,6 +60,7 @@ class ModelSpec:
     parameter_size: str = "4.0B"
     quantization_level: str = "Q4_K_M"
     size: int = 2_500_000_000  # bytes, as listed by /api/tags
+    digest: str | None = None  # as listed by /api/tags; None: the SHA-256 of the canonical name
 
 
 def default_models() -> dict[str, ModelSpec]:
@@ -382,7 +383,8 @@ class FakeOllama:
 
     def tags(self) -> dict:
         return {"models": [{"name": _canonical(k), "model": _canonical(k), "modified_at": _MODIFIED_AT,
-                            "size": s.size, "digest": hashlib.sha256(_canonical(k).encode()).hexdigest(),
+                            "size": s.size,
+                            "digest": s.digest or hashlib.sha256(_canonical(k).encode()).hexdigest(),
                             "details": _details(s)} for k, s in list(self.models.items())]}
 
     def show(self, body: dict) -> dict:

@@ -1,0 +1,169 @@
+"""A content-addressed cache of chat replies, so a sweep never asks the model the same thing twice.
+
+The key is the SHA-256 of everything that decides a reply: the model digest (the weights, template and parameters
+Ollama serves), the SHA-256 of the rendered prompt (template + question + ordered passages), every option sent
+(num_ctx, num_predict, seed, temperature), the think value, the `format` schema, and the repeat index, so three
+repeats are three distinct calls. The entry stores the reply as the server sent it, with its original latency and
+token usage, so a cached cell reports the timings it really had. Judging the reply (JSON, quotes) is not cached:
+it reruns on every use.
+
+Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically. A damaged, foreign or mis-shaped
+entry reads as missing; a reply with non-finite numbers or more than `MAX_REPLY_CHARS` of text is never stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections.abc import Mapping
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+from .answer import ANSWER_SCHEMA, AnswerSettings, Generator
+from .errors import InputError
+from .index import Hit, default_cache_dir
+from .ollama_client import ChatReply
+from .store import atomic_write_text
+
+__all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "CachingGenerator", "answer_key", "reply_problem"]
+
+ANSWER_CACHE_FORMAT = 1
+MAX_REPLY_CHARS = 1_000_000  # content + thinking; a reply this long is a runaway generation, not an answer
+_KEY_VERSION = "pdf-rag-eval answer cache 1"  # in every key: a new key layout never reads old entries
+_TEXT = ("content", "thinking")
+_COUNTS = ("prompt_tokens", "output_tokens", "retries")
+_TIMES = ("total_ms", "load_ms", "prompt_eval_ms", "eval_ms")
+
+
+def answer_key(*, model_digest: str, prompt: str, options: Mapping[str, Any], think: bool | str | None,
+               format: dict | str | None, repeat: int) -> str:
+    """The cache key (64 hex characters) of one chat call. Numbers in `options` count by value, so
+    `temperature = 0` and `0.0` share a key; `think=None` (the server decides) differs from True and False."""
+    if not model_digest:
+        raise InputError("cannot key a cached answer without the model's digest")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 0:
+        raise InputError(f"the repeat index must be a whole number from 0, got {repeat!r}")
+    parts = {"v": _KEY_VERSION, "digest": model_digest,
+             "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest(),
+             "options": {k: _by_value(v) for k, v in options.items()}, "think": think, "format": format,
+             "repeat": repeat}
+    text = json.dumps(parts, sort_keys=True, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def _by_value(value: Any) -> Any:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+class AnswerCache:
+    """Chat replies by `answer_key`. Safe to share between threads of one process and between processes."""
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+        self._lock = threading.Lock()  # atomic_write_text's temp name is per process, not per thread
+
+    @classmethod
+    def default(cls, cache_dir: str | Path | None = None) -> AnswerCache:
+        """`<cache_dir>/answers`, or under `default_cache_dir()` ($PDF_RAG_EVAL_CACHE, ...) when None."""
+        return cls(Path(cache_dir) if cache_dir else default_cache_dir() / "answers")
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> ChatReply | None:
+        """The stored reply, or None when missing, unreadable, or not a valid entry for this key."""
+        try:
+            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("format") != ANSWER_CACHE_FORMAT or entry.get("key") != key:
+            return None
+        reply = entry.get("reply")
+        if not isinstance(reply, dict) or set(reply) != {f.name for f in fields(ChatReply)} or reply_problem(reply):
+            return None
+        return ChatReply(**reply)
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and self.get(key) is not None
+
+    def put(self, key: str, reply: ChatReply, *, about: Mapping[str, Any] | None = None) -> bool:
+        """Store `reply` under `key`; False (nothing written) when the reply is unfit to keep. `about` is kept
+        beside it for people reading the cache (e.g. model name, prompt SHA-256); it is not part of the key."""
+        data = asdict(reply)
+        if reply_problem(data):
+            return False
+        entry = {"format": ANSWER_CACHE_FORMAT, "key": key, "about": dict(about or {}), "reply": data}
+        text = json.dumps(entry, ensure_ascii=False, allow_nan=False, default=str) + "\n"
+        path = self._path(key)
+        with self._lock:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, text)
+        return True
+
+
+def reply_problem(data: Mapping[str, Any]) -> str | None:
+    """Why a reply (as a dict of ChatReply fields) must not be cached, or None when it may."""
+    if not all(isinstance(data.get(k), str) for k in _TEXT):
+        return "content and thinking must be text"
+    if sum(len(data[k]) for k in _TEXT) > MAX_REPLY_CHARS:
+        return f"the reply is longer than {MAX_REPLY_CHARS} characters"
+    if data.get("done_reason") is not None and not isinstance(data.get("done_reason"), str):
+        return "done_reason must be text"
+    for name in _COUNTS:
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            return f"{name} must be a whole number from 0"
+    for name in _TIMES:
+        value = data.get(name)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value < 0):
+            return f"{name} must be a finite number of milliseconds from 0"
+    return None
+
+
+class CachingGenerator:
+    """A `Generator` that answers from the cache when it can and asks `inner` (and stores the reply) when not.
+    One instance per repeat index: `with_repeat(r)` makes the sibling for repeat r over the same cache.
+    `hits` and `misses` count calls served from the cache and passed on."""
+
+    def __init__(self, inner: Generator, cache: AnswerCache, repeat: int = 0, *,
+                 format: dict | str | None = ANSWER_SCHEMA):
+        if not getattr(inner, "digest", ""):
+            raise InputError(f"cannot cache answers of {inner.model!r}: the generator reports no model digest")
+        self.inner, self.cache, self.repeat, self.format = inner, cache, repeat, format
+        self.model, self.digest = inner.model, inner.digest
+        self.hits = self.misses = 0
+        self._lock = threading.Lock()
+
+    def with_repeat(self, repeat: int) -> CachingGenerator:
+        return CachingGenerator(self.inner, self.cache, repeat, format=self.format)
+
+    def key(self, prompt: str, settings: AnswerSettings) -> str:
+        """The answer key of this prompt, as `generate` would use it (for --dry-run counts)."""
+        return answer_key(model_digest=self.digest, prompt=prompt, options=settings.options(),
+                          think=self._think(settings), format=self.format, repeat=self.repeat)
+
+    def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
+        key = self.key(prompt, settings)
+        cached = self.cache.get(key)
+        with self._lock:
+            if cached is not None:
+                self.hits += 1
+            else:
+                self.misses += 1
+        if cached is not None:
+            return cached
+        reply = self.inner.generate(prompt, settings, question, hits)
+        self.cache.put(key, reply, about={"model": self.model, "repeat": self.repeat,
+                                          "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()})
+        return reply
+
+    def _think(self, settings: AnswerSettings) -> bool | str | None:
+        # the value actually sent: OllamaGenerator turns "auto" into True for thinking models
+        think_value = getattr(self.inner, "think_value", None)
+        return think_value(settings) if callable(think_value) else settings.think

@@ -1,0 +1,197 @@
+"""Several Ollama servers as one pool: preflight all of them, refuse different model builds, spread the work.
+
+Each server gets `slots` worker threads (set it to the server's OLLAMA_NUM_PARALLEL). Workers take the next
+item in input order as soon as they are free, so a faster or less busy server takes more items; results come
+back in input order, each with the host that served it. This is for a handful of servers on a local network;
+beyond that, serve the model with an engine built for it (e.g. vLLM) behind one address.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from .answer_cache import CachingGenerator
+from .bot import Chatbot, OllamaGenerator, OllamaRetriever
+from .errors import InputError
+from .ollama_client import ClientSettings, OllamaClient, ServerInfo, canonical_model, preflight, resolve_host
+
+__all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Served(Generic[R]):
+    """One item's result and the server that produced it."""
+
+    value: R
+    host: str
+
+
+@dataclass(frozen=True)
+class PoolInfo:
+    """What the pool's preflight found: one ServerInfo per host (in pool order), and warnings for the user."""
+
+    servers: tuple[ServerInfo, ...]
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return {"servers": [s.to_dict() for s in self.servers], "warnings": list(self.warnings)}
+
+
+class HostPool:
+    """OllamaClients with a number of worker slots each. `clients[i]` gets `slots[i]` workers (one int: all)."""
+
+    def __init__(self, clients: Sequence[OllamaClient], *, slots: int | Sequence[int] = 1):
+        if not clients:
+            raise InputError("a host pool needs at least one server")
+        counts = [slots] * len(clients) if isinstance(slots, int) else list(slots)
+        if len(counts) != len(clients) or any(isinstance(n, bool) or n < 1 for n in counts):
+            raise InputError(f"give each of the {len(clients)} servers at least one worker slot, got {slots!r}")
+        hosts = [c.host.rstrip("/") for c in clients]
+        twice = sorted({h for h in hosts if hosts.count(h) > 1})
+        if twice:
+            raise InputError(f"--host {', '.join(twice)} is given more than once; give each server once and raise "
+                             "--workers for more parallel requests to it")
+        self.clients, self.slots = tuple(clients), tuple(counts)
+
+    @classmethod
+    def connect(cls, hosts: Sequence[str | None], *, settings: ClientSettings | None = None,
+                slots: int | Sequence[int] = 1) -> HostPool:
+        """One client per host (None: $OLLAMA_HOST, then Ollama's default), all with the same timeouts and
+        retries as `settings` (its `host` is ignored)."""
+        settings = settings or ClientSettings()
+        addresses = [resolve_host(h) for h in hosts] or [resolve_host(None)]
+        clients = [OllamaClient(ClientSettings(host=a, timeout_s=settings.timeout_s,
+                                               connect_timeout_s=settings.connect_timeout_s,
+                                               retries=settings.retries, backoff_s=settings.backoff_s))
+                   for a in addresses]
+        return cls(clients, slots=slots)
+
+    @property
+    def hosts(self) -> tuple[str, ...]:
+        return tuple(c.host for c in self.clients)
+
+    @property
+    def total_slots(self) -> int:
+        return sum(self.slots)
+
+    def preflight(self, *, chat_model: str | None, embed_model: str | None) -> PoolInfo:
+        """Preflight every server (it answers, has the models, each can do its job), then refuse when a model's
+        digest differs between servers: different builds would make answers depend on which server was free."""
+        servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model) for c in self.clients)
+        problems = [_digest_problem(model, servers) for model in (embed_model, chat_model) if model is not None]
+        problems = [p for p in problems if p]
+        if problems:
+            raise InputError("\n".join(problems))
+        return PoolInfo(servers, _version_warnings(servers))
+
+    def map(self, work: Callable[[OllamaClient, T], R], items: Sequence[T]) -> list[Served[R]]:
+        """`work(client, item)` for every item, spread over the servers' slots; results in input order."""
+        return list(self.imap(work, items))
+
+    def imap(self, work: Callable[[OllamaClient, T], R], items: Sequence[T]) -> Iterator[Served[R]]:
+        """Like `map`, yielding each result as soon as it and every earlier one are done (rows can be written
+        as they finish). The first failure, in input order, is raised; no new item starts after a failure or
+        after the caller stops iterating, and items already running are waited for."""
+        board = _Board(len(items))
+        threads = [threading.Thread(target=_worker, args=(board, client, work, items), daemon=True,
+                                    name=f"host-{i}-slot-{s}")
+                   for i, client in enumerate(self.clients) for s in range(self.slots[i])]
+        for thread in threads:
+            thread.start()
+        try:
+            for index in range(len(items)):
+                yield board.result(index)
+        finally:
+            board.stop()
+            for thread in threads:
+                thread.join()
+
+
+class _Board:
+    """Hands out item indices in order and collects results by index."""
+
+    def __init__(self, size: int):
+        self.size, self.next, self.stopped = size, 0, False
+        self.done: dict[int, tuple[Served | None, BaseException | None]] = {}
+        self.cond = threading.Condition()
+
+    def take(self) -> int | None:
+        with self.cond:
+            if self.stopped or self.next >= self.size:
+                return None
+            self.next += 1
+            return self.next - 1
+
+    def put(self, index: int, served: Served | None, error: BaseException | None) -> None:
+        with self.cond:
+            self.done[index] = (served, error)
+            if error is not None:
+                self.stopped = True  # later items would most likely fail the same way (server gone)
+            self.cond.notify_all()
+
+    def result(self, index: int) -> Served:
+        with self.cond:
+            while index not in self.done:
+                if self.stopped and index >= self.next:  # never started: report the failure that stopped us
+                    error = next(e for _, e in sorted((i, e) for i, (_, e) in self.done.items()) if e is not None)
+                    raise error
+                self.cond.wait()
+            served, error = self.done.pop(index)
+        if error is not None:
+            raise error
+        return served
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopped = True
+            self.cond.notify_all()
+
+
+def _worker(board: _Board, client: OllamaClient, work: Callable, items: Sequence) -> None:
+    while (index := board.take()) is not None:
+        try:
+            board.put(index, Served(work(client, items[index]), client.host), None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which raises it
+            board.put(index, None, exc)
+
+
+def _digest_problem(model: str, servers: Sequence[ServerInfo]) -> str | None:
+    digests = [(s.host, s.models[model].digest) for s in servers]
+    first_host, first = digests[0]
+    other = next(((h, d) for h, d in digests[1:] if d != first), None)
+    if other is None:
+        return None
+    return (f"model '{canonical_model(model)}' differs between servers: {first_host} has digest {first[:12]}, "
+            f"{other[0]} has digest {other[1][:12]}; run `ollama pull {model}` on each server so all serve the same "
+            "build, or drop one --host")
+
+
+def _version_warnings(servers: Sequence[ServerInfo]) -> tuple[str, ...]:
+    versions = {s.host: s.version for s in servers}
+    if len(set(versions.values())) <= 1:
+        return ()
+    listed = ", ".join(f"{h} {v}" for h, v in versions.items())
+    warning = (f"the servers run different Ollama versions ({listed}); the same model and seed can answer "
+               "differently on each, so upgrade them to one version for reproducible runs")
+    return (warning,)
+
+
+def bind_to(bot: Chatbot, client: OllamaClient) -> Chatbot:
+    """The same chatbot (index, settings, template, models) asking another server: its query embeddings and
+    chats go to `client`. A caching generator stays caching, over the same cache and repeat index. Safe only
+    after the pool's preflight has shown that the server has the same model builds."""
+    generator = bot.generator
+    cache = generator if isinstance(generator, CachingGenerator) else None
+    inner = cache.inner if cache is not None else generator
+    rebound = OllamaGenerator(client, inner.model, inner.digest, inner.capabilities)
+    if cache is not None:
+        rebound = CachingGenerator(rebound, cache.cache, cache.repeat, format=cache.format)
+    return dataclasses.replace(bot, client=client, generator=rebound,
+                               retriever=OllamaRetriever(client, bot.index, bot.retriever.embedding))

@@ -1,0 +1,266 @@
+"""The sweep leaderboard: every cell against the baseline on the same cases, corrected for comparing many.
+
+Definitions (per cell c, compared with the baseline b on the primary metric):
+- Paired cases: cases where the metric is non-null in both b and c (a case answered several times contributes
+  the mean of its repeats; the caller passes one value per case). `n` counts them.
+- mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
+  from `harness.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
+- mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases (paired_stats
+  against zeros), drawn on the chart.
+- p_holm: Holm's step-down adjustment of the p-values across all compared cells (the baseline is not compared
+  with itself). The verdict is `better` or `worse` (by the sign of the delta, in the metric's direction) when
+  p_holm <= alpha, else `indistinguishable`; `no shared cases` when n == 0. This bounds the chance of calling
+  any equal cell different at alpha; the intervals are per cell and not adjusted.
+- Latency and tokens are per case over all the cell's cases: median and 90th percentile (numpy's linear
+  interpolation) of the latency in ms, mean and total of prompt + output tokens.
+- Pareto front: cells that no other cell beats on both the metric mean (higher, in its direction) and the median
+  latency (lower) with at least one strictly.
+Entries are ranked by delta in the metric's direction (the baseline at 0), ties kept in sweep order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from chatbot.errors import InputError
+
+from .compare import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_stats
+
+__all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "holm", "pareto_front",
+           "per_case_means", "select_and_confirm"]
+
+BETTER, WORSE, SAME, BASELINE, UNPAIRED = "better", "worse", "indistinguishable", "baseline", "no shared cases"
+
+
+@dataclass(frozen=True)
+class CellResults:
+    """One cell's per-case numbers, keyed by case id: the primary metric (None = not applicable), the latency
+    of answering the case in ms, and its prompt + output tokens (None when the answerer reports none)."""
+
+    label: str
+    values: Mapping[str, float | None]
+    latency_ms: Mapping[str, float | None] = field(default_factory=dict)
+    tokens: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One row of the leaderboard (see the module docstring for each number's definition)."""
+
+    label: str
+    is_baseline: bool
+    n: int
+    mean: float | None
+    mean_ci_low: float | None
+    mean_ci_high: float | None
+    baseline_mean: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    p_holm: float | None
+    verdict: str
+    latency_p50_ms: float | None
+    latency_p90_ms: float | None
+    tokens_mean: float | None
+    tokens_total: float | None
+    pareto: bool = False
+
+
+@dataclass(frozen=True)
+class Leaderboard:
+    """All cells against `baseline` on the primary metric; `tag` names the case subset when one was chosen."""
+
+    primary: str
+    higher_is_better: bool
+    alpha: float
+    baseline: str
+    tag: str | None
+    cases: int  # cases with a value of the primary metric in the baseline
+    seed: int
+    resamples: int
+    entries: tuple[Entry, ...]
+
+    def entry(self, label: str) -> Entry:
+        return next(e for e in self.entries if e.label == label)
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"entries": [asdict(e) for e in self.entries]}
+
+
+def per_case_means(values: Iterable[tuple[str, float | None]]) -> dict[str, float | None]:
+    """(case id, value) pairs, one per row, to one value per case: the mean of the case's non-null values over
+    its repeats, or None when every repeat is null. Cases keep the order of their first row."""
+    sums: dict[str, list[float]] = {}
+    for case_id, value in values:
+        sums.setdefault(case_id, [])
+        if value is not None:
+            sums[case_id].append(float(value))
+    return {case_id: (sum(v) / len(v) if v else None) for case_id, v in sums.items()}
+
+
+def holm(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm's step-down adjusted p-values, in the input order; None entries are skipped and not counted.
+
+    With the m given p-values sorted ascending p(1) <= ... <= p(m), the adjusted p(i) is
+    max over j <= i of min(1, (m - j + 1) * p(j)). Rejecting every hypothesis whose adjusted p is <= alpha keeps
+    the chance of any false rejection at most alpha, whatever the dependence between the tests
+    (Holm 1979, "A simple sequentially rejective multiple test procedure"). Ties keep their input order."""
+    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
+    m = len(present)
+    adjusted: list[float | None] = [None] * len(p_values)
+    running = 0.0
+    for rank, (p, i) in enumerate(present):
+        running = max(running, min(1.0, (m - rank) * p))
+        adjusted[i] = running
+    return adjusted
+
+
+def pareto_front(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
+    """For (score to maximise, cost to minimise) pairs: True where no other point is at least as good on both
+    and strictly better on one. A point with a None is never on the front; equal points are both on it."""
+    def dominated(i: int) -> bool:
+        s, c = points[i]
+        return any(t is not None and d is not None and t >= s and d <= c and (t > s or d < c)
+                   for j, (t, d) in enumerate(points) if j != i)
+
+    return [s is not None and c is not None and not dominated(i) for i, (s, c) in enumerate(points)]
+
+
+def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, primary: str, alpha: float = 0.05,
+                      higher_is_better: bool = True, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+                      tag: str | None = None, cases: Collection[str] | None = None) -> Leaderboard:
+    """Compare every cell (the baseline may be among `cells`; it is listed once) with the baseline. `cases`
+    keeps only those case ids (a tag's cases); `tag` only names that subset in the output."""
+    if not 0 < alpha < 1:
+        raise InputError(f"alpha must be between 0 and 1, got {alpha}")
+    _check_inputs([baseline, *cells])
+    keep = None if cases is None else set(cases)
+    base = _restricted(baseline, keep)
+    others = [_restricted(c, keep) for c in cells if c.label != baseline.label]
+    stats = [_paired(base, c, seed, resamples) for c in others]
+    adjusted = holm([s["p_value"] for s in stats])
+    sign = 1.0 if higher_is_better else -1.0
+    entries = [_baseline_entry(base, seed, resamples)]
+    for cell, s, p_holm in zip(others, stats, adjusted):
+        entries.append(_entry(cell, s, p_holm, _verdict(s, p_holm, alpha, sign)))
+    front = pareto_front([(None if e.mean is None else sign * e.mean,
+                           e.latency_p50_ms) for e in entries])
+    entries = [Entry(**(asdict(e) | {"pareto": on})) for e, on in zip(entries, front)]
+    order = sorted(range(len(entries)), key=lambda i: (entries[i].delta is None, -sign * (entries[i].delta or 0.0), i))
+    return Leaderboard(primary, higher_is_better, float(alpha), baseline.label, tag,
+                       sum(1 for v in base.values.values() if v is not None), seed, resamples,
+                       tuple(entries[i] for i in order))
+
+
+def _check_inputs(cells: Sequence[CellResults]) -> None:
+    """Refuse what would make a number meaningless: two different cells with one label, a non-finite value."""
+    seen: dict[str, CellResults] = {}
+    for cell in cells:
+        if seen.setdefault(cell.label, cell) != cell:
+            raise InputError(f"two cells are labelled {cell.label!r}; labels must be unique")
+        for what, values in (("value", cell.values), ("latency", cell.latency_ms), ("tokens", cell.tokens)):
+            bad = next((k for k, v in values.items() if v is not None and not np.isfinite(v)), None)
+            if bad is not None:
+                raise InputError(f"cell {cell.label!r}, case {bad!r}: the {what} {values[bad]!r} is not a finite "
+                                 "number")
+
+
+def _restricted(cell: CellResults, keep: set[str] | None) -> CellResults:
+    if keep is None:
+        return cell
+    return CellResults(cell.label, {k: v for k, v in cell.values.items() if k in keep},
+                       {k: v for k, v in cell.latency_ms.items() if k in keep},
+                       {k: v for k, v in cell.tokens.items() if k in keep})
+
+
+def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> dict:
+    ids = [k for k, v in base.values.items() if v is not None and cell.values.get(k) is not None]
+    a = np.array([float(base.values[k]) for k in ids])
+    b = np.array([float(cell.values[k]) for k in ids])
+    mean_a, mean_b, delta, low, high, p = paired_stats(a, b, seed=seed, resamples=resamples)
+    own = paired_stats(np.zeros(len(b)), b, seed=seed, resamples=resamples)  # the interval of b's mean
+    return {"n": len(ids), "mean": mean_b, "mean_ci_low": own[3], "mean_ci_high": own[4], "baseline_mean": mean_a,
+            "delta": delta, "ci_low": low, "ci_high": high, "p_value": p}
+
+
+def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
+    values = np.array([float(v) for v in base.values.values() if v is not None])
+    own = paired_stats(np.zeros(len(values)), values, seed=seed, resamples=resamples)
+    return Entry(base.label, True, len(values), own[1], own[3], own[4], own[1], None if own[1] is None else 0.0,
+                 None, None, None, None, BASELINE, *_costs(base))
+
+
+def _entry(cell: CellResults, s: dict, p_holm: float | None, verdict: str) -> Entry:
+    return Entry(cell.label, False, verdict=verdict, p_holm=p_holm, **s, **dict(zip(
+        ("latency_p50_ms", "latency_p90_ms", "tokens_mean", "tokens_total"), _costs(cell))))
+
+
+def _verdict(s: dict, p_holm: float | None, alpha: float, sign: float) -> str:
+    if s["n"] == 0 or p_holm is None:
+        return UNPAIRED
+    if p_holm > alpha or s["delta"] == 0:
+        return SAME
+    return BETTER if sign * s["delta"] > 0 else WORSE
+
+
+def _costs(cell: CellResults) -> tuple[float | None, float | None, float | None, float | None]:
+    latency = np.array([float(v) for v in cell.latency_ms.values() if v is not None])
+    tokens = np.array([float(v) for v in cell.tokens.values() if v is not None])
+    p50, p90 = (float(x) for x in np.percentile(latency, [50, 90])) if latency.size else (None, None)
+    return p50, p90, *((float(tokens.mean()), float(tokens.sum())) if tokens.size else (None, None))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Choose on one tag, confirm on another: `select` ranks every cell on the select-on cases; the best cell
+    (largest delta in the metric's direction; ties: lower median latency, then sweep order) is compared with
+    the baseline alone on the confirm-on cases in `confirm` (one comparison, so p_holm equals the p-value).
+    `selected` is None when no cell shares a case with the baseline on the select-on cases."""
+
+    select_on: str
+    confirm_on: str
+    selected: str | None
+    select: Leaderboard
+    confirm: Leaderboard | None
+
+    def to_dict(self) -> dict:
+        return {"select_on": self.select_on, "confirm_on": self.confirm_on, "selected": self.selected,
+                "select": self.select.to_dict(), "confirm": self.confirm.to_dict() if self.confirm else None}
+
+
+def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case_tags: Mapping[str, Collection[str]],
+                       *, select_on: str, confirm_on: str, primary: str, alpha: float = 0.05,
+                       higher_is_better: bool = True, seed: int = DEFAULT_SEED,
+                       resamples: int = DEFAULT_RESAMPLES) -> Selection:
+    """Pick the best cell on the `select_on` cases and re-evaluate it against the baseline on `confirm_on`.
+    A case carrying both tags is refused: choosing and confirming on the same case confirms nothing."""
+    chosen = {c for c, tags in case_tags.items() if select_on in tags}
+    held = {c for c, tags in case_tags.items() if confirm_on in tags}
+    both = sorted(chosen & held)
+    if both:
+        raise InputError(f"{len(both)} case(s) carry both {select_on!r} and {confirm_on!r} ({', '.join(both[:5])}"
+                         f"{', ...' if len(both) > 5 else ''}); a case may be used to select or to confirm, not both")
+    for tag, ids in ((select_on, chosen), (confirm_on, held)):
+        if not ids:
+            raise InputError(f"no case carries the tag {tag!r}; tag some cases {tag!r} in the cases file")
+    options = {"primary": primary, "alpha": alpha, "higher_is_better": higher_is_better, "seed": seed,
+               "resamples": resamples}
+    select = build_leaderboard(baseline, cells, tag=select_on, cases=chosen, **options)
+    sign = 1.0 if higher_is_better else -1.0
+    candidates = [(i, e) for i, e in enumerate(select.entries) if not e.is_baseline and e.n > 0]
+    if not candidates:
+        return Selection(select_on, confirm_on, None, select, None)
+    order = {c.label: i for i, c in enumerate(cells)}
+    best = min(candidates, key=lambda ie: (-sign * ie[1].delta, _or_inf(ie[1].latency_p50_ms),
+                                           order.get(ie[1].label, 0)))[1]
+    winner = next(c for c in cells if c.label == best.label)
+    confirm = build_leaderboard(baseline, [winner], tag=confirm_on, cases=held, **options)
+    return Selection(select_on, confirm_on, best.label, select, confirm)
+
+
+def _or_inf(value: float | None) -> float:
+    return float("inf") if value is None else value

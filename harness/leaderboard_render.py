@@ -1,0 +1,199 @@
+"""The leaderboard as files and text: leaderboard.json, leaderboard.md, leaderboard.svg and a terminal table.
+
+Numbers are rounded here only; the JSON keeps them whole. Every label that reaches the SVG is XML-escaped, and
+Markdown table cells have their `|` escaped, since labels come from user files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+from chatbot.errors import InputError
+from chatbot.store import atomic_write_text
+
+from .leaderboard import Entry, Leaderboard, Selection
+
+__all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "leaderboard_svg", "leaderboard_text",
+           "read_leaderboard", "write_leaderboard"]
+
+LEADERBOARD_FORMAT = 1
+_HEADERS = ("cell", "n", "mean", "delta", "95% CI of delta", "p", "p (Holm)", "verdict", "latency p50 ms",
+            "latency p90 ms", "tokens/case", "front")
+
+
+def write_leaderboard(directory: str | Path, board: Leaderboard, selection: Selection | None = None
+                      ) -> dict[str, Path]:
+    """Write leaderboard.json, leaderboard.md and leaderboard.svg into `directory` (atomically, each)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    files = {"json": directory / "leaderboard.json", "md": directory / "leaderboard.md",
+             "svg": directory / "leaderboard.svg"}
+    atomic_write_text(files["json"], leaderboard_json(board, selection))
+    atomic_write_text(files["md"], leaderboard_markdown(board, selection, chart=files["svg"].name))
+    atomic_write_text(files["svg"], leaderboard_svg(board))
+    return files
+
+
+def leaderboard_json(board: Leaderboard, selection: Selection | None = None) -> str:
+    """Deterministic JSON (no times, sorted keys): the same results give the same bytes."""
+    data = {"format": LEADERBOARD_FORMAT, "leaderboard": board.to_dict(),
+            "selection": selection.to_dict() if selection else None}
+    return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def read_leaderboard(path: str | Path) -> tuple[Leaderboard, Selection | None]:
+    """Read a leaderboard.json back into records (for the HTML report and for comparing two sweeps)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != LEADERBOARD_FORMAT:
+            raise ValueError(f"format {data.get('format')!r} is not {LEADERBOARD_FORMAT}")
+        board = _board(data["leaderboard"])
+        picked = data.get("selection")
+        selection = None if picked is None else Selection(
+            picked["select_on"], picked["confirm_on"], picked["selected"], _board(picked["select"]),
+            _board(picked["confirm"]) if picked["confirm"] else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{path}: not a readable leaderboard ({exc})") from exc
+    return board, selection
+
+
+def _board(data: dict) -> Leaderboard:
+    return Leaderboard(**(data | {"entries": tuple(Entry(**e) for e in data["entries"])}))
+
+
+def _num(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
+    if value is None:
+        return "n/a"
+    return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _cells(entry: Entry) -> list[str]:
+    ci = "n/a" if entry.ci_low is None else f"[{_num(entry.ci_low, signed=True)}, {_num(entry.ci_high, signed=True)}]"
+    return [entry.label + (" (baseline)" if entry.is_baseline else ""), str(entry.n), _num(entry.mean),
+            "-" if entry.is_baseline else _num(entry.delta, signed=True), "-" if entry.is_baseline else ci,
+            _p(entry.p_value), _p(entry.p_holm), entry.verdict, _num(entry.latency_p50_ms, 0),
+            _num(entry.latency_p90_ms, 0), _num(entry.tokens_mean, 1), "yes" if entry.pareto else ""]
+
+
+def _about(board: Leaderboard) -> str:
+    direction = "higher" if board.higher_is_better else "lower"
+    subset = f" on the {board.cases} baseline cases tagged {board.tag!r}" if board.tag else f" on {board.cases} cases"
+    return (f"primary metric {board.primary} ({direction} is better){subset}; baseline {board.baseline}; "
+            f"alpha {board.alpha:g} after Holm's correction over {sum(not e.is_baseline for e in board.entries)} "
+            f"comparisons; paired bootstrap 95% intervals and sign-flip p-values, seed {board.seed}, "
+            f"{board.resamples} resamples")
+
+
+def leaderboard_text(board: Leaderboard, selection: Selection | None = None) -> str:
+    """A fixed-width table for the terminal, then the selection, if any."""
+    rows = [list(_HEADERS), *(_cells(e) for e in board.entries)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADERS))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([_about(board), *lines, *_selection_lines(selection)]) + "\n"
+
+
+def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None, *, chart: str | None = None) -> str:
+    """A Markdown page: what was compared, the table, the chart (when a file name is given), the selection."""
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    parts = ["# Sweep leaderboard", "", _about(board) + ".", "", row(_HEADERS), row(["---"] * len(_HEADERS)),
+             *(row(_cells(e)) for e in board.entries), ""]
+    if chart:
+        parts += [f"![{board.primary} against median latency per case]({chart})", ""]
+    lines = _selection_lines(selection)
+    if lines:
+        parts += ["## Selection", "", *(f"- {line}" for line in lines), ""]
+    return "\n".join(parts)
+
+
+def _selection_lines(selection: Selection | None) -> list[str]:
+    if selection is None:
+        return []
+    if selection.selected is None or selection.confirm is None:
+        return [f"no cell shares a case with the baseline on cases tagged {selection.select_on!r}; nothing selected"]
+    chosen = selection.select.entry(selection.selected)
+    confirmed = selection.confirm.entry(selection.selected)
+    chose = (f"selected on {selection.select_on!r}: {selection.selected} (delta {_num(chosen.delta, signed=True)}, "
+             f"{chosen.verdict} after Holm over {len(selection.select.entries) - 1} cells)")
+    held = (f"confirmed on {selection.confirm_on!r} against the baseline: delta "
+            f"{_num(confirmed.delta, signed=True)} [{_num(confirmed.ci_low, signed=True)}, "
+            f"{_num(confirmed.ci_high, signed=True)}], p {_p(confirmed.p_value)} over {confirmed.n} cases: "
+            f"{confirmed.verdict}")
+    return [chose, held]
+
+
+# -- chart ------------------------------------------------------------------------------------------------------
+_W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 680, 420, 70, 190, 40, 50
+
+
+def leaderboard_svg(board: Leaderboard) -> str:
+    """Primary metric (mean, with its 95 % interval) against median latency per case, one point per cell.
+    Cells on the Pareto front are filled and joined by a dashed line; the baseline is drawn as a square."""
+    points = [e for e in board.entries if e.mean is not None and e.latency_p50_ms is not None]
+    x_max = max([e.latency_p50_ms for e in points] + [1.0]) * 1.1
+    lows = [e.mean_ci_low if e.mean_ci_low is not None else e.mean for e in points]
+    highs = [e.mean_ci_high if e.mean_ci_high is not None else e.mean for e in points]
+    y_low, y_high = min([0.0, *lows]), max([1.0, *highs])
+
+    def x(v: float) -> float:
+        return _LEFT + v / x_max * (_W - _LEFT - _RIGHT)
+
+    def y(v: float) -> float:
+        return _H - _BOTTOM - (v - y_low) / (y_high - y_low) * (_H - _TOP - _BOTTOM)
+
+    title = f"{board.primary} against median latency per case (Pareto front filled)"
+    head = (f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
+            'font-family="sans-serif" font-size="12">')
+    parts = [head, f'<rect width="{_W}" height="{_H}" fill="white"/>',
+             f'<text x="{_LEFT}" y="22" font-weight="bold">{escape(title)}</text>',
+             *_axes(x, y, x_max, y_low, y_high, escape(board.primary))]
+    front = sorted((e for e in points if e.pareto), key=lambda e: e.latency_p50_ms)
+    if len(front) > 1:
+        path = " ".join(f"{x(e.latency_p50_ms):.1f},{y(e.mean):.1f}" for e in front)
+        parts.append(f'<polyline class="front" points="{path}" fill="none" stroke="#c0392b" stroke-dasharray="4 3"/>')
+    for e, low, high in zip(points, lows, highs):
+        parts += _point(e, x(e.latency_p50_ms), y(e.mean), y(low), y(high))
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def _axes(x, y, x_max: float, y_low: float, y_high: float, y_name: str) -> list[str]:
+    bottom, right = _H - _BOTTOM, _W - _RIGHT
+    out = [f'<line x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#333"/>',
+           f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" stroke="#333"/>']
+    for i in range(5):
+        xv, yv = x_max * i / 4, y_low + (y_high - y_low) * i / 4
+        out.append(f'<text x="{x(xv):.1f}" y="{bottom + 16}" text-anchor="middle" fill="#555">{xv:.0f}</text>')
+        out.append(f'<line x1="{_LEFT}" y1="{y(yv):.1f}" x2="{right}" y2="{y(yv):.1f}" stroke="#eee"/>')
+        out.append(f'<text x="{_LEFT - 6}" y="{y(yv) + 4:.1f}" text-anchor="end" fill="#555">{yv:.2f}</text>')
+    out.append(f'<text x="{(_LEFT + right) / 2:.0f}" y="{_H - 12}" text-anchor="middle">median latency per case '
+               '(ms)</text>')
+    out.append(f'<text x="16" y="{(_TOP + bottom) / 2:.0f}" text-anchor="middle" '
+               f'transform="rotate(-90 16 {(_TOP + bottom) / 2:.0f})">{y_name}</text>')
+    return out
+
+
+def _point(e: Entry, px: float, py: float, low: float, high: float) -> list[str]:
+    label = escape(e.label)
+    tip = escape(f"{e.label}: mean {_num(e.mean)} [{_num(e.mean_ci_low)}, {_num(e.mean_ci_high)}], "
+                 f"median latency {_num(e.latency_p50_ms, 0)} ms, {e.verdict}")
+    fill = "#c0392b" if e.pareto else "white"
+    shape = (f'<rect x="{px - 5:.1f}" y="{py - 5:.1f}" width="10" height="10"' if e.is_baseline
+             else f'<circle cx="{px:.1f}" cy="{py:.1f}" r="5"')
+    mark = (f'{shape} class="{"cell front" if e.pareto else "cell"}" fill="{fill}" stroke="#c0392b">'
+            f'<title>{tip}</title>{"</rect>" if e.is_baseline else "</circle>"}')
+    return [f'<line class="interval" x1="{px:.1f}" y1="{low:.1f}" x2="{px:.1f}" y2="{high:.1f}" stroke="#888"/>',
+            mark,
+            f'<text x="{px + 8:.1f}" y="{py + 4:.1f}">{label}</text>']
