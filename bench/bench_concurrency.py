@@ -104,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(["chat-only delay", 1, f"{seq['wall_s']:.2f}", f"{n * d:.2f}", f"{seq['wall_s'] / (n * d):.3f}",
                      "-", "-"])
         notes.append(f"chat-only delay: speed-up over the sequential loop (workers=1) = "
-                     f"{seq['wall_s'] / par['wall_s']:.2f}x (ideal {s}x); answering phase {par['answer_s']:.2f} s "
+                     f"{seq['wall_s'] / par['wall_s']:.2f}x (ideal {s}x); "
+                     f"answering phase {par['answer_s']:.2f} s "
                      f"of {par['wall_s']:.2f} s; peak chats in flight {par['peak_chats']} (slots {s}); "
                      f"{par['chats']} chat + {par['embeds']} embed requests; {par['rows']} rows, {par['errored']} errored")
         if not args.skip_shipped:

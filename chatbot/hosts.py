@@ -17,7 +17,8 @@ from typing import Generic, TypeVar
 from .answer_cache import CachingGenerator
 from .bot import Chatbot, OllamaGenerator, OllamaRetriever
 from .errors import InputError
-from .ollama_client import ClientSettings, OllamaClient, ServerInfo, canonical_model, preflight, resolve_host
+from .ollama_client import (ClientSettings, OllamaClient, ServerInfo, canonical_model, load_chat_model, preflight,
+                            resolve_host)
 
 __all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
 
@@ -84,11 +85,14 @@ class HostPool:
     def preflight(self, *, chat_model: str | None, embed_model: str | None) -> PoolInfo:
         """Preflight every server (it answers, has the models, each can do its job), then refuse when a model's
         digest differs between servers: different builds would make answers depend on which server was free."""
-        servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model) for c in self.clients)
+        servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model, load=False)
+                        for c in self.clients)
         problems = [_digest_problem(model, servers) for model in (embed_model, chat_model) if model is not None]
         problems = [p for p in problems if p]
-        if problems:
+        if problems:  # before loading anything anywhere
             raise InputError("\n".join(problems))
+        if chat_model is not None:
+            servers = tuple(load_chat_model(c, s, chat_model) for c, s in zip(self.clients, servers))
         return PoolInfo(servers, _version_warnings(servers))
 
     def map(self, work: Callable[[OllamaClient, T], R], items: Sequence[T]) -> list[Served[R]]:

@@ -269,9 +269,9 @@ class OllamaClient:
 
 
 def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str | None,
-              status: Callable[[str], None] | None = None) -> ServerInfo:
-    """Before any work: the server answers, the models are installed, and each can do its job. The chat model
-    is then loaded, and its load time recorded; `status` hears "loading MODEL…" before that wait."""
+              status: Callable[[str], None] | None = None, load: bool = True) -> ServerInfo:
+    """Before any work: the server answers, the models are installed, and each can do its job. With `load`, the
+    chat model is then loaded and its load time recorded (`load_chat_model`)."""
     version = client.version()
     installed = client.list_models()
     models: dict[str, ModelInfo] = {}
@@ -287,11 +287,18 @@ def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str 
         if caps and role not in caps:  # servers before v0.6.4 report no capabilities: nothing to check then
             raise ModelMissing(f"model '{model}' cannot be used for {role} (it reports {', '.join(caps)}); "
                                f"choose another model")
-    if chat_model is not None:
-        if status:
-            status(f"loading {chat_model}…")
-        models[chat_model] = replace(models[chat_model], load_ms=round(client.load(chat_model), 3))
-    return ServerInfo(client.host, version, models)
+    server = ServerInfo(client.host, version, models)
+    return load_chat_model(client, server, chat_model, status) if load and chat_model is not None else server
+
+
+def load_chat_model(client: OllamaClient, server: ServerInfo, chat_model: str,
+                    status: Callable[[str], None] | None = None) -> ServerInfo:
+    """Load the chat model so the first case's timeout does not pay for it; `status` hears "loading MODEL…"
+    before that wait. Returns `server` with the load time recorded."""
+    if status:
+        status(f"loading {chat_model}…")
+    loaded = replace(server.models[chat_model], load_ms=round(client.load(chat_model), 3))
+    return replace(server, models=server.models | {chat_model: loaded})
 
 
 def _model_info(name: str, digest: str, show: ollama.ShowResponse) -> ModelInfo:

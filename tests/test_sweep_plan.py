@@ -69,7 +69,7 @@ def test_grid_adds_an_axis_and_replaces_the_files_values(tmp_path):
     assert plan.cells[1].settings.temperature == 0.7 and plan.cells[1].settings.chunk_size == 800
     assert load_sweep(None, grid=["top-k=4,8"]).source is None
     assert parse_grid("think=on,off") == ("think", ["on", "off"])
-    assert parse_grid("offline=true,false") == ("offline", [True, False])
+    assert parse_grid("system=chatbot,offline") == ("system", ["chatbot", "offline"])
 
 
 def test_flags_form_the_base_but_cannot_name_a_swept_setting(tmp_path):
