@@ -1,0 +1,292 @@
+"""`rag-eval draft`: select pages, ask the model for drafts, verify them, and keep earlier human decisions.
+
+Calls: one /api/chat per selected page (none when cached), one per parametric check of a draft that passed
+verification (cached the same way), one per unanswerable draft; embeddings for the index and the questions go
+through the embedding cache. A page whose call fails becomes an `error` draft; the command goes on.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from chatbot.chunking import Chunk, chunk_pages
+from chatbot.errors import InputError, OllamaError
+from chatbot.index import EmbeddingCache, Index, build_index, default_cache_dir
+from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.pdfs import Document, Page, read_documents
+from chatbot.text import fold, normalize
+
+from ..cases import Evidence
+from ..lexical import LexicalIndex
+from ..metrics import Retrieved, fact_found, first_rank
+from .language import guess
+from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, ReplyCache, Template, drafts_schema, sha256
+from .records import Decision, Draft, Provenance, Reason, Verification, draft_id, read_drafts
+from .select import Selection, select_pages
+from .settings import DraftSettings
+from .unanswerable import Sentences, check_unanswerable
+from .verify import PageView, check_draft
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class DraftRun:
+    """What one `rag-eval draft` produced: the drafts (in page order), the selection and the call counts."""
+
+    drafts: tuple[Draft, ...]
+    selection: Selection
+    chat_calls: int
+    pages_from_cache: int
+    server: dict
+    settings: DraftSettings
+
+
+@dataclass
+class _Context:
+    settings: DraftSettings
+    documents: list[Document]
+    chunks: list[Chunk]
+    view: PageView
+    asker: Asker
+    client: OllamaClient
+    server: ServerInfo
+    cache_root: Path
+    index: Index | None = None  # the dense index, built when the first round trip needs it
+
+
+def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
+    """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
+    documents = read_documents(settings.docs)
+    previous = _previous_decisions(settings.out)
+    selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
+                             max_pages=settings.max_pages, page_ids=settings.pages or None)
+    if not selection.pages:
+        raise InputError(f"{settings.docs}: no page has at least {settings.min_page_words} words; lower "
+                         "--min-page-words")
+    ctx = _open(settings, documents)
+    drafts: list[Draft] = []
+    cached = 0
+    for n, page in enumerate(selection.pages, start=1):
+        page_drafts, from_cache = _draft_page(ctx, page)
+        drafts.extend(page_drafts)
+        cached += from_cache
+        if progress:
+            progress("pages", n, len(selection.pages))
+    drafts = _round_trip_and_dedupe(ctx, drafts)
+    drafts = _parametric(ctx, drafts, progress)
+    drafts += _unanswerable(ctx, selection.pages, progress)
+    drafts = [d.with_decision(previous[d.draft_id]) if d.draft_id in previous else d for d in drafts]
+    return DraftRun(tuple(drafts), selection, ctx.asker.chat_calls, cached, ctx.server.to_dict(), settings)
+
+
+def _previous_decisions(out: str) -> dict[str, Decision]:
+    """Human decisions in an existing drafts file, by draft id (none when the file does not exist)."""
+    if not Path(out).exists():
+        return {}
+    return {d.draft_id: d.decision for d in read_drafts(out) if d.decision.status != "pending"}
+
+
+def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
+    client = OllamaClient(settings.client())
+    server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
+    chat = server.models[settings.chat_model]
+    root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+    asker = Asker(client, settings.chat(), chat.digest, chat.capabilities, ReplyCache(root / "draft-replies"))
+    pages = [p for d in documents for p in d.pages]
+    chunks = chunk_pages(pages, settings.chunking())
+    by_page: dict[str, list[str]] = {}
+    for chunk in chunks:
+        by_page.setdefault(chunk.page_id, []).append(fold(chunk.text))
+    view = PageView({p.source_id: fold(p.text) for p in pages}, by_page,
+                    {p.source_id: guess(p.text) for p in pages})
+    return _Context(settings, documents, chunks, view, asker, client, server, root)
+
+
+def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
+    return Provenance(ctx.settings.chat_model, ctx.asker.digest, template.sha256, sha256(text), ctx.settings.seed,
+                      _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), from_cache)
+
+
+def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
+    """The drafts of one page (or one error draft), and whether the reply came from the cache."""
+    template, text = Template.bundled("draft"), normalize(page.text)
+    outcome = ctx.asker.ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
+                            page=text)
+    provenance = _provenance(ctx, template, text, outcome.from_cache)
+    if outcome.error is not None:
+        error = Draft(draft_id("error", page.source_id, "", ""), "error", page.source_id, provenance=provenance,
+                      verification=Verification(False, (Reason("draft_error", outcome.error),)), error=outcome.error)
+        return [error], False
+    drafts, ids = [], set()
+    for item in outcome.reply["drafts"]:
+        question, quote, facts = item["question"].strip(), item["quote"].strip(), tuple(item["facts"])
+        checked = check_draft(question, quote, facts, page.source_id, ctx.view, ctx.settings.limits())
+        verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
+                                    checked.longest_ngram, checked.language)
+        ident = _unique(draft_id("answerable", page.source_id, question, quote), ids)
+        drafts.append(Draft(ident, "answerable", page.source_id, question, quote, facts, item["type"],
+                            checked.evidence, verification, provenance=provenance))
+    return drafts, outcome.from_cache
+
+
+def _unique(ident: str, seen: set[str]) -> str:
+    """The model may repeat a draft word for word; the second copy gets a suffix (dedupe rejects it)."""
+    n, candidate = 1, ident
+    while candidate in seen:
+        n += 1
+        candidate = f"{ident}-{n}"
+    seen.add(candidate)
+    return candidate
+
+
+def _fail(draft: Draft, *reasons: Reason, tags: Sequence[str] = (), notes: Sequence[str] = (), **fields) -> Draft:
+    v = draft.verification
+    return replace(draft, verification=replace(
+        v, passed=v.passed and not reasons, reasons=v.reasons + tuple(reasons),
+        tags=v.tags + tuple(t for t in tags if t not in v.tags), notes=v.notes + tuple(notes), **fields))
+
+
+def _round_trip_and_dedupe(ctx: _Context, drafts: list[Draft]) -> list[Draft]:
+    """Ranks of the evidence page under the dense retriever and BM25 (recorded; misses tagged `hard`), then
+    dedupe: one draft per (page, quote), no two equal questions, no two questions with cosine >= the limit."""
+    answerable = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.evidence]
+    vectors, error = _question_vectors(ctx, [drafts[i].question for i in answerable])
+    lexical = LexicalIndex([c.text for c in ctx.chunks])
+    out = list(drafts)
+    for row, i in enumerate(answerable):
+        dense = None
+        if vectors is not None and ctx.index is not None:
+            dense = _rank([h.chunk for h in ctx.index.search(vectors[row], len(ctx.index.chunks))], drafts[i])
+        bm25 = _rank([ctx.chunks[j] for j, _ in lexical.search(drafts[i].question, len(ctx.chunks))], drafts[i])
+        missed = any(r is None or r > ctx.settings.top_k for r in ((dense,) if vectors is not None else ()) + (bm25,))
+        notes = (f"dense round trip not computed: {error}",) if error else ()
+        out[i] = _fail(drafts[i], tags=("hard",) if missed else (), notes=notes, dense_rank=dense, bm25_rank=bm25)
+    return _dedupe(ctx, out, {i: vectors[row] for row, i in enumerate(answerable)} if vectors is not None else {})
+
+
+def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray | None, str | None]:
+    """Unit vectors of the questions (query prefix), from the embedding cache where possible."""
+    if not questions:
+        return np.zeros((0, 0), dtype=np.float32), None
+    embedding = ctx.settings.embedding()
+    digest = ctx.server.models[embedding.model].digest
+    cache = EmbeddingCache(ctx.cache_root / "embeddings")
+    try:
+        ctx.index = build_index(ctx.documents, ctx.client, chunking=ctx.settings.chunking(), embedding=embedding,
+                                digest=digest, cache=cache)
+        prefix = embedding.prefixes[1]
+        keys = [EmbeddingCache.key(digest, prefix, q) for q in questions]
+        vectors = [cache.get(k) for k in keys]
+        missing = [j for j, v in enumerate(vectors) if v is None]
+        if missing:
+            fresh = ctx.client.embed(embedding.model, [prefix + questions[j] for j in missing])
+            for j, vector in zip(missing, fresh):
+                vectors[j] = vector
+                cache.put(keys[j], vector)
+    except OllamaError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    return np.vstack(vectors).astype(np.float32), None
+
+
+def _rank(ranked: Sequence[Chunk], draft: Draft) -> int | None:
+    """Rank (from 1) of the first chunk of an evidence page holding the quote, in chunks ranked best first."""
+    retrieved = [Retrieved(rank, c.page_id, c.text) for rank, c in enumerate(ranked, start=1)]
+    found = [r for pid in draft.evidence if (r := first_rank(retrieved, Evidence(pid, draft.quote))) is not None]
+    return min(found) if found else None
+
+
+def _dedupe(ctx: _Context, drafts: list[Draft], vectors: dict[int, np.ndarray]) -> list[Draft]:
+    """Among drafts that passed so far, in order, a later draft repeating an earlier one is rejected."""
+    out = list(drafts)
+    quotes: dict[tuple[str, str], str] = {}
+    questions: dict[str, str] = {}
+    kept: list[tuple[str, np.ndarray]] = []
+    for i, draft in enumerate(drafts):
+        if draft.kind != "answerable" or not draft.verification.passed:
+            continue
+        quote_key, question_key = (draft.source_id, fold(draft.quote)), fold(draft.question)
+        if quote_key in quotes:
+            out[i] = _fail(draft, Reason("duplicate_quote", f"{quotes[quote_key]} already uses this quote on "
+                                                            f"{draft.source_id}"))
+        elif question_key in questions:
+            out[i] = _fail(draft, Reason("duplicate_question", f"the same question as {questions[question_key]}"))
+        elif i in vectors and (near := _near(vectors[i], kept, ctx.settings.dedupe_cosine)) is not None:
+            out[i] = _fail(draft, Reason("near_duplicate", f"cosine {near[1]:.3f} >= {ctx.settings.dedupe_cosine:g} "
+                                                           f"with {near[0]}"))
+        else:
+            quotes[quote_key] = questions[question_key] = draft.draft_id
+            if i in vectors:
+                kept.append((draft.draft_id, vectors[i]))
+    return out
+
+
+def _near(vector: np.ndarray, kept: list[tuple[str, np.ndarray]], limit: float) -> tuple[str, float] | None:
+    """The first kept question at cosine >= limit (vectors are unit length), with its cosine."""
+    for ident, other in kept:
+        cosine = float(np.dot(vector, other))
+        if cosine >= limit:
+            return ident, cosine
+    return None
+
+
+def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -> list[Draft]:
+    """Ask each passing draft's question without the page: if a fact still appears, tag it `parametric`."""
+    if not ctx.settings.parametric:
+        return drafts
+    template, out = Template.bundled("parametric"), list(drafts)
+    todo = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.verification.passed]
+    for n, i in enumerate(todo, start=1):
+        draft = drafts[i]
+        outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
+        if outcome.error is not None:
+            out[i] = _fail(draft, notes=(f"parametric check failed: {outcome.error}",))
+        else:
+            answer = outcome.reply["answer"]
+            known = any(fact_found(answer, [f]) for f in draft.facts)
+            out[i] = _fail(draft, tags=("parametric",) if known else (), parametric_answer=answer)
+        if progress:
+            progress("parametric checks", n, len(todo))
+    return out
+
+
+def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | None) -> list[Draft]:
+    """`--unanswerable N` drafts, from the selected pages in turn (one call each)."""
+    wanted = ctx.settings.unanswerable
+    if not wanted:
+        return []
+    template = Template.bundled("unanswerable")
+    sentences = Sentences.of([c.text for c in ctx.chunks])
+    drafts: list[Draft] = []
+    ids: set[str] = set()
+    for n in range(wanted):
+        page = pages[n % len(pages)]
+        text = normalize(page.text)
+        # The nth visit of a page asks again with a note, so that two drafts from one page differ.
+        outcome = ctx.asker.ask(template, UNANSWERABLE_SCHEMA, page=text + _variant(n // len(pages)))
+        provenance = _provenance(ctx, template, text, outcome.from_cache)
+        if outcome.error is not None:
+            drafts.append(Draft(_unique(draft_id("error", page.source_id, "unanswerable", str(n)), ids), "error",
+                                page.source_id, type="unanswerable", provenance=provenance, error=outcome.error,
+                                verification=Verification(False, (Reason("draft_error", outcome.error),))))
+            continue
+        reply = outcome.reply
+        reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
+                                           page.source_id, ctx.view.pages, sentences, ctx.settings.abstain_below)
+        ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
+        verification = Verification(not reasons, tuple(reasons), ("unanswerable",), best_bm25=round(best, 4),
+                                    notes=(f"changed {reply['original']!r} to {reply['changed']!r}",))
+        drafts.append(Draft(ident, "unanswerable", page.source_id, reply["question"].strip(), type="unanswerable",
+                            verification=verification, provenance=provenance))
+        if progress:
+            progress("unanswerable", n + 1, wanted)
+    return drafts
+
+
+def _variant(n: int) -> str:
+    return "" if n == 0 else f"\n[variant {n + 1}: change a different term than before]"
