@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..cases import Problems, json_lines
 
 KINDS = ("answerable", "unanswerable", "error")
 STATUSES = ("pending", "accepted", "rejected", "edited")
+_ID_UNSAFE = re.compile(r"[#\s]+")  # case ids may not hold spaces
 TYPES = ("number", "date", "name", "rule", "procedure", "other", "unanswerable")
 
 
@@ -129,8 +131,8 @@ class Draft:
 
 def draft_id(kind: str, source_id: str, question: str, quote: str) -> str:
     """A stable id from what the draft says, so a rerun finds the same draft (and its decision) again."""
-    digest = hashlib.sha256("\0".join((kind, source_id, question, quote)).encode("utf-8")).hexdigest()
-    return f"{source_id.replace('#', '-')}-{digest[:8]}"
+    digest = hashlib.sha256(f"{kind}\0{source_id}\0{question}\0{quote}".encode()).hexdigest()
+    return f"{_ID_UNSAFE.sub('-', source_id)}-{digest[:8]}"
 
 
 def draft_schema() -> dict:
