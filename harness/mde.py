@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 
-__all__ = ["MinimumDetectable", "minimum_detectable_difference", "mde_binary", "mde_continuous"]
+__all__ = ["MinimumDetectable", "mde_binary", "mde_continuous", "minimum_detectable_difference"]
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,7 @@ def test_a_quote_cut_by_a_chunk_boundary_fails():
 def test_copy_measures_and_tags():
     overlap, run = copy_measures("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night")
     assert (overlap, run) == (pytest.approx(1 / 3), 1)  # content words nightly, hotel, cap; "hotel" shared
-    assert longest_common_run("a b c d e".split(), "x b c d y".split()) == 3
+    assert longest_common_run(["a", "b", "c", "d", "e"], ["x", "b", "c", "d", "y"]) == 3
     assert check_draft("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
                        ["EUR 160"], "a.pdf#p1", VIEW).tags == ("paraphrase",)
     lexical = check_draft("How much are hotel costs reimbursed per night?",
