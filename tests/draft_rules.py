@@ -1,7 +1,8 @@
 """Scripted chat replies for the drafting tests: a rule for tests/fake_ollama.py, not a model.
 
 The rule reads the last user message. A drafting prompt holds the page between `[page start]` and `[page end]`;
-the rule returns `{"drafts": SCRIPT[title]}` for the scripted page whose section title the page text contains. A
+the rule returns `{"drafts": SCRIPT[title]}` (cut to the schema's maxItems) for the scripted page whose section
+title the page text contains. A
 parametric prompt (it says "No documents are available") gets `{"answer": PARAMETRIC.get(question, "I do not
 know.")}`. An unanswerable prompt (it says "does not mention") gets `UNANSWERABLE[title]`.
 """
@@ -76,4 +77,5 @@ def draft_rule(body: dict) -> dict:
         return {"answer": PARAMETRIC.get(question, "I do not know.")}
     if "does\nnot mention" in content or "does not mention" in content:
         return UNANSWERABLE[_title(content)]
-    return {"drafts": SCRIPT.get(_title(content), [])}
+    limit = body["format"]["properties"]["drafts"]["maxItems"]  # as a schema-constrained model would
+    return {"drafts": SCRIPT.get(_title(content), [])[:limit]}

@@ -27,7 +27,7 @@ from harness.drafting.records import draft_schema, read_drafts
 from harness.drafting.settings import DraftSettings
 from tests import draft_rules as rules
 from tests.conftest import REPO, SAMPLE_DOCS
-from tests.fake_ollama import FakeOllama
+from tests.fake_ollama import ChatReply, FakeOllama
 
 
 @pytest.fixture
@@ -231,3 +231,18 @@ def test_draft_cases_include_unreviewed_passes_check_and_runs_offline(drafting, 
     assert done.returncode == 0, done.stderr
     rows_file = next((tmp_path / "results").glob("*/rows.jsonl"))
     assert len(rows_file.read_text().splitlines()) == 8
+
+
+@pytest.mark.parametrize("reply, expected", [
+    ("not JSON at all", "reply is not JSON"),
+    ({"drafts": [{"question": "q"}]}, "does not match the schema at drafts/0"),
+    (ChatReply('{"drafts": [', done_reason="length"), "cut off at num_predict"),
+    ("<think>hmm</think>" + json.dumps({"drafts": [rules.GOOD_LEAVE]}), None),
+])
+def test_reply_problems_are_named_on_the_error_entry(drafting, tmp_path, reply, expected):
+    drafting.chat_rule = lambda body: reply
+    run = run_drafting(_settings(drafting, tmp_path, pages=("handbook.pdf#p1",), parametric=False))
+    if expected is None:  # leaked thinking is cut off, the JSON after it is used
+        assert [d.question for d in run.drafts] == [rules.GOOD_LEAVE["question"]]
+    else:
+        assert [d.kind for d in run.drafts] == ["error"] and expected in run.drafts[0].error

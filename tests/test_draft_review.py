@@ -118,3 +118,34 @@ def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_p
 def test_actions_need_the_drafts_file(capsys):
     assert main(["draft", "cases"]) == 2
     assert "needs the drafts file" in capsys.readouterr().err
+
+
+def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subset(drafts_file, server, tmp_path):
+    sheet = tmp_path / "review.csv"
+    main(["draft", "review", str(drafts_file), "--export", str(sheet)])
+    rows = _rows(sheet)
+    _find(rows, rules.GOOD_CARRY).update(decision="accepted", question="Until when may last year's leave be taken?")
+    _write(sheet, rows)
+    main(["draft", "review", str(drafts_file), "--import", str(sheet)])
+    before = {d.draft_id: d for d in read_drafts(drafts_file)}
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url,
+                 "--pages", "handbook.pdf#p2"]) == 0
+    after = {d.draft_id: d for d in read_drafts(drafts_file)}
+    assert after.keys() == before.keys()  # pages 1, 3 and 4 kept, page 2 drafted again (from the cache)
+    edited = next(d for d in after.values() if d.decision.status == "edited")
+    assert edited.question == "Until when may last year's leave be taken?"
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert next(d for d in read_drafts(drafts_file) if d.decision.status == "edited").question == edited.question
+
+
+def test_config_file_settings_and_flags_win(server, tmp_path):
+    server.chat_rule = rules.draft_rule
+    config = tmp_path / "draft.toml"
+    config.write_text('per-page = 2\nmax-pages = 1\nseed = 3\nout = "from-config.jsonl"\n', encoding="utf-8")
+    assert main(["draft", "--config", str(config), "--docs", str(SAMPLE_DOCS), "--host", server.url,
+                 "--no-parametric", "--seed", "5"]) == 0
+    body = server.bodies("/api/chat")[0]
+    assert body["format"]["properties"]["drafts"]["maxItems"] == 2 and body["options"]["seed"] == 5
+    assert len(server.bodies("/api/chat")) == 1 and (tmp_path / "from-config.jsonl").exists()
+    config.write_text("per-pages = 2\n", encoding="utf-8")
+    assert main(["draft", "--config", str(config), "--host", server.url]) == 2

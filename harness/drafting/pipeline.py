@@ -26,7 +26,7 @@ from ..lexical import LexicalIndex
 from ..metrics import Retrieved, fact_found, first_rank
 from .language import guess
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, ReplyCache, Template, drafts_schema, sha256
-from .records import Decision, Draft, Provenance, Reason, Verification, draft_id, read_drafts
+from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
 from .select import Selection, select_pages
 from .settings import DraftSettings
 from .unanswerable import Sentences, check_unanswerable
@@ -63,7 +63,7 @@ class _Context:
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
     """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
     documents = read_documents(settings.docs)
-    previous = _previous_decisions(settings.out)
+    previous = read_drafts(settings.out) if Path(settings.out).exists() else []
     selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
                              max_pages=settings.max_pages, page_ids=settings.pages or None)
     if not selection.pages:
@@ -81,15 +81,31 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     drafts = _round_trip_and_dedupe(ctx, drafts)
     drafts = _parametric(ctx, drafts, progress)
     drafts += _unanswerable(ctx, selection.pages, progress)
-    drafts = [d.with_decision(previous[d.draft_id]) if d.draft_id in previous else d for d in drafts]
+    drafts = merge_previous(drafts, previous, selection, documents)
     return DraftRun(tuple(drafts), selection, ctx.asker.chat_calls, cached, ctx.server.to_dict(), settings)
 
 
-def _previous_decisions(out: str) -> dict[str, Decision]:
-    """Human decisions in an existing drafts file, by draft id (none when the file does not exist)."""
-    if not Path(out).exists():
-        return {}
-    return {d.draft_id: d.decision for d in read_drafts(out) if d.decision.status != "pending"}
+def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,
+                   documents: Sequence[Document]) -> list[Draft]:
+    """Keep what a human did in an earlier run of the same output file.
+
+    A fresh draft whose id matches an earlier one takes its decision; if a human edited it, the edited draft is
+    kept whole. Earlier drafts of pages not drafted this time (`--pages`, `--max-pages`) are kept when their
+    page still has the same text; drafts of changed or removed pages are dropped, since their checks no longer
+    hold."""
+    earlier = {d.draft_id: d for d in previous}
+    merged = []
+    for draft in drafts:
+        old = earlier.get(draft.draft_id)
+        if old is None or old.decision.status == "pending":
+            merged.append(draft)
+        else:
+            merged.append(old if old.decision.status == "edited" else draft.with_decision(old.decision))
+    drafted = {p.source_id for p in selection.pages}
+    hashes = {p.source_id: sha256(normalize(p.text)) for d in documents for p in d.pages}
+    kept = [d for d in previous if d.source_id not in drafted and d.kind != "error" and d.provenance is not None
+            and hashes.get(d.source_id) == d.provenance.page_sha256]
+    return kept + merged
 
 
 def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
