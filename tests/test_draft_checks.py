@@ -176,3 +176,17 @@ def test_limits_are_used():
     strict = Limits(min_quote_words=20)
     assert codes(check_draft("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
                              ["EUR 160"], "a.pdf#p1", VIEW, strict)) == ["quote_too_short"]
+
+
+def test_drafted_and_hand_written_rows_are_summarised_apart():
+    from harness.drafting.origin import by_origin
+    rows = [{"tags": ["dev"], "metrics": {"hit@1": 1.0, "facts": None}},
+            {"tags": ["drafted", "draft:number"], "metrics": {"hit@1": 0.0, "facts": 1.0}},
+            {"tags": ["drafted"], "metrics": {"hit@1": 1.0, "facts": 0.0}},
+            {"tags": ["drafted"], "metrics": {"hit@1": None, "facts": None}, "error": "timeout"}]
+    out = by_origin(rows, ["hit@1", "facts"])
+    assert out["hand-written"] == {"rows": 1, "metrics": {
+        "hit@1": {"mean": 1.0, "scored": 1, "not_applicable": 0, "errored": 0},
+        "facts": {"mean": None, "scored": 0, "not_applicable": 1, "errored": 0}}}
+    assert out["drafted"]["rows"] == 3 and out["drafted"]["metrics"]["hit@1"] == \
+        {"mean": 0.5, "scored": 2, "not_applicable": 0, "errored": 1}
