@@ -246,3 +246,20 @@ def test_reply_problems_are_named_on_the_error_entry(drafting, tmp_path, reply, 
         assert [d.question for d in run.drafts] == [rules.GOOD_LEAVE["question"]]
     else:
         assert [d.kind for d in run.drafts] == ["error"] and expected in run.drafts[0].error
+
+
+def test_more_unanswerable_drafts_than_pages_ask_again_and_repeats_are_rejected(drafting, tmp_path):
+    run = run_drafting(_settings(drafting, tmp_path, pages=("handbook.pdf#p3",), unanswerable=2, parametric=False))
+    un = [d for d in run.drafts if d.kind == "unanswerable"]
+    assert run.chat_calls == 3  # the page, then two unanswerable prompts (the second asks for another term)
+    assert un[0].verification.passed  # the scripted rule gives the same question twice
+    assert [r.code for r in un[1].verification.reasons] == ["duplicate_question"]
+
+
+def test_draft_cases_leaves_no_file_when_the_label_check_fails(drafting, tmp_path, make_pdf, capsys):
+    out, cases = tmp_path / "drafts.jsonl", tmp_path / "cases.jsonl"
+    main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", drafting.url, "--no-parametric"])
+    other = make_pdf("other.pdf", ["Nothing of the handbook is here, only this one sentence of words."]).parent
+    assert main(["draft", "cases", str(out), "--out", str(cases), "--include-unreviewed", "--docs", str(other)]) == 2
+    assert "no page 'handbook.pdf#p" in capsys.readouterr().err
+    assert not cases.exists() and not list(tmp_path.glob(".cases.jsonl.*"))

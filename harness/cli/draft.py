@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import os
 import sys
+from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.pdfs import read_documents
@@ -105,6 +107,9 @@ def _draft(args: argparse.Namespace) -> int:
 def _settings_for(args: argparse.Namespace) -> DraftSettings:
     """The drafting settings recorded beside the drafts file, with --docs overriding the documents."""
     saved = read_manifest(args.drafts).get("settings", {})
+    if not saved and not args.docs:
+        raise InputError(f"{args.drafts} has no manifest beside it to say which documents it was drafted from; "
+                         "pass --docs")
     values = {k: v for k, v in saved.items() if k in DraftSettings.__dataclass_fields__}
     if "pages" in values:
         values["pages"] = tuple(values["pages"])
@@ -122,9 +127,17 @@ def _cases(args: argparse.Namespace) -> int:
     if not export.cases:
         raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
                          f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed")
-    atomic_write_text(args.out, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
-    documents = read_documents(settings.docs)  # the same check as `rag-eval check`, so the file is usable
-    load_checked_cases(args.out, documents, Collection.of(documents, settings.chunking()).chunks)
+    # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
+    # would fail the label check is never left behind.
+    out = Path(args.out)
+    staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
+    atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
+    try:
+        documents = read_documents(settings.docs)
+        load_checked_cases(staged, documents, Collection.of(documents, settings.chunking()).chunks)
+        os.replace(staged, out)
+    finally:
+        staged.unlink(missing_ok=True)
     print(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
           f"{_left_out(export.left_out)}")
     return 0

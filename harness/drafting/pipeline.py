@@ -280,6 +280,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
     sentences = Sentences.of([c.text for c in ctx.chunks])
     drafts: list[Draft] = []
     ids: set[str] = set()
+    asked: dict[str, str] = {}  # folded question -> id of the first draft asking it
     for n in range(wanted):
         page = pages[n % len(pages)]
         text = normalize(page.text)
@@ -295,6 +296,8 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
         reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
                                            page.source_id, ctx.view.pages, sentences, ctx.settings.abstain_below)
         ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
+        if (first := asked.setdefault(fold(reply["question"]), ident)) != ident:
+            reasons.append(Reason("duplicate_question", f"the same question as {first}"))
         verification = Verification(not reasons, tuple(reasons), ("unanswerable",), best_bm25=round(best, 4),
                                     notes=(f"changed {reply['original']!r} to {reply['changed']!r}",))
         drafts.append(Draft(ident, "unanswerable", page.source_id, reply["question"].strip(), type="unanswerable",
