@@ -14,23 +14,20 @@ from pathlib import Path
 
 import numpy as np
 
-from chatbot.chunking import Chunk, chunk_pages
 from chatbot.errors import InputError, OllamaError
 from chatbot.index import EmbeddingCache, Index, build_index, default_cache_dir
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
 
-from ..cases import Evidence
-from ..lexical import LexicalIndex
-from ..metrics import Retrieved, fact_found, first_rank
-from .language import guess
+from ..metrics import fact_found
+from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, ReplyCache, Template, drafts_schema, sha256
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
 from .select import Selection, select_pages
 from .settings import DraftSettings
-from .unanswerable import Sentences, check_unanswerable
-from .verify import PageView, check_draft
+from .unanswerable import check_unanswerable
+from .verify import check_draft
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -51,8 +48,7 @@ class DraftRun:
 class _Context:
     settings: DraftSettings
     documents: list[Document]
-    chunks: list[Chunk]
-    view: PageView
+    collection: Collection
     asker: Asker
     client: OllamaClient
     server: ServerInfo
@@ -114,14 +110,7 @@ def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
     chat = server.models[settings.chat_model]
     root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
     asker = Asker(client, settings.chat(), chat.digest, chat.capabilities, ReplyCache(root / "draft-replies"))
-    pages = [p for d in documents for p in d.pages]
-    chunks = chunk_pages(pages, settings.chunking())
-    by_page: dict[str, list[str]] = {}
-    for chunk in chunks:
-        by_page.setdefault(chunk.page_id, []).append(fold(chunk.text))
-    view = PageView({p.source_id: fold(p.text) for p in pages}, by_page,
-                    {p.source_id: guess(p.text) for p in pages})
-    return _Context(settings, documents, chunks, view, asker, client, server, root)
+    return _Context(settings, documents, Collection.of(documents, settings.chunking()), asker, client, server, root)
 
 
 def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
@@ -142,7 +131,7 @@ def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
     drafts, ids = [], set()
     for item in outcome.reply["drafts"]:
         question, quote, facts = item["question"].strip(), item["quote"].strip(), tuple(item["facts"])
-        checked = check_draft(question, quote, facts, page.source_id, ctx.view, ctx.settings.limits())
+        checked = check_draft(question, quote, facts, page.source_id, ctx.collection.view, ctx.settings.limits())
         verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
                                     checked.longest_ngram, checked.language)
         ident = _unique(draft_id("answerable", page.source_id, question, quote), ids)
@@ -161,7 +150,8 @@ def _unique(ident: str, seen: set[str]) -> str:
     return candidate
 
 
-def _fail(draft: Draft, *reasons: Reason, tags: Sequence[str] = (), notes: Sequence[str] = (), **fields) -> Draft:
+def _amend(draft: Draft, *reasons: Reason, tags: Sequence[str] = (), notes: Sequence[str] = (), **fields) -> Draft:
+    """The draft with reasons (it then fails), tags, notes or measurement fields added to its verification."""
     v = draft.verification
     return replace(draft, verification=replace(
         v, passed=v.passed and not reasons, reasons=v.reasons + tuple(reasons),
@@ -173,16 +163,19 @@ def _round_trip_and_dedupe(ctx: _Context, drafts: list[Draft]) -> list[Draft]:
     dedupe: one draft per (page, quote), no two equal questions, no two questions with cosine >= the limit."""
     answerable = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.evidence]
     vectors, error = _question_vectors(ctx, [drafts[i].question for i in answerable])
-    lexical = LexicalIndex([c.text for c in ctx.chunks])
     out = list(drafts)
     for row, i in enumerate(answerable):
+        d = drafts[i]
+        bm25 = ctx.collection.bm25_rank(d.question, d.quote, d.evidence)
+        ranks = [bm25]
         dense = None
         if vectors is not None and ctx.index is not None:
-            dense = _rank([h.chunk for h in ctx.index.search(vectors[row], len(ctx.index.chunks))], drafts[i])
-        bm25 = _rank([ctx.chunks[j] for j, _ in lexical.search(drafts[i].question, len(ctx.chunks))], drafts[i])
-        missed = any(r is None or r > ctx.settings.top_k for r in ((dense,) if vectors is not None else ()) + (bm25,))
+            ranked = [h.chunk for h in ctx.index.search(vectors[row], len(ctx.index.chunks))]
+            dense = evidence_rank(ranked, d.quote, d.evidence)
+            ranks.append(dense)
+        missed = any(r is None or r > ctx.settings.top_k for r in ranks)
         notes = (f"dense round trip not computed: {error}",) if error else ()
-        out[i] = _fail(drafts[i], tags=("hard",) if missed else (), notes=notes, dense_rank=dense, bm25_rank=bm25)
+        out[i] = _amend(d, tags=("hard",) if missed else (), notes=notes, dense_rank=dense, bm25_rank=bm25)
     return _dedupe(ctx, out, {i: vectors[row] for row, i in enumerate(answerable)} if vectors is not None else {})
 
 
@@ -210,13 +203,6 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
     return np.vstack(vectors).astype(np.float32), None
 
 
-def _rank(ranked: Sequence[Chunk], draft: Draft) -> int | None:
-    """Rank (from 1) of the first chunk of an evidence page holding the quote, in chunks ranked best first."""
-    retrieved = [Retrieved(rank, c.page_id, c.text) for rank, c in enumerate(ranked, start=1)]
-    found = [r for pid in draft.evidence if (r := first_rank(retrieved, Evidence(pid, draft.quote))) is not None]
-    return min(found) if found else None
-
-
 def _dedupe(ctx: _Context, drafts: list[Draft], vectors: dict[int, np.ndarray]) -> list[Draft]:
     """Among drafts that passed so far, in order, a later draft repeating an earlier one is rejected."""
     out = list(drafts)
@@ -228,12 +214,12 @@ def _dedupe(ctx: _Context, drafts: list[Draft], vectors: dict[int, np.ndarray]) 
             continue
         quote_key, question_key = (draft.source_id, fold(draft.quote)), fold(draft.question)
         if quote_key in quotes:
-            out[i] = _fail(draft, Reason("duplicate_quote", f"{quotes[quote_key]} already uses this quote on "
+            out[i] = _amend(draft, Reason("duplicate_quote", f"{quotes[quote_key]} already uses this quote on "
                                                             f"{draft.source_id}"))
         elif question_key in questions:
-            out[i] = _fail(draft, Reason("duplicate_question", f"the same question as {questions[question_key]}"))
+            out[i] = _amend(draft, Reason("duplicate_question", f"the same question as {questions[question_key]}"))
         elif i in vectors and (near := _near(vectors[i], kept, ctx.settings.dedupe_cosine)) is not None:
-            out[i] = _fail(draft, Reason("near_duplicate", f"cosine {near[1]:.3f} >= {ctx.settings.dedupe_cosine:g} "
+            out[i] = _amend(draft, Reason("near_duplicate", f"cosine {near[1]:.3f} >= {ctx.settings.dedupe_cosine:g} "
                                                            f"with {near[0]}"))
         else:
             quotes[quote_key] = questions[question_key] = draft.draft_id
@@ -261,11 +247,11 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
         draft = drafts[i]
         outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
         if outcome.error is not None:
-            out[i] = _fail(draft, notes=(f"parametric check failed: {outcome.error}",))
+            out[i] = _amend(draft, notes=(f"parametric check failed: {outcome.error}",))
         else:
             answer = outcome.reply["answer"]
             known = any(fact_found(answer, [f]) for f in draft.facts)
-            out[i] = _fail(draft, tags=("parametric",) if known else (), parametric_answer=answer)
+            out[i] = _amend(draft, tags=("parametric",) if known else (), parametric_answer=answer)
         if progress:
             progress("parametric checks", n, len(todo))
     return out
@@ -277,7 +263,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
     if not wanted:
         return []
     template = Template.bundled("unanswerable")
-    sentences = Sentences.of([c.text for c in ctx.chunks])
+    sentences = ctx.collection.sentences
     drafts: list[Draft] = []
     ids: set[str] = set()
     asked: dict[str, str] = {}  # folded question -> id of the first draft asking it
@@ -294,7 +280,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
             continue
         reply = outcome.reply
         reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
-                                           page.source_id, ctx.view.pages, sentences, ctx.settings.abstain_below)
+                                           page.source_id, ctx.collection.view.pages, sentences, ctx.settings.abstain_below)
         ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
         if (first := asked.setdefault(fold(reply["question"]), ident)) != ident:
             reasons.append(Reason("duplicate_question", f"the same question as {first}"))
