@@ -263,3 +263,29 @@ def test_draft_cases_leaves_no_file_when_the_label_check_fails(drafting, tmp_pat
     assert main(["draft", "cases", str(out), "--out", str(cases), "--include-unreviewed", "--docs", str(other)]) == 2
     assert "no page 'handbook.pdf#p" in capsys.readouterr().err
     assert not cases.exists() and not list(tmp_path.glob(".cases.jsonl.*"))
+
+
+def test_a_server_that_goes_away_mid_run_leaves_error_entries_and_notes(drafting, tmp_path):
+    seen = {"n": 0}
+
+    def stops_on_the_third_page(body):
+        seen["n"] += 1
+        if seen["n"] == 3:
+            drafting.stop()  # like a killed `ollama serve`: this and every later request fail to connect
+        return rules.draft_rule(body)
+
+    drafting.chat_rule = stops_on_the_third_page
+    run = run_drafting(_settings(drafting, tmp_path, backoff=0.0))
+    errors = [d for d in run.drafts if d.kind == "error"]
+    assert len(errors) == 2 and all("ServerUnreachable" in d.error for d in errors)
+    drafted = [d for d in run.drafts if d.kind == "answerable" and d.verification.passed]
+    assert drafted and all(d.verification.dense_rank is None and d.verification.bm25_rank is not None
+                           for d in drafted)
+    assert all(any("dense round trip not computed" in n for n in d.verification.notes) for d in drafted)
+    assert all(any("parametric check failed" in n for n in d.verification.notes) for d in drafted)
+
+
+def test_no_server_at_all_is_a_clear_error(tmp_path, capsys):
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(tmp_path / "d.jsonl"), "--host",
+                 "http://127.0.0.1:9", "--retries", "0"]) == 1
+    assert "ollama serve" in capsys.readouterr().err and not (tmp_path / "d.jsonl").exists()
