@@ -261,7 +261,8 @@ def test_draft_cases_leaves_no_file_when_the_label_check_fails(drafting, tmp_pat
     main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", drafting.url, "--no-parametric"])
     other = make_pdf("other.pdf", ["Nothing of the handbook is here, only this one sentence of words."]).parent
     assert main(["draft", "cases", str(out), "--out", str(cases), "--include-unreviewed", "--docs", str(other)]) == 2
-    assert "no page 'handbook.pdf#p" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no page 'handbook.pdf#p" in err and f"{cases}:1: evidence" in err and "was not written" in err
     assert not cases.exists() and not list(tmp_path.glob(".cases.jsonl.*"))
 
 

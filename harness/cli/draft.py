@@ -24,7 +24,7 @@ from chatbot.terminal import ProgressBar
 from ..cases import load_checked_cases
 from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
 from ..drafting.export import to_cases
-from ..drafting.manifest import read_manifest, write_manifest
+from ..drafting.manifest import manifest_path, read_manifest, write_manifest
 from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
@@ -115,6 +115,9 @@ def _settings_for(args: argparse.Namespace) -> DraftSettings:
         values["pages"] = tuple(values["pages"])
     if args.docs:
         values["docs"] = args.docs
+    elif not Path(values["docs"]).exists():
+        raise InputError(f"{values['docs']} (the documents named in {manifest_path(args.drafts)}) does not exist "
+                         "from here; run from the folder you drafted in, or pass --docs")
     return DraftSettings(**values)
 
 
@@ -136,6 +139,8 @@ def _cases(args: argparse.Namespace) -> int:
         documents = read_documents(settings.docs)
         load_checked_cases(staged, documents, Collection.of(documents, settings.chunking()).chunks)
         os.replace(staged, out)
+    except InputError as exc:
+        raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
     finally:
         staged.unlink(missing_ok=True)
     print(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "

@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 
 from chatbot.answer import split_thinking
-from chatbot.errors import BadReply, InputTooLong, OllamaError, OllamaTimeout
+from chatbot.errors import OllamaError
 from chatbot.ollama_client import OllamaClient
 
 from .records import TYPES
@@ -157,7 +157,7 @@ class Asker:
         try:
             reply = self.client.chat(self.chat.model, [{"role": "user", "content": prompt}], format=schema,
                                      options=self.chat.options(), think=self.think)
-        except (BadReply, InputTooLong, OllamaTimeout, OllamaError) as exc:
+        except OllamaError as exc:  # timeouts, server errors, a server gone away: this request only
             return None, f"{type(exc).__name__}: {exc}"
         if reply.done_reason == "length":
             return None, (f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "
