@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from chatbot.pdfs import read_documents
 from harness.cli import main
 from harness.drafting.records import read_drafts
 from tests import draft_rules as rules
@@ -149,3 +150,16 @@ def test_config_file_settings_and_flags_win(server, tmp_path):
     assert len(server.bodies("/api/chat")) == 1 and (tmp_path / "from-config.jsonl").exists()
     config.write_text("per-pages = 2\n", encoding="utf-8")
     assert main(["draft", "--config", str(config), "--host", server.url]) == 2
+
+
+def test_report_command_shows_coverage_reasons_and_skipped_pages(server, tmp_path, make_pdf, capsys):
+    server.chat_rule = rules.draft_rule
+    security = read_documents(SAMPLE_DOCS)[0].pages[3].text  # a page the scripted rule knows
+    docs = make_pdf("short.pdf", ["Only a cover page.", security]).parent
+    out = tmp_path / "d.jsonl"
+    assert main(["draft", "--docs", str(docs), "--out", str(out), "--host", server.url, "--no-parametric"]) == 0
+    capsys.readouterr()
+    assert main(["draft", "report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "skipped short.pdf#p1: 4 words, fewer than --min-page-words 20" in text
+    assert "short.pdf#p2" in text and "coverage by document" in text

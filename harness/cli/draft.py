@@ -153,7 +153,8 @@ def _left_out(counts: dict[str, int]) -> str:
 
 
 def _report(args: argparse.Namespace) -> int:
-    print(render_report(build_report(read_drafts(args.drafts))))
+    skipped = [(s["source_id"], s["reason"]) for s in read_manifest(args.drafts).get("skipped_pages", ())]
+    print(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
     return 0
 
 

@@ -58,9 +58,11 @@ class DraftReport:
         return self.total.accepted / decided if decided else None
 
 
-def build_report(drafts: Sequence[Draft], selection: Selection | None = None) -> DraftReport:
-    """Count drafts per page and document (selected pages without drafts appear with zeros)."""
-    report = DraftReport(skipped_pages=selection.skipped if selection else ())
+def build_report(drafts: Sequence[Draft], selection: Selection | None = None,
+                 skipped: Sequence[tuple[str, str]] = ()) -> DraftReport:
+    """Count drafts per page and document (selected pages without drafts appear with zeros). `skipped` lists
+    pages left out and why, when there is no selection at hand (read from the drafts manifest)."""
+    report = DraftReport(skipped_pages=selection.skipped if selection else tuple(skipped))
     if selection:
         for doc in selection.documents:
             report.documents.setdefault(doc, Counts())
