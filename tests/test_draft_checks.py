@@ -190,3 +190,14 @@ def test_drafted_and_hand_written_rows_are_summarised_apart():
         "facts": {"mean": None, "scored": 0, "not_applicable": 1, "errored": 0}}}
     assert out["drafted"]["rows"] == 3 and out["drafted"]["metrics"]["hit@1"] == \
         {"mean": 0.5, "scored": 2, "not_applicable": 0, "errored": 1}
+
+
+@pytest.mark.parametrize("given, kept", [
+    ('"Hotel costs are reimbursed."', "Hotel costs are reimbursed."),
+    ("...costs are reimbursed up to EUR 160…", "costs are reimbursed up to EUR 160"),
+    ("\u201cMileage is paid at EUR 0.30 per km.\u201d ", "Mileage is paid at EUR 0.30 per km."),
+    ("The 'shared' rule", "The 'shared' rule"),
+])
+def test_quotation_marks_and_ellipses_around_a_quote_are_dropped(given, kept):
+    from harness.drafting.verify import strip_wrapping
+    assert strip_wrapping(given) == kept

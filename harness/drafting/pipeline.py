@@ -27,7 +27,7 @@ from .records import Draft, Provenance, Reason, Verification, draft_id, read_dra
 from .select import Selection, select_pages
 from .settings import DraftSettings
 from .unanswerable import check_unanswerable
-from .verify import check_draft
+from .verify import check_draft, strip_wrapping
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -130,7 +130,7 @@ def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
         return [error], False
     drafts, ids = [], set()
     for item in outcome.reply["drafts"]:
-        question, quote, facts = item["question"].strip(), item["quote"].strip(), tuple(item["facts"])
+        question, quote, facts = item["question"].strip(), strip_wrapping(item["quote"]), tuple(item["facts"])
         checked = check_draft(question, quote, facts, page.source_id, ctx.collection.view, ctx.settings.limits())
         verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
                                     checked.longest_ngram, checked.language)

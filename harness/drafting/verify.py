@@ -61,6 +61,15 @@ class Checked:
     language: dict
 
 
+_WRAPPING = re.compile(r'^(?:\.\.\.|\u2026|["\'\u201c\u201d\u2018\u2019\u00ab\u00bb\s])+|(?:\.\.\.|\u2026|["\'\u201c\u201d\u2018\u2019\u00ab\u00bb\s])+$')
+
+
+def strip_wrapping(quote: str) -> str:
+    """The quote without the quotation marks and ellipses small models put around it ("...like this..."); the
+    words inside must still be verbatim on the page."""
+    return _WRAPPING.sub("", quote)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens after fold()."""
     return _WORD.findall(fold(text))
