@@ -61,7 +61,8 @@ class Checked:
     language: dict
 
 
-_WRAPPING = re.compile(r'^(?:\.\.\.|\u2026|["\'\u201c\u201d\u2018\u2019\u00ab\u00bb\s])+|(?:\.\.\.|\u2026|["\'\u201c\u201d\u2018\u2019\u00ab\u00bb\s])+$')
+_WRAP = r"""(?:\.\.\.|\u2026|["'\u201c\u201d\u2018\u2019\u00ab\u00bb\s])+"""  # ellipses, quotation marks
+_WRAPPING = re.compile(rf"^{_WRAP}|{_WRAP}$")
 
 
 def strip_wrapping(quote: str) -> str:
