@@ -1,0 +1,274 @@
+"""`rag-eval draft`: draft test cases from your PDFs, verify them, decide on them, and write them as cases.
+
+  rag-eval draft --docs DIR --out drafts.jsonl        draft and verify (one chat call per page; cached)
+  rag-eval draft review drafts.jsonl                  accept / reject / edit pending drafts in the terminal
+  rag-eval draft review drafts.jsonl --export d.csv   ... or in a spreadsheet, then --import d.csv
+  rag-eval draft report drafts.jsonl                  drafts per page and document, reasons, acceptance rate
+  rag-eval draft cases drafts.jsonl --out cases.jsonl [--include-unreviewed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+
+from chatbot.errors import InputError
+from chatbot.pdfs import read_documents
+from chatbot.store import atomic_write_text
+from chatbot.terminal import ProgressBar
+
+from ..cases import load_checked_cases
+from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
+from ..drafting.export import to_cases
+from ..drafting.manifest import manifest_path, read_manifest, write_manifest
+from ..drafting.pipeline import run_drafting
+from ..drafting.records import Draft, read_drafts, write_drafts
+from ..drafting.report import build_report, render_report
+from ..drafting.settings import DraftSettings, resolve
+from ..report import find_quote
+from ..runs import utc_now
+
+_ACTIONS = ("cases", "review", "report")
+_HELP = "a accept · r REASON reject · e edit · s skip · q quit"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("draft", help="draft verified test cases from your PDFs for a human to accept",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("action", nargs="?", choices=_ACTIONS, metavar="ACTION",
+                   help="cases | review | report (none: draft)")
+    p.add_argument("drafts", nargs="?", metavar="DRAFTS", help="the drafts file (for cases, review, report)")
+    p.add_argument("--config", help="a TOML file of the drafting settings (flags given here win)")
+    p.add_argument("--docs", help="PDF file or folder (default: sample_docs; for review/cases: the one drafted)")
+    p.add_argument("--out", help="drafting: the drafts file (default drafts.jsonl); cases: the cases file")
+    p.add_argument("--per-page", type=int, help="drafts asked for per page (default 3)")
+    p.add_argument("--pages", nargs="+", metavar="PAGE_ID", help="draft only these pages (e.g. handbook.pdf#p2)")
+    p.add_argument("--max-pages", type=int, help="draft at most this many pages (round robin over documents)")
+    p.add_argument("--unanswerable", type=int, help="unanswerable drafts to add (default 0)")
+    p.add_argument("--seed", type=int, help="page order and sampling seed (default 42)")
+    p.add_argument("--min-page-words", type=int, help="skip pages with fewer words (default 20)")
+    p.add_argument("--min-quote-words", type=int, help="shortest quote (default 4)")
+    p.add_argument("--top-k", type=int, help="round trips that miss the top k are tagged hard (default 4)")
+    p.add_argument("--no-parametric", dest="parametric", action="store_false", default=None,
+                   help="skip the check that asks each question without its page")
+    p.add_argument("--chunk-size", type=int, help="characters per chunk, for the fits-one-chunk check (default 2000)")
+    p.add_argument("--chunk-overlap", type=int, help="default 200")
+    p.add_argument("--chat-model", help="default qwen3:4b")
+    p.add_argument("--embed-model", help="default nomic-embed-text")
+    p.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
+    p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
+    p.add_argument("--num-ctx", type=int, help="model context in tokens (default 8192)")
+    p.add_argument("--num-predict", type=int, help="most tokens the model may write, thinking included (default 4096)")
+    p.add_argument("--think", choices=["auto", "on", "off"], help="default auto")
+    p.add_argument("--cache-dir", help="cache root for replies and embeddings (default: $PDF_RAG_EVAL_CACHE)")
+    p.add_argument("--include-unreviewed", action="store_true",
+                   help="cases: also write drafts that passed verification but no human has seen (tagged unreviewed)")
+    p.add_argument("--reviewer", help="review: your name on the decisions (default: your login name)")
+    io_group = p.add_mutually_exclusive_group()
+    io_group.add_argument("--export", metavar="FILE.csv", help="review: write every draft to a CSV and stop")
+    io_group.add_argument("--import", dest="import_", metavar="FILE.csv", help="review: read decisions from a CSV")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.action is None:
+        if args.drafts is not None:
+            raise InputError(f"unknown action {args.drafts!r}; choose one of {', '.join(_ACTIONS)}, or none to draft")
+        return _draft(args)
+    if args.drafts is None:
+        raise InputError(f"`rag-eval draft {args.action}` needs the drafts file: rag-eval draft {args.action} "
+                         "drafts.jsonl")
+    return {"cases": _cases, "review": _review, "report": _report}[args.action](args)
+
+
+def _draft(args: argparse.Namespace) -> int:
+    skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_"}
+    settings = resolve({k: v for k, v in vars(args).items() if k not in skip}, args.config)
+    bars: dict[str, ProgressBar] = {}
+    run_ = run_drafting(settings, progress=lambda stage, d, t: bars.setdefault(stage, ProgressBar(stage))(d, t))
+    write_drafts(settings.out, list(run_.drafts))
+    manifest = write_manifest(run_, utc_now())
+    print(render_report(build_report(run_.drafts, run_.selection)))
+    errors = sum(d.kind == "error" for d in run_.drafts)
+    print(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
+          f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
+    if errors:
+        print(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
+              "to retry them, finished pages come from the cache", file=sys.stderr)
+    print(f"next: rag-eval draft review {settings.out}")
+    return 1 if errors == len(run_.drafts) else 0
+
+
+def _settings_for(args: argparse.Namespace) -> DraftSettings:
+    """The drafting settings recorded beside the drafts file, with --docs overriding the documents."""
+    saved = read_manifest(args.drafts).get("settings", {})
+    if not saved and not args.docs:
+        raise InputError(f"{args.drafts} has no manifest beside it to say which documents it was drafted from; "
+                         "pass --docs")
+    values = {k: v for k, v in saved.items() if k in DraftSettings.__dataclass_fields__}
+    if "pages" in values:
+        values["pages"] = tuple(values["pages"])
+    if args.docs:
+        values["docs"] = args.docs
+    elif not Path(values["docs"]).exists():
+        raise InputError(f"{values['docs']} (the documents named in {manifest_path(args.drafts)}) does not exist "
+                         "from here; run from the folder you drafted in, or pass --docs")
+    return DraftSettings(**values)
+
+
+def _cases(args: argparse.Namespace) -> int:
+    if not args.out:
+        raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
+    drafts = read_drafts(args.drafts)
+    settings = _settings_for(args)
+    export = to_cases(drafts, include_unreviewed=args.include_unreviewed)
+    if not export.cases:
+        raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
+                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed")
+    # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
+    # would fail the label check is never left behind.
+    out = Path(args.out)
+    staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
+    atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
+    try:
+        documents = read_documents(settings.docs)
+        load_checked_cases(staged, documents, Collection.of(documents, settings.chunking()).chunks)
+        os.replace(staged, out)
+    except InputError as exc:
+        raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
+    finally:
+        staged.unlink(missing_ok=True)
+    print(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
+          f"{_left_out(export.left_out)}")
+    return 0
+
+
+def _left_out(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {why}" for why, n in counts.items()) or "none"
+
+
+def _report(args: argparse.Namespace) -> int:
+    skipped = [(s["source_id"], s["reason"]) for s in read_manifest(args.drafts).get("skipped_pages", ())]
+    print(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
+    return 0
+
+
+def _user(args: argparse.Namespace) -> str:
+    if args.reviewer:
+        return args.reviewer
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _review(args: argparse.Namespace) -> int:
+    drafts = read_drafts(args.drafts)
+    if args.export:
+        atomic_write_text(args.export, export_csv(drafts))
+        print(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) to {args.export}; fill in decision "
+              f"(accepted, rejected with a reason, or leave blank), change question/quote/facts to edit, then "
+              f"`rag-eval draft review {args.drafts} --import {args.export}`")
+        return 0
+    settings = _settings_for(args)
+    documents = read_documents(settings.docs)
+    collection = Collection.of(documents, settings.chunking())
+    by = _user(args)
+    if args.import_:
+        drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),
+                            abstain_below=settings.abstain_below)
+        write_drafts(args.drafts, drafts)
+        print(f"imported decisions from {args.import_} into {args.drafts}")
+    else:
+        pages = {p.source_id: p.text for d in documents for p in d.pages}
+        _walk(drafts, args.drafts, pages, collection, settings, by)
+    print(render_report(build_report(read_drafts(args.drafts))))
+    return 0
+
+
+class _Quit(Exception):
+    pass
+
+
+def _ask(prompt: str) -> str:
+    try:
+        answer = input(prompt)
+    except (EOFError, KeyboardInterrupt):
+        raise _Quit from None
+    if answer.strip().lower() == "q":
+        raise _Quit
+    return answer.strip()
+
+
+def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Collection, settings: DraftSettings,
+          by: str) -> None:
+    """Ask about every pending draft that passed verification; each decision is saved at once."""
+    todo = [i for i, d in enumerate(drafts) if d.decision.status == "pending" and d.verification.passed]
+    print(f"{len(todo)} draft(s) to review; decisions are saved to {path} as you go")
+    try:
+        for n, i in enumerate(todo, start=1):
+            _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
+            decided = _decide(drafts[i], collection, settings, by)
+            if decided is not None:
+                drafts[i] = decided
+                write_drafts(path, drafts)
+                print(f"saved: {decided.decision.status}")
+    except _Quit:
+        print("stopped; decisions made so far are saved")
+
+
+def _show(draft: Draft, page: str, n: int, total: int) -> None:
+    text, span = find_quote(page, draft.quote)
+    if span:
+        text = f"{text[:span[0]]}»{text[span[0]:span[1]]}«{text[span[1]:]}"
+    print(f"\n[{n}/{total}] {draft.draft_id} ({draft.kind}, {draft.type}) from {draft.source_id}")
+    print(f"page: {text}\n")
+    print(f"question: {draft.question}")
+    if draft.kind == "answerable":
+        print(f"quote:    {draft.quote}\nfacts:    {' | '.join(draft.facts)}\nevidence: {', '.join(draft.evidence)}")
+    print(f"checks:   {checks_summary(draft)}")
+    for note in draft.verification.notes:
+        print(f"note:     {note}")
+    if draft.verification.parametric_answer is not None:
+        print(f"without the page the model said: {draft.verification.parametric_answer}")
+
+
+def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft | None:
+    while True:
+        command, _, rest = _ask(f"{_HELP}\n> ").partition(" ")
+        command = command.lower()
+        try:
+            if command == "a":
+                return decide(draft, "accepted", by=by, at=utc_now())
+            if command == "r":
+                return decide(draft, "rejected", by=by, at=utc_now(), reason=rest or _ask("reason> "))
+            if command == "s":
+                return None
+            if command == "e":
+                edited = _edit(draft, collection, settings, by)
+                print(f"checks after the edit: {checks_summary(edited)}")
+                if edited.verification.passed:
+                    return edited
+                print("the edited draft fails verification; edit again, reject or skip")
+                continue
+        except InputError as exc:
+            print(exc)
+            continue
+        print(f"unknown command {command!r}")
+
+
+def _edit(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft:
+    print("press Enter to keep a value")
+    question = _ask(f"question [{draft.question}]> ") or draft.question
+    quote, facts = draft.quote, list(draft.facts)
+    if draft.kind == "answerable":
+        quote = _ask(f"quote [{draft.quote}]> ") or draft.quote
+        given = _ask(f"facts, separated by | [{' | '.join(draft.facts)}]> ")
+        facts = [f.strip() for f in given.split("|")] if given else facts
+    return edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=utc_now(),
+                limits=settings.limits(), abstain_below=settings.abstain_below)

@@ -1,0 +1,160 @@
+"""Human decisions on drafts: accept, reject with a reason, or edit (which re-runs the checks); CSV round trip.
+
+A draft that failed verification cannot be accepted as it is: edit it until the checks pass, or reject it.
+Edits re-run the deterministic checks and the BM25 round trip; the dense rank, the parametric check and dedupe
+need the model server and are not re-run (the draft's notes say so).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from chatbot.errors import InputError
+from chatbot.text import fold
+
+from ..cases import Problems
+from .collection import Collection
+from .records import Decision, Draft, Reason, Verification
+from .verify import Limits, check_draft, is_deictic
+
+CSV_COLUMNS = ("draft_id", "kind", "source_id", "type", "question", "quote", "facts", "checks", "decision",
+               "reason")
+FACT_SEPARATOR = " | "
+_LIMITS = Limits()
+
+
+def decide(draft: Draft, status: str, *, by: str, at: str, reason: str | None = None) -> Draft:
+    """Accept or reject (with a reason), or set back to pending. Raises InputError for what cannot be."""
+    if status not in ("pending", "accepted", "rejected"):
+        raise InputError(f"{draft.draft_id}: decision {status!r} is not pending, accepted or rejected")
+    if draft.kind == "error" and status != "pending":
+        raise InputError(f"{draft.draft_id}: an error entry ({draft.error}) has nothing to decide; rerun "
+                         "`rag-eval draft` to draft that page again")
+    if status == "rejected" and not (reason or "").strip():
+        raise InputError(f"{draft.draft_id}: a rejection needs a reason")
+    if status == "accepted" and not draft.verification.passed:
+        codes = ", ".join(r.code for r in draft.verification.reasons)
+        raise InputError(f"{draft.draft_id}: failed verification ({codes}); edit it until the checks pass, or "
+                         "reject it")
+    return draft.with_decision(Decision(status, reason.strip() if status == "rejected" and reason else None,
+                                        by, at))
+
+
+def edit(draft: Draft, collection: Collection, *, question: str, quote: str, facts: Sequence[str], by: str, at: str,
+         limits: Limits = _LIMITS, abstain_below: float = 2.5) -> Draft:
+    """The draft with a human's question, quote and facts, checked again; decision `edited`."""
+    if draft.kind == "error":
+        raise InputError(f"{draft.draft_id}: an error entry cannot be edited; rerun `rag-eval draft`")
+    original = draft.original or {"question": draft.question, "quote": draft.quote, "facts": list(draft.facts)}
+    question, quote, facts = question.strip(), quote.strip(), tuple(f.strip() for f in facts if f.strip())
+    if draft.kind == "unanswerable":
+        verification = _recheck_unanswerable(draft, question, collection, abstain_below)
+        evidence: tuple[str, ...] = ()
+    else:
+        checked = check_draft(question, quote, facts, draft.source_id, collection.view, limits)
+        bm25 = collection.bm25_rank(question, quote, checked.evidence) if checked.evidence else None
+        verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
+                                    checked.longest_ngram, checked.language, None, bm25,
+                                    notes=("edited by a human: dense rank, parametric check and dedupe not re-run",))
+        evidence = checked.evidence
+    return replace(draft, question=question, quote=quote if draft.kind == "answerable" else "", facts=facts,
+                   evidence=evidence, verification=verification, original=original,
+                   decision=Decision("edited", None, by, at))
+
+
+def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float) -> Verification:
+    reasons = []
+    if not fold(question):
+        reasons.append(Reason("question_missing", "the draft has no question"))
+    if (phrase := is_deictic(question)) is not None:
+        reasons.append(Reason("deictic_question", f"the question says {phrase!r}"))
+    score, sentence = collection.sentences.best(question)
+    if score >= abstain_below:
+        reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
+                                                      f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
+    notes = draft.verification.notes + ("edited by a human: the changed-term check was not re-run",)
+    return replace(draft.verification, passed=not reasons, reasons=tuple(reasons), best_bm25=round(score, 4),
+                   notes=notes)
+
+
+def checks_summary(draft: Draft) -> str:
+    """One line saying what the checks found, for the CSV and the terminal."""
+    v = draft.verification
+    if draft.kind == "error":
+        return f"error: {draft.error}"
+    head = "passed" if v.passed else "FAILED " + "; ".join(f"{r.code}: {r.message}" for r in v.reasons)
+    ranks = f"dense rank {v.dense_rank or '-'}, bm25 rank {v.bm25_rank or '-'}" if draft.kind == "answerable" \
+        else f"best bm25 {v.best_bm25}"
+    return f"{head} | tags {', '.join(v.tags) or '-'} | {ranks}"
+
+
+def export_csv(drafts: Sequence[Draft]) -> str:
+    """CSV text, one line per draft (error entries left out). Change question, quote or facts to edit."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for d in drafts:
+        if d.kind == "error":
+            continue
+        status = "" if d.decision.status == "pending" else d.decision.status
+        writer.writerow([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote,
+                         FACT_SEPARATOR.join(d.facts), checks_summary(d), status, d.decision.reason or ""])
+    return out.getvalue()
+
+
+def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection, *, by: str, at: str,
+               limits: Limits = _LIMITS, abstain_below: float = 2.5) -> list[Draft]:
+    """The drafts with the decisions of a CSV in the export layout. A blank decision leaves a draft as it is;
+    `accepted` (or `edited`) with a changed question, quote or facts is an edit. Every problem is reported at
+    once as file:line: field: message, and then nothing is changed."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    problems = Problems(str(path))
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in ("draft_id", "question", "quote", "facts", "decision", "reason")
+               if c not in (reader.fieldnames or [])]
+    if missing:
+        problems.add(1, f"header: missing column(s) {', '.join(missing)}; expected {','.join(CSV_COLUMNS)}")
+        problems.raise_if_any("the drafts CSV")
+    by_id = {d.draft_id: i for i, d in enumerate(drafts)}
+    out = list(drafts)
+    line = 1
+    for record in reader:
+        line += 1
+        ident = (record["draft_id"] or "").strip()
+        if ident not in by_id:
+            problems.add(line, f"draft_id: {ident!r} is not in the drafts file; export again")
+            continue
+        try:
+            out[by_id[ident]] = _apply(out[by_id[ident]], record, collection, by, at, limits, abstain_below)
+        except InputError as exc:
+            problems.add(line, f"decision: {exc}")
+    problems.raise_if_any("the drafts CSV")
+    return out
+
+
+def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str, limits: Limits,
+           abstain_below: float) -> Draft:
+    status = (record["decision"] or "").strip().lower()
+    if not status:
+        return draft
+    question, quote = (record["question"] or "").strip(), (record["quote"] or "").strip()
+    facts = [f.strip() for f in (record["facts"] or "").split(FACT_SEPARATOR.strip()) if f.strip()]
+    changed = (question, quote, tuple(facts)) != (draft.question, draft.quote, draft.facts)
+    if status in ("accepted", "edited") and (changed or status == "edited"):
+        edited = edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=at, limits=limits,
+                      abstain_below=abstain_below)
+        if not edited.verification.passed:
+            codes = ", ".join(r.code for r in edited.verification.reasons)
+            raise InputError(f"{draft.draft_id}: the edited draft fails verification ({codes})")
+        return edited
+    if status == "edited":
+        status = "accepted"
+    return decide(draft, status, by=by, at=at, reason=record.get("reason"))

@@ -1,0 +1,39 @@
+"""The drafts file's manifest, `<drafts stem>.manifest.json` beside it: settings, server and models, selection,
+call counts. `rag-eval draft cases` and `review` read the documents folder from it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from chatbot import __version__
+from chatbot.errors import InputError
+from chatbot.store import atomic_write_text
+
+from .pipeline import DraftRun
+
+
+def manifest_path(drafts_path: str | Path) -> Path:
+    path = Path(drafts_path)
+    return path.with_name(f"{path.stem}.manifest.json")
+
+
+def write_manifest(run: DraftRun, written_at: str) -> Path:
+    data = {"package_version": __version__, "written_at": written_at, "settings": run.settings.to_dict(),
+            "server": run.server, "pages": run.selection.page_ids(),
+            "skipped_pages": [{"source_id": s, "reason": r} for s, r in run.selection.skipped],
+            "chat_calls": run.chat_calls, "pages_from_cache": run.pages_from_cache, "drafts": len(run.drafts)}
+    path = manifest_path(run.settings.out)
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
+
+
+def read_manifest(drafts_path: str | Path) -> dict:
+    """The manifest beside a drafts file, or {} when there is none (a drafts file copied on its own)."""
+    path = manifest_path(drafts_path)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable drafts manifest ({exc}); delete it and pass --docs") from exc

@@ -1,0 +1,297 @@
+"""`rag-eval draft`: select pages, ask the model for drafts, verify them, and keep earlier human decisions.
+
+Calls: one /api/chat per selected page (none when cached), one per parametric check of a draft that passed
+verification (cached the same way), one per unanswerable draft; embeddings for the index and the questions go
+through the embedding cache. A page whose call fails becomes an `error` draft; the command goes on.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from chatbot.errors import InputError, OllamaError
+from chatbot.index import EmbeddingCache, Index, build_index, default_cache_dir
+from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.pdfs import Document, Page, read_documents
+from chatbot.text import fold, normalize
+
+from ..metrics import fact_found
+from .collection import Collection, evidence_rank
+from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, ReplyCache, Template, drafts_schema, sha256
+from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
+from .select import Selection, select_pages
+from .settings import DraftSettings
+from .unanswerable import check_unanswerable
+from .verify import check_draft, strip_wrapping
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class DraftRun:
+    """What one `rag-eval draft` produced: the drafts (in page order), the selection and the call counts."""
+
+    drafts: tuple[Draft, ...]
+    selection: Selection
+    chat_calls: int
+    pages_from_cache: int
+    server: dict
+    settings: DraftSettings
+
+
+@dataclass
+class _Context:
+    settings: DraftSettings
+    documents: list[Document]
+    collection: Collection
+    asker: Asker
+    client: OllamaClient
+    server: ServerInfo
+    cache_root: Path
+    index: Index | None = None  # the dense index, built when the first round trip needs it
+
+
+def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
+    """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
+    documents = read_documents(settings.docs)
+    previous = read_drafts(settings.out) if Path(settings.out).exists() else []
+    selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
+                             max_pages=settings.max_pages, page_ids=settings.pages or None)
+    if not selection.pages:
+        raise InputError(f"{settings.docs}: no page has at least {settings.min_page_words} words; lower "
+                         "--min-page-words")
+    ctx = _open(settings, documents)
+    drafts: list[Draft] = []
+    cached = 0
+    for n, page in enumerate(selection.pages, start=1):
+        page_drafts, from_cache = _draft_page(ctx, page)
+        drafts.extend(page_drafts)
+        cached += from_cache
+        if progress:
+            progress("pages", n, len(selection.pages))
+    drafts = _round_trip_and_dedupe(ctx, drafts)
+    drafts = _parametric(ctx, drafts, progress)
+    drafts += _unanswerable(ctx, selection.pages, progress)
+    drafts = merge_previous(drafts, previous, selection, documents)
+    return DraftRun(tuple(drafts), selection, ctx.asker.chat_calls, cached, ctx.server.to_dict(), settings)
+
+
+def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,
+                   documents: Sequence[Document]) -> list[Draft]:
+    """Keep what a human did in an earlier run of the same output file.
+
+    A fresh draft whose id matches an earlier one takes its decision; if a human edited it, the edited draft is
+    kept whole. Earlier drafts of pages not drafted this time (`--pages`, `--max-pages`) are kept when their
+    page still has the same text; drafts of changed or removed pages are dropped, since their checks no longer
+    hold."""
+    earlier = {d.draft_id: d for d in previous}
+    merged = []
+    for draft in drafts:
+        old = earlier.get(draft.draft_id)
+        if old is None or old.decision.status == "pending":
+            merged.append(draft)
+        else:
+            merged.append(old if old.decision.status == "edited" else draft.with_decision(old.decision))
+    drafted = {p.source_id for p in selection.pages}
+    hashes = {p.source_id: sha256(normalize(p.text)) for d in documents for p in d.pages}
+    kept = [d for d in previous if d.source_id not in drafted and d.kind != "error" and d.provenance is not None
+            and hashes.get(d.source_id) == d.provenance.page_sha256]
+    return kept + merged
+
+
+def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
+    client = OllamaClient(settings.client())
+    server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
+    chat = server.models[settings.chat_model]
+    root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+    asker = Asker(client, settings.chat(), chat.digest, chat.capabilities, ReplyCache(root / "draft-replies"))
+    return _Context(settings, documents, Collection.of(documents, settings.chunking()), asker, client, server, root)
+
+
+def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
+    return Provenance(ctx.settings.chat_model, ctx.asker.digest, template.sha256, sha256(text), ctx.settings.seed,
+                      _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), from_cache)
+
+
+def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
+    """The drafts of one page (or one error draft), and whether the reply came from the cache."""
+    template, text = Template.bundled("draft"), normalize(page.text)
+    outcome = ctx.asker.ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
+                            page=text)
+    provenance = _provenance(ctx, template, text, outcome.from_cache)
+    if outcome.error is not None:
+        error = Draft(draft_id("error", page.source_id, "", ""), "error", page.source_id, provenance=provenance,
+                      verification=Verification(False, (Reason("draft_error", outcome.error),)), error=outcome.error)
+        return [error], False
+    drafts, ids = [], set()
+    for item in outcome.reply["drafts"]:
+        question, quote, facts = item["question"].strip(), strip_wrapping(item["quote"]), tuple(item["facts"])
+        checked = check_draft(question, quote, facts, page.source_id, ctx.collection.view, ctx.settings.limits())
+        verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
+                                    checked.longest_ngram, checked.language)
+        ident = _unique(draft_id("answerable", page.source_id, question, quote), ids)
+        drafts.append(Draft(ident, "answerable", page.source_id, question, quote, facts, item["type"],
+                            checked.evidence, verification, provenance=provenance))
+    return drafts, outcome.from_cache
+
+
+def _unique(ident: str, seen: set[str]) -> str:
+    """The model may repeat a draft word for word; the second copy gets a suffix (dedupe rejects it)."""
+    n, candidate = 1, ident
+    while candidate in seen:
+        n += 1
+        candidate = f"{ident}-{n}"
+    seen.add(candidate)
+    return candidate
+
+
+def _amend(draft: Draft, *reasons: Reason, tags: Sequence[str] = (), notes: Sequence[str] = (), **fields) -> Draft:
+    """The draft with reasons (it then fails), tags, notes or measurement fields added to its verification."""
+    v = draft.verification
+    return replace(draft, verification=replace(
+        v, passed=v.passed and not reasons, reasons=v.reasons + tuple(reasons),
+        tags=v.tags + tuple(t for t in tags if t not in v.tags), notes=v.notes + tuple(notes), **fields))
+
+
+def _round_trip_and_dedupe(ctx: _Context, drafts: list[Draft]) -> list[Draft]:
+    """Ranks of the evidence page under the dense retriever and BM25 (recorded; misses tagged `hard`), then
+    dedupe: one draft per (page, quote), no two equal questions, no two questions with cosine >= the limit."""
+    answerable = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.evidence]
+    vectors, error = _question_vectors(ctx, [drafts[i].question for i in answerable])
+    out = list(drafts)
+    for row, i in enumerate(answerable):
+        d = drafts[i]
+        bm25 = ctx.collection.bm25_rank(d.question, d.quote, d.evidence)
+        ranks = [bm25]
+        dense = None
+        if vectors is not None and ctx.index is not None:
+            ranked = [h.chunk for h in ctx.index.search(vectors[row], len(ctx.index.chunks))]
+            dense = evidence_rank(ranked, d.quote, d.evidence)
+            ranks.append(dense)
+        missed = any(r is None or r > ctx.settings.top_k for r in ranks)
+        notes = (f"dense round trip not computed: {error}",) if error else ()
+        out[i] = _amend(d, tags=("hard",) if missed else (), notes=notes, dense_rank=dense, bm25_rank=bm25)
+    return _dedupe(ctx, out, {i: vectors[row] for row, i in enumerate(answerable)} if vectors is not None else {})
+
+
+def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray | None, str | None]:
+    """Unit vectors of the questions (query prefix), from the embedding cache where possible."""
+    if not questions:
+        return np.zeros((0, 0), dtype=np.float32), None
+    embedding = ctx.settings.embedding()
+    digest = ctx.server.models[embedding.model].digest
+    cache = EmbeddingCache(ctx.cache_root / "embeddings")
+    try:
+        ctx.index = build_index(ctx.documents, ctx.client, chunking=ctx.settings.chunking(), embedding=embedding,
+                                digest=digest, cache=cache)
+        prefix = embedding.prefixes[1]
+        keys = [EmbeddingCache.key(digest, prefix, q) for q in questions]
+        vectors = [cache.get(k) for k in keys]
+        missing = [j for j, v in enumerate(vectors) if v is None]
+        if missing:
+            fresh = ctx.client.embed(embedding.model, [prefix + questions[j] for j in missing])
+            for j, vector in zip(missing, fresh):
+                vectors[j] = vector
+                cache.put(keys[j], vector)
+    except OllamaError as exc:
+        return None, f"{type(exc).__name__}: {exc}"
+    return np.vstack(vectors).astype(np.float32), None
+
+
+def _dedupe(ctx: _Context, drafts: list[Draft], vectors: dict[int, np.ndarray]) -> list[Draft]:
+    """Among drafts that passed so far, in order, a later draft repeating an earlier one is rejected."""
+    out = list(drafts)
+    quotes: dict[tuple[str, str], str] = {}
+    questions: dict[str, str] = {}
+    kept: list[tuple[str, np.ndarray]] = []
+    for i, draft in enumerate(drafts):
+        if draft.kind != "answerable" or not draft.verification.passed:
+            continue
+        quote_key, question_key = (draft.source_id, fold(draft.quote)), fold(draft.question)
+        if quote_key in quotes:
+            out[i] = _amend(draft, Reason("duplicate_quote", f"{quotes[quote_key]} already uses this quote on "
+                                                            f"{draft.source_id}"))
+        elif question_key in questions:
+            out[i] = _amend(draft, Reason("duplicate_question", f"the same question as {questions[question_key]}"))
+        elif i in vectors and (near := _near(vectors[i], kept, ctx.settings.dedupe_cosine)) is not None:
+            out[i] = _amend(draft, Reason("near_duplicate", f"cosine {near[1]:.3f} >= {ctx.settings.dedupe_cosine:g} "
+                                                           f"with {near[0]}"))
+        else:
+            quotes[quote_key] = questions[question_key] = draft.draft_id
+            if i in vectors:
+                kept.append((draft.draft_id, vectors[i]))
+    return out
+
+
+def _near(vector: np.ndarray, kept: list[tuple[str, np.ndarray]], limit: float) -> tuple[str, float] | None:
+    """The first kept question at cosine >= limit (vectors are unit length), with its cosine."""
+    for ident, other in kept:
+        cosine = float(np.dot(vector, other))
+        if cosine >= limit:
+            return ident, cosine
+    return None
+
+
+def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -> list[Draft]:
+    """Ask each passing draft's question without the page: if a fact still appears, tag it `parametric`."""
+    if not ctx.settings.parametric:
+        return drafts
+    template, out = Template.bundled("parametric"), list(drafts)
+    todo = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.verification.passed]
+    for n, i in enumerate(todo, start=1):
+        draft = drafts[i]
+        outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
+        if outcome.error is not None:
+            out[i] = _amend(draft, notes=(f"parametric check failed: {outcome.error}",))
+        else:
+            answer = outcome.reply["answer"]
+            known = any(fact_found(answer, [f]) for f in draft.facts)
+            out[i] = _amend(draft, tags=("parametric",) if known else (), parametric_answer=answer)
+        if progress:
+            progress("parametric checks", n, len(todo))
+    return out
+
+
+def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | None) -> list[Draft]:
+    """`--unanswerable N` drafts, from the selected pages in turn (one call each)."""
+    wanted = ctx.settings.unanswerable
+    if not wanted:
+        return []
+    template = Template.bundled("unanswerable")
+    sentences = ctx.collection.sentences
+    drafts: list[Draft] = []
+    ids: set[str] = set()
+    asked: dict[str, str] = {}  # folded question -> id of the first draft asking it
+    for n in range(wanted):
+        page = pages[n % len(pages)]
+        text = normalize(page.text)
+        # The nth visit of a page asks again with a note, so that two drafts from one page differ.
+        outcome = ctx.asker.ask(template, UNANSWERABLE_SCHEMA, page=text + _variant(n // len(pages)))
+        provenance = _provenance(ctx, template, text, outcome.from_cache)
+        if outcome.error is not None:
+            drafts.append(Draft(_unique(draft_id("error", page.source_id, "unanswerable", str(n)), ids), "error",
+                                page.source_id, type="unanswerable", provenance=provenance, error=outcome.error,
+                                verification=Verification(False, (Reason("draft_error", outcome.error),))))
+            continue
+        reply = outcome.reply
+        reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
+                                           page.source_id, ctx.collection.view.pages, sentences, ctx.settings.abstain_below)
+        ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
+        if (first := asked.setdefault(fold(reply["question"]), ident)) != ident:
+            reasons.append(Reason("duplicate_question", f"the same question as {first}"))
+        verification = Verification(not reasons, tuple(reasons), ("unanswerable",), best_bm25=round(best, 4),
+                                    notes=(f"changed {reply['original']!r} to {reply['changed']!r}",))
+        drafts.append(Draft(ident, "unanswerable", page.source_id, reply["question"].strip(), type="unanswerable",
+                            verification=verification, provenance=provenance))
+        if progress:
+            progress("unanswerable", n + 1, wanted)
+    return drafts
+
+
+def _variant(n: int) -> str:
+    return "" if n == 0 else f"\n[variant {n + 1}: change a different term than before]"

@@ -1,0 +1,169 @@
+"""The drafts file: one JSON object per line (schema: harness/schemas/draft.schema.json).
+
+A draft is `answerable` (question, quote, facts from one page), `unanswerable` (a question no page answers), or
+`error` (the page could not be drafted: the reason is kept, and a rerun tries again). Every draft carries its
+verification (named reasons, tags, measurements), the human decision, and where it came from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from chatbot.errors import InputError
+from chatbot.store import atomic_write_text
+
+from ..cases import Problems, json_lines
+
+KINDS = ("answerable", "unanswerable", "error")
+STATUSES = ("pending", "accepted", "rejected", "edited")
+_ID_UNSAFE = re.compile(r"[#\s]+")  # case ids may not hold spaces
+TYPES = ("number", "date", "name", "rule", "procedure", "other", "unanswerable")
+
+
+@dataclass(frozen=True)
+class Reason:
+    """A failed check: `code` is stable (counted in reports), `message` says what was found."""
+
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Results of the deterministic checks. `passed` is true when no reason was found.
+
+    `overlap` is the share of the question's content words that also occur in the quote; `longest_ngram` the
+    longest run of words the two share. `dense_rank` / `bm25_rank` are the rank of the first chunk of the evidence
+    page holding the quote when the question is the query (null: not computed, see `notes`)."""
+
+    passed: bool
+    reasons: tuple[Reason, ...] = ()
+    tags: tuple[str, ...] = ()
+    overlap: float | None = None
+    longest_ngram: int | None = None
+    language: dict = field(default_factory=dict)  # {"page": code, "question": code}
+    dense_rank: int | None = None
+    bm25_rank: int | None = None
+    best_bm25: float | None = None  # unanswerable drafts: the best sentence score over the collection
+    parametric_answer: str | None = None  # what the model said without the page
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"reasons": [asdict(r) for r in self.reasons], "tags": list(self.tags),
+                               "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Verification:
+        return cls(**(data | {"reasons": tuple(Reason(**r) for r in data.get("reasons", ())),
+                              "tags": tuple(data.get("tags", ())), "notes": tuple(data.get("notes", ()))}))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The human decision. `edited` means accepted after changing question, quote or facts (checks re-run)."""
+
+    status: str = "pending"
+    reason: str | None = None  # why it was rejected
+    by: str | None = None
+    at: str | None = None  # UTC ISO 8601
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a draft came from: model and digest, prompt template hash, page text hash, seed, cache use."""
+
+    model: str
+    model_digest: str
+    prompt_sha256: str
+    page_sha256: str
+    seed: int
+    drafted_at: str
+    from_cache: bool
+
+
+@dataclass(frozen=True)
+class Draft:
+    draft_id: str
+    kind: str
+    source_id: str
+    question: str = ""
+    quote: str = ""
+    facts: tuple[str, ...] = ()
+    type: str = "other"
+    evidence: tuple[str, ...] = ()  # page ids holding the quote: the source page first
+    verification: Verification = Verification(False)
+    decision: Decision = Decision()
+    provenance: Provenance | None = None
+    original: dict | None = None  # the model's question/quote/facts before a human edit
+    error: str | None = None
+
+    @property
+    def doc_id(self) -> str:
+        return self.source_id.rsplit("#p", 1)[0]
+
+    def to_dict(self) -> dict:
+        return {"draft_id": self.draft_id, "kind": self.kind, "source_id": self.source_id,
+                "question": self.question, "quote": self.quote, "facts": list(self.facts), "type": self.type,
+                "evidence": list(self.evidence), "verification": self.verification.to_dict(),
+                "decision": asdict(self.decision),
+                "provenance": asdict(self.provenance) if self.provenance else None,
+                "original": self.original, "error": self.error}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Draft:
+        return cls(data["draft_id"], data["kind"], data["source_id"], data.get("question", ""),
+                   data.get("quote", ""), tuple(data.get("facts", ())), data.get("type", "other"),
+                   tuple(data.get("evidence", ())), Verification.from_dict(data["verification"]),
+                   Decision(**data.get("decision", {})),
+                   Provenance(**data["provenance"]) if data.get("provenance") else None,
+                   data.get("original"), data.get("error"))
+
+    def with_decision(self, decision: Decision) -> Draft:
+        return replace(self, decision=decision)
+
+
+def draft_id(kind: str, source_id: str, question: str, quote: str) -> str:
+    """A stable id from what the draft says, so a rerun finds the same draft (and its decision) again."""
+    digest = hashlib.sha256(f"{kind}\0{source_id}\0{question}\0{quote}".encode()).hexdigest()
+    return f"{_ID_UNSAFE.sub('-', source_id)}-{digest[:8]}"
+
+
+def draft_schema() -> dict:
+    text = resources.files("harness").joinpath("schemas/draft.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def read_drafts(path: str | Path) -> list[Draft]:
+    """Parse a drafts file, reporting every bad line at once with its line number."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the drafts file ({exc.strerror})") from exc
+    problems, drafts = Problems(str(path)), []
+    validator = jsonschema.Draft202012Validator(draft_schema())
+    seen: dict[str, int] = {}
+    for number, data in json_lines(lines, problems):
+        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+        for err in errors:
+            problems.add(number, f"{'/'.join(str(p) for p in err.absolute_path) or 'draft'}: {err.message}")
+        if errors:
+            continue
+        if data["draft_id"] in seen:
+            problems.add(number, f"draft_id: duplicate {data['draft_id']!r} (first on line {seen[data['draft_id']]})")
+        seen.setdefault(data["draft_id"], number)
+        drafts.append(Draft.from_dict(data))
+    problems.raise_if_any("the drafts file")
+    return drafts
+
+
+def write_drafts(path: str | Path, drafts: list[Draft]) -> None:
+    """Write every draft, one a line, atomically (a kill leaves the old file or the new one)."""
+    atomic_write_text(path, "".join(json.dumps(d.to_dict(), ensure_ascii=False) + "\n" for d in drafts))

@@ -1,0 +1,134 @@
+"""Drafting settings: one flat record, resolved as flag, then --config TOML file, then default."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from chatbot.chunking import ChunkSettings
+from chatbot.errors import InputError
+from chatbot.index import EmbedSettings
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+
+from .prompting import ChatOptions
+from .verify import Limits
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class DraftSettings:
+    """Everything that decides what `rag-eval draft` writes."""
+
+    docs: str = "sample_docs"
+    out: str = "drafts.jsonl"
+    per_page: int = 3
+    pages: tuple[str, ...] = ()
+    max_pages: int | None = None
+    unanswerable: int = 0
+    seed: int = 42
+    min_page_words: int = 20
+    min_quote_words: int = _LIMITS.min_quote_words
+    max_fact_words: int = _LIMITS.max_fact_words
+    top_k: int = 4  # a round trip that misses the top k is tagged `hard`
+    parametric: bool = True
+    abstain_below: float = 2.5  # the offline baseline's default threshold
+    dedupe_cosine: float = 0.95
+    chunk_size: int = ChunkSettings.size_chars
+    chunk_overlap: int = ChunkSettings.overlap_chars
+    chat_model: str = DEFAULT_CHAT_MODEL
+    embed_model: str = DEFAULT_EMBED_MODEL
+    host: str | None = None
+    timeout: float = 300.0
+    retries: int = 3
+    backoff: float = 1.0
+    num_ctx: int = 8192
+    num_predict: int = 4096
+    temperature: float = 0.0
+    think: str = "auto"
+    cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("per_page", "min_quote_words", "max_fact_words", "top_k", "num_ctx", "num_predict"):
+            if getattr(self, name) < 1:
+                raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.unanswerable < 0 or self.min_page_words < 0:
+            raise InputError("--unanswerable and --min-page-words cannot be negative")
+        if self.think not in ("auto", "on", "off"):
+            raise InputError(f"think must be auto, on or off, got {self.think!r}")
+        if not 0 < self.dedupe_cosine <= 1:
+            raise InputError(f"dedupe-cosine must be in (0, 1], got {self.dedupe_cosine}")
+
+    def to_dict(self) -> dict:
+        return asdict(self) | {"pages": list(self.pages)}
+
+    def chunking(self) -> ChunkSettings:
+        return ChunkSettings(self.chunk_size, self.chunk_overlap)
+
+    def embedding(self) -> EmbedSettings:
+        return EmbedSettings(self.embed_model)
+
+    def client(self) -> ClientSettings:
+        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
+
+    def chat(self) -> ChatOptions:
+        think = {"auto": None, "on": True, "off": False}[self.think]
+        return ChatOptions(self.chat_model, self.seed, self.temperature, self.num_ctx, self.num_predict, think)
+
+    def limits(self) -> Limits:
+        return Limits(min_quote_words=self.min_quote_words, max_fact_words=self.max_fact_words)
+
+
+FIELDS = {f.name: f for f in fields(DraftSettings)}
+_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
+                                       "tuple": (list,)}
+
+
+def _kind(name: str) -> str:
+    annotation = str(FIELDS[name].type)
+    return next(k for k in ("tuple", "bool", "float", "int", "str") if k in annotation)
+
+
+def resolve(flags: dict[str, Any], config_path: str | None = None) -> DraftSettings:
+    """Flags that were given (not None) win over the config file, which wins over the defaults."""
+    values = load_config(config_path) if config_path else {}
+    values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
+    if "pages" in values:
+        values["pages"] = tuple(values["pages"])
+    return DraftSettings(**values)
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """A TOML file of the same settings as the flags (dashes or underscores), e.g. `per-page = 2`."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from exc
+    values, problems = {}, []
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if name not in FIELDS:
+            problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
+            continue
+        kind = _kind(name)
+        if not isinstance(value, _TYPES[kind]) or (isinstance(value, bool) and kind != "bool"):
+            problems.append(f"{path}: setting {key!r} must be {'a list' if kind == 'tuple' else 'a ' + kind}, "
+                            f"got {value!r}")
+            continue
+        values[name] = value
+    if problems:
+        raise InputError("\n".join(problems))
+    for name in ("docs", "out"):  # paths in a config file are relative to the file
+        if isinstance(values.get(name), str) and not Path(values[name]).is_absolute():
+            values[name] = str(path.parent / values[name])
+    return values

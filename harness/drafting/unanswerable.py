@@ -1,0 +1,85 @@
+"""Unanswerable drafts: a question about an entity or number close to one on a real page but on no page at all.
+
+The model proposes the question and names the term it changed (`original` -> `changed`); the checks here decide.
+The distinguishing terms are the words of `changed` that are not words of `original` (stop words aside); each
+must appear in the question and on no page of the collection. The question's best BM25 score over every sentence
+of the collection must fall below the offline baseline's abstain threshold, so a lexical system would find nothing
+to quote either. These drafts stay `pending` until a human accepts them: only a person can tell that no page
+answers a question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from chatbot.text import fold, split_sentences
+
+from ..lexical import LexicalIndex
+from .language import ALL_STOP_WORDS
+from .records import Reason
+from .verify import is_deictic, words
+
+_NUMBER = re.compile(r"^\d")
+
+
+@dataclass(frozen=True)
+class Sentences:
+    """Every sentence of the collection, indexed once for BM25 (the texts the offline baseline scores)."""
+
+    texts: tuple[str, ...]
+    index: LexicalIndex
+
+    @classmethod
+    def of(cls, chunk_texts: Sequence[str]) -> Sentences:
+        texts = tuple(s for text in chunk_texts for s in split_sentences(text))
+        return cls(texts, LexicalIndex(texts))
+
+    def best(self, question: str) -> tuple[float, str]:
+        """The highest BM25 score of any sentence for `question`, and that sentence ("" when none)."""
+        if not self.texts:
+            return 0.0, ""
+        (i, score), = self.index.search(question, 1)
+        return score, self.texts[i]
+
+
+def distinguishing_terms(original: str, changed: str) -> list[str]:
+    """Words of `changed` that are not words of `original`: numbers always, other words unless stop words."""
+    old = set(words(original))
+    return [w for w in dict.fromkeys(words(changed))
+            if w not in old and (_NUMBER.match(w) or (w not in ALL_STOP_WORDS and len(w) > 1))]
+
+
+def on_some_page(term: str, pages: Mapping[str, str]) -> str | None:
+    """The first page id whose folded text holds `term` as a whole word, else None."""
+    pattern = re.compile(rf"(?<!\w){re.escape(fold(term))}(?!\w)")
+    return next((pid for pid, text in pages.items() if pattern.search(text)), None)
+
+
+def check_unanswerable(question: str, original: str, changed: str, source_id: str, pages: Mapping[str, str],
+                       sentences: Sentences, abstain_below: float) -> tuple[list[Reason], float]:
+    """Reasons an unanswerable draft fails, and its best BM25 sentence score."""
+    reasons: list[Reason] = []
+    if not fold(question):
+        return [Reason("question_missing", "the draft has no question")], 0.0
+    if (phrase := is_deictic(question)) is not None:
+        reasons.append(Reason("deictic_question", f"the question says {phrase!r}"))
+    if original and on_some_page(original, {source_id: pages.get(source_id, "")}) is None:
+        reasons.append(Reason("original_not_on_page", f"the term it says it changed, {original!r}, is not on "
+                                                      f"{source_id}"))
+    terms = distinguishing_terms(original, changed)
+    if not terms:
+        reasons.append(Reason("no_distinguishing_term", f"{changed!r} adds no word to {original!r}"))
+    q_words = set(words(question))
+    for term in terms:
+        if term not in q_words:
+            reasons.append(Reason("changed_term_not_in_question", f"{term!r} is not in the question"))
+        elif (page := on_some_page(term, pages)) is not None:
+            reasons.append(Reason("changed_term_in_collection", f"{term!r} occurs on {page}, so the documents may "
+                                                                "answer it"))
+    score, sentence = sentences.best(question)
+    if score >= abstain_below:
+        reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
+                                                      f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
+    return reasons, score

@@ -1,0 +1,203 @@
+"""The pure parts of drafting: verification checks, language guess, unanswerable terms, the minimum detectable
+difference, export tags and the report. No server."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chatbot.text import fold
+from harness.drafting.export import to_case, to_cases
+from harness.drafting.language import guess, same_language
+from harness.drafting.records import Decision, Draft, Provenance, Reason, Verification
+from harness.drafting.report import build_report, render_report
+from harness.drafting.unanswerable import Sentences, check_unanswerable, distinguishing_terms
+from harness.drafting.verify import Limits, PageView, check_draft, copy_measures, is_deictic, longest_common_run
+from harness.mde import mde_binary, mde_continuous, minimum_detectable_difference
+
+PAGE_A = ("Hotel costs are reimbursed up to EUR 160 per night, including breakfast. Mileage is paid at EUR 0.30 "
+          "per km. The shared rule: receipts must be kept for ten years.")
+PAGE_B = "Equipment. The shared rule: receipts must be kept for ten years. Laptops are refreshed every 3 years."
+VIEW = PageView({"a.pdf#p1": fold(PAGE_A), "b.pdf#p1": fold(PAGE_B)},
+                {"a.pdf#p1": [fold(PAGE_A)], "b.pdf#p1": [fold(PAGE_B)]}, {"a.pdf#p1": "en", "b.pdf#p1": "en"})
+
+
+def codes(checked) -> list[str]:
+    return [r.code for r in checked.reasons]
+
+
+@pytest.mark.parametrize("question, quote, facts, expected", [
+    ("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night", ["EUR 160"], []),
+    ("What is the nightly hotel cap?", "hotel costs are REIMBURSED up to eur 160 per night", ["EUR 160"], []),
+    ("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 180 per night", ["EUR 180"],
+     ["quote_not_found"]),
+    ("What is the nightly hotel cap?", "EUR 160 per", ["EUR 160"], ["quote_too_short"]),
+    ("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night", ["16"],
+     ["fact_not_in_quote"]),
+    ("Is EUR 160 the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night", ["EUR 160"],
+     ["fact_in_question"]),
+    ("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
+     ["costs are reimbursed up to EUR 160"], ["fact_too_long"]),
+    ("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night", [], ["no_facts"]),
+    ("Hotel costs are reimbursed up to what per night?", "Hotel costs are reimbursed up to EUR 160 per night",
+     ["EUR 160"], ["question_copies_quote"]),
+    ("What does this document say about hotels?", "Hotel costs are reimbursed up to EUR 160 per night",
+     ["EUR 160"], ["deictic_question"]),
+    ("Wie hoch ist die Hotelpauschale pro Nacht?", "Hotel costs are reimbursed up to EUR 160 per night",
+     ["EUR 160"], ["wrong_language"]),
+    ("How long are receipts kept?", "Laptops are refreshed every 3 years", ["3 years"], ["quote_on_wrong_page"]),
+])
+def test_check_draft_reasons(question, quote, facts, expected):
+    assert codes(check_draft(question, quote, facts, "a.pdf#p1", VIEW)) == expected
+
+
+def test_a_quote_on_several_pages_makes_them_all_evidence():
+    checked = check_draft("How long must receipts be stored?", "receipts must be kept for ten years", ["ten years"],
+                          "b.pdf#p1", VIEW)
+    assert checked.reasons == () and checked.evidence == ("b.pdf#p1", "a.pdf#p1")
+
+
+def test_a_quote_cut_by_a_chunk_boundary_fails():
+    cut = PageView(VIEW.pages, {"a.pdf#p1": [fold(PAGE_A[:40]), fold(PAGE_A[30:])]}, VIEW.languages)
+    assert codes(check_draft("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
+                             ["EUR 160"], "a.pdf#p1", cut)) == ["quote_cut_by_chunk"]
+
+
+def test_copy_measures_and_tags():
+    overlap, run = copy_measures("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night")
+    assert (overlap, run) == (pytest.approx(1 / 3), 1)  # content words nightly, hotel, cap; "hotel" shared
+    assert longest_common_run(["a", "b", "c", "d", "e"], ["x", "b", "c", "d", "y"]) == 3
+    assert check_draft("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
+                       ["EUR 160"], "a.pdf#p1", VIEW).tags == ("paraphrase",)
+    lexical = check_draft("How much are hotel costs reimbursed per night?",
+                          "Hotel costs are reimbursed up to EUR 160 per night", ["EUR 160"], "a.pdf#p1", VIEW)
+    assert lexical.tags == ("lexical",) and lexical.reasons == ()
+
+
+@pytest.mark.parametrize("question, phrase", [
+    ("According to the text, what is the limit?", "According to the text"),
+    ("What does the above say about meals?", "the above"),
+    ("What is covered in this section?", "this section"),
+    ("Which rule in the handbook covers taxis?", "the handbook"),
+    ("What is the hotel limit in Paris?", None),
+    ("Which documents must I keep?", None),
+])
+def test_deictic_phrases(question, phrase):
+    assert is_deictic(question) == phrase
+
+
+@pytest.mark.parametrize("text, code", [
+    ("How many days of leave do I get?", "en"), ("Wie viele Urlaubstage habe ich?", "de"),
+    ("Combien de jours de congé ai-je par an?", "fr"), ("¿Cuántos días de vacaciones tengo en el año?", "es"),
+    ("Сколько дней отпуска?", "cyrillic"), ("有多少天假期?", "cjk"), ("Hotel limit?", "latin"), ("42", "unknown"),
+])
+def test_language_guess(text, code):
+    assert guess(text) == code
+
+
+def test_same_language_is_lenient_with_short_questions_and_strict_across_scripts():
+    assert same_language("Hotel limit?", "en") == (True, "latin")
+    assert same_language("What is the hotel limit?", "de")[0] is False
+    assert same_language("Was ist die Hotelgrenze?", "de") == (True, "de")
+    assert same_language("Какой лимит?", "en")[0] is False
+
+
+def test_unanswerable_terms_and_threshold():
+    assert distinguishing_terms("EUR 160", "EUR 175") == ["175"]
+    assert distinguishing_terms("London", "the Tokyo office") == ["tokyo", "office"]
+    pages = {"a.pdf#p1": fold(PAGE_A)}
+    sentences = Sentences.of([PAGE_A])
+    reasons, score = check_unanswerable("Which office in Tokyo runs the cafeteria?", "Mileage", "Tokyo cafeteria",
+                                        "a.pdf#p1", pages, sentences, 2.5)
+    assert reasons == [] and score < 2.5
+    reasons, _ = check_unanswerable("What is the hotel cap per night in breakfast?", "EUR 160", "breakfast",
+                                    "a.pdf#p1", pages, sentences, 0.5)
+    assert [r.code for r in reasons] == ["changed_term_in_collection", "bm25_above_threshold"]
+    reasons, _ = check_unanswerable("Who pays for parking?", "Paris", "Oslo", "a.pdf#p1", pages, sentences, 2.5)
+    assert [r.code for r in reasons] == ["original_not_on_page", "changed_term_not_in_question"]
+
+
+def test_mde_binary_inverts_connors_sample_size_formula():
+    z_a, z_b = 1.959963984540054, 0.8416212335729143
+    for n, p in ((18, 4 / 18), (100, 0.2), (400, 0.05)):
+        delta = mde_binary(n, p)
+        needed = (z_a * math.sqrt(p) + z_b * math.sqrt(p - delta**2)) ** 2 / delta**2
+        assert needed == pytest.approx(n)
+    assert mde_binary(100, 0.2) == pytest.approx(0.1238, abs=1e-4)
+    assert mde_binary(400, 0.2) < mde_binary(100, 0.2)  # more cases see smaller differences
+    assert mde_binary(1, 0.5) is None and mde_binary(50, 0.0) is None
+
+
+def test_mde_continuous_and_dispatch():
+    assert mde_continuous(16, 0.5) == pytest.approx((1.959964 + 0.841621) * 0.5 / 4, rel=1e-5)
+    binary = minimum_detectable_difference([1, 1, 0, 0, 1] * 4, [1, 0, 0, 1, 1] * 4)
+    assert binary.method == "mcnemar" and binary.discordance == pytest.approx(0.4) and binary.mde is not None
+    cont = minimum_detectable_difference([0.5, 1.0, 0.25, 1.0], [1.0, 1.0, 0.5, 0.5])
+    assert cont.method == "paired-normal" and cont.discordance is None and cont.mde > 0
+    assert minimum_detectable_difference([1, 0], [1, 0]).mde is None  # no case differs: nothing to scale by
+
+
+def _draft(status="pending", passed=True, kind="answerable", tags=("paraphrase",)) -> Draft:
+    provenance = Provenance("qwen3:4b", "d" * 64, "a" * 64, "b" * 64, 42, "2026-01-01T00:00:00+00:00", False)
+    reasons = () if passed else (Reason("quote_not_found", "x"),)
+    return Draft(f"a.pdf-p1-{status}-{passed}-{kind}", kind, "a.pdf#p1", "What is the nightly hotel cap?",
+                 "Hotel costs are reimbursed up to EUR 160 per night", ("EUR 160",), "number",
+                 ("a.pdf#p1",) if kind == "answerable" else (), Verification(passed, reasons, tags),
+                 Decision(status, "wrong" if status == "rejected" else None, "ann", "2026-01-02T00:00:00+00:00"),
+                 provenance)
+
+
+def test_export_tags_and_what_is_left_out():
+    drafts = [_draft("accepted"), _draft("rejected"), _draft("pending"), _draft("pending", passed=False),
+              _draft("accepted", kind="unanswerable", tags=("unanswerable",))]
+    export = to_cases(drafts)
+    assert [c["tags"] for c in export.cases] == [["drafted", "draft:number", "paraphrase"],
+                                                 ["drafted", "draft:number"]]
+    assert export.cases[1]["abstain"] and export.cases[1]["evidence"] == [] and export.cases[1]["facts"] == []
+    assert export.left_out == {"rejected by a human": 1, "failed verification": 1,
+                               "pending (no human decision; --include-unreviewed adds them)": 1}
+    unreviewed = to_cases(drafts, include_unreviewed=True)
+    assert len(unreviewed.cases) == 3 and "unreviewed" in unreviewed.cases[1]["tags"]
+    assert "accepted by ann" in to_case(drafts[0])["notes"] and "digest dddddddddddd" in to_case(drafts[0])["notes"]
+
+
+def test_report_counts_and_rates():
+    drafts = [_draft("accepted"), _draft("rejected"), _draft("pending"), _draft("pending", passed=False)]
+    report = build_report(drafts)
+    assert (report.total.drafts, report.total.passed, report.total.accepted, report.total.rejected) == (4, 3, 1, 1)
+    assert report.acceptance_rate == 0.5 and report.pass_rate == 0.75
+    assert report.reasons == {"quote_not_found": 1} and report.human_reasons == {"wrong": 1}
+    text = render_report(report)
+    assert "quote_not_found: 1" in text and "accepted by a human: 50.0% of 2 decided" in text
+
+
+def test_limits_are_used():
+    strict = Limits(min_quote_words=20)
+    assert codes(check_draft("What is the nightly hotel cap?", "Hotel costs are reimbursed up to EUR 160 per night",
+                             ["EUR 160"], "a.pdf#p1", VIEW, strict)) == ["quote_too_short"]
+
+
+def test_drafted_and_hand_written_rows_are_summarised_apart():
+    from harness.drafting.origin import by_origin
+    rows = [{"tags": ["dev"], "metrics": {"hit@1": 1.0, "facts": None}},
+            {"tags": ["drafted", "draft:number"], "metrics": {"hit@1": 0.0, "facts": 1.0}},
+            {"tags": ["drafted"], "metrics": {"hit@1": 1.0, "facts": 0.0}},
+            {"tags": ["drafted"], "metrics": {"hit@1": None, "facts": None}, "error": "timeout"}]
+    out = by_origin(rows, ["hit@1", "facts"])
+    assert out["hand-written"] == {"rows": 1, "metrics": {
+        "hit@1": {"mean": 1.0, "scored": 1, "not_applicable": 0, "errored": 0},
+        "facts": {"mean": None, "scored": 0, "not_applicable": 1, "errored": 0}}}
+    assert out["drafted"]["rows"] == 3 and out["drafted"]["metrics"]["hit@1"] == \
+        {"mean": 0.5, "scored": 2, "not_applicable": 0, "errored": 1}
+
+
+@pytest.mark.parametrize("given, kept", [
+    ('"Hotel costs are reimbursed."', "Hotel costs are reimbursed."),
+    ("...costs are reimbursed up to EUR 160…", "costs are reimbursed up to EUR 160"),
+    ("\u201cMileage is paid at EUR 0.30 per km.\u201d ", "Mileage is paid at EUR 0.30 per km."),
+    ("The 'shared' rule", "The 'shared' rule"),
+])
+def test_quotation_marks_and_ellipses_around_a_quote_are_dropped(given, kept):
+    from harness.drafting.verify import strip_wrapping
+    assert strip_wrapping(given) == kept

@@ -1,0 +1,165 @@
+"""Human decisions on drafts: CSV export/import, the terminal walk, edits re-running the checks, decisions kept
+across a rerun, and `rag-eval draft cases` writing only what a human accepted.
+
+The drafts come from the test server with the scripted rule of tests/draft_rules.py (see tests/test_draft.py)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from chatbot.pdfs import read_documents
+from harness.cli import main
+from harness.drafting.records import read_drafts
+from tests import draft_rules as rules
+from tests.conftest import SAMPLE_DOCS
+
+
+@pytest.fixture
+def drafts_file(server, tmp_path) -> Path:
+    server.chat_rule = rules.draft_rule
+    out = tmp_path / "drafts.jsonl"
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    return out
+
+
+def _rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def _find(rows: list[dict], scripted: dict) -> dict:
+    return next(r for r in rows if r["question"] == scripted["question"] and r["quote"] == scripted["quote"])
+
+
+def test_csv_round_trip_accept_reject_edit_then_cases(drafts_file, tmp_path, capsys):
+    sheet = tmp_path / "review.csv"
+    assert main(["draft", "review", str(drafts_file), "--export", str(sheet)]) == 0
+    rows = _rows(sheet)
+    assert len(rows) == 12 and all(r["decision"] == "" for r in rows)
+    _find(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
+    _find(rows, rules.GOOD_LAPTOP).update(decision="rejected", reason="too easy")
+    carry = _find(rows, rules.GOOD_CARRY)
+    carry.update(decision="accepted", question="Until when can leave from the previous year still be taken?")
+    _write(sheet, rows)
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 0
+    drafts = {d.question: d for d in read_drafts(drafts_file)}
+    assert drafts[rules.GOOD_HOTEL["question"]].decision.status == "accepted"
+    assert drafts[rules.GOOD_HOTEL["question"]].decision.by == "ann"
+    assert drafts[rules.GOOD_LAPTOP["question"]].decision.reason == "too easy"
+    edited = drafts["Until when can leave from the previous year still be taken?"]
+    assert edited.decision.status == "edited" and edited.original["question"] == rules.GOOD_CARRY["question"]
+    assert edited.verification.passed and edited.verification.bm25_rank is not None
+    assert "accepted by a human: 66.7% of 3 decided" in capsys.readouterr().out
+
+    cases = tmp_path / "cases.jsonl"
+    assert main(["draft", "cases", str(drafts_file), "--out", str(cases)]) == 0
+    written = [json.loads(line) for line in cases.read_text().splitlines()]
+    assert sorted(c["question"] for c in written) == sorted([rules.GOOD_HOTEL["question"], edited.question])
+    assert all("unreviewed" not in c["tags"] for c in written)
+    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(cases)]) == 0
+
+
+def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path, capsys):
+    sheet = tmp_path / "review.csv"
+    main(["draft", "review", str(drafts_file), "--export", str(sheet)])
+    before = drafts_file.read_text()
+    rows = _rows(sheet)
+    _find(rows, rules.GOOD_HOTEL)["decision"] = "rejected"  # no reason
+    _find(rows, rules.INVENTED)["decision"] = "accepted"  # failed verification
+    _find(rows, rules.GOOD_LAPTOP).update(decision="accepted", question="What does this document say about laptops?")
+    _find(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
+    rows[0]["draft_id"] = "no-such-draft"
+    _write(sheet, rows)
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 2
+    err = capsys.readouterr().err
+    assert "5 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
+    assert "deictic_question" in err and "'maybe'" in err and "no-such-draft" in err
+    assert drafts_file.read_text() == before
+
+
+def test_terminal_review_saves_each_decision(drafts_file, monkeypatch, capsys):
+    answers = iter(["a", "r duplicate of a hand-written case", "e", "How often is a laptop replaced?", "", "", "s",
+                    "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert main(["draft", "review", str(drafts_file), "--reviewer", "bob"]) == 0
+    out = capsys.readouterr().out
+    assert "»" in out and "«" in out  # the quote is highlighted in the page text
+    decided = [d for d in read_drafts(drafts_file) if d.decision.status != "pending"]
+    assert [d.decision.status for d in decided] == ["accepted", "rejected", "edited"]
+    assert decided[1].decision.reason == "duplicate of a hand-written case"
+    assert decided[2].question == "How often is a laptop replaced?" and decided[2].original is not None
+
+
+def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_path):
+    sheet = tmp_path / "review.csv"
+    main(["draft", "review", str(drafts_file), "--export", str(sheet)])
+    rows = _rows(sheet)
+    _find(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
+    _write(sheet, rows)
+    main(["draft", "review", str(drafts_file), "--import", str(sheet)])
+    calls = server.count("/api/chat")
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert server.count("/api/chat") == calls
+    hotel = next(d for d in read_drafts(drafts_file) if d.question == rules.GOOD_HOTEL["question"])
+    assert hotel.decision.status == "accepted"
+
+
+def test_actions_need_the_drafts_file(capsys):
+    assert main(["draft", "cases"]) == 2
+    assert "needs the drafts file" in capsys.readouterr().err
+
+
+def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subset(drafts_file, server, tmp_path):
+    sheet = tmp_path / "review.csv"
+    main(["draft", "review", str(drafts_file), "--export", str(sheet)])
+    rows = _rows(sheet)
+    _find(rows, rules.GOOD_CARRY).update(decision="accepted", question="Until when may last year's leave be taken?")
+    _write(sheet, rows)
+    main(["draft", "review", str(drafts_file), "--import", str(sheet)])
+    before = {d.draft_id: d for d in read_drafts(drafts_file)}
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url,
+                 "--pages", "handbook.pdf#p2"]) == 0
+    after = {d.draft_id: d for d in read_drafts(drafts_file)}
+    assert after.keys() == before.keys()  # pages 1, 3 and 4 kept, page 2 drafted again (from the cache)
+    edited = next(d for d in after.values() if d.decision.status == "edited")
+    assert edited.question == "Until when may last year's leave be taken?"
+    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert next(d for d in read_drafts(drafts_file) if d.decision.status == "edited").question == edited.question
+
+
+def test_config_file_settings_and_flags_win(server, tmp_path):
+    server.chat_rule = rules.draft_rule
+    config = tmp_path / "draft.toml"
+    config.write_text('per-page = 2\nmax-pages = 1\nseed = 3\nout = "from-config.jsonl"\n', encoding="utf-8")
+    assert main(["draft", "--config", str(config), "--docs", str(SAMPLE_DOCS), "--host", server.url,
+                 "--no-parametric", "--seed", "5"]) == 0
+    body = server.bodies("/api/chat")[0]
+    assert body["format"]["properties"]["drafts"]["maxItems"] == 2 and body["options"]["seed"] == 5
+    assert len(server.bodies("/api/chat")) == 1 and (tmp_path / "from-config.jsonl").exists()
+    config.write_text("per-pages = 2\n", encoding="utf-8")
+    assert main(["draft", "--config", str(config), "--host", server.url]) == 2
+
+
+def test_report_command_shows_coverage_reasons_and_skipped_pages(server, tmp_path, make_pdf, capsys):
+    server.chat_rule = rules.draft_rule
+    security = read_documents(SAMPLE_DOCS)[0].pages[3].text  # a page the scripted rule knows
+    docs = make_pdf("short.pdf", ["Only a cover page.", security]).parent
+    out = tmp_path / "d.jsonl"
+    assert main(["draft", "--docs", str(docs), "--out", str(out), "--host", server.url, "--no-parametric"]) == 0
+    capsys.readouterr()
+    assert main(["draft", "report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "skipped short.pdf#p1: 4 words, fewer than --min-page-words 20" in text
+    assert "short.pdf#p2" in text and "coverage by document" in text
