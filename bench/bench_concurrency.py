@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
                      f"{seq['wall_s'] / par['wall_s']:.2f}x (ideal {s}x); "
                      f"answering phase {par['answer_s']:.2f} s "
                      f"of {par['wall_s']:.2f} s; peak chats in flight {par['peak_chats']} (slots {s}); "
-                     f"{par['chats']} chat + {par['embeds']} embed requests; {par['rows']} rows, {par['errored']} errored")
+                     f"{par['chats']} chat + {par['embeds']} embed requests; {par['rows']} rows, "
+                     f"{par['errored']} errored")
         if not args.skip_shipped:
             with FakeOllama(delay_s=d, slots=s) as server:
                 shipped = measure(server, root, cases, s, args.chunk_size)
