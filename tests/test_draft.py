@@ -92,10 +92,10 @@ def test_one_chat_call_per_page_and_a_rerun_makes_none(drafting, tmp_path):
     settings = _settings(drafting, tmp_path)
     first = run_drafting(settings)
     passed = sum(d.verification.passed for d in first.drafts)
-    assert drafting.count("/api/chat") == first.chat_calls == 4 + passed  # pages + parametric checks
-    before = drafting.count("/api/chat")
+    assert len(drafting.chat_bodies()) == first.chat_calls == 4 + passed  # pages + parametric checks
+    before = len(drafting.chat_bodies())
     second = run_drafting(DraftSettings(**(settings.to_dict() | {"pages": (), "out": str(tmp_path / "other.jsonl")})))
-    assert drafting.count("/api/chat") == before and second.chat_calls == 0
+    assert len(drafting.chat_bodies()) == before and second.chat_calls == 0
     assert second.pages_from_cache == 4
     assert [d.to_dict() | {"provenance": None} for d in second.drafts] == \
         [d.to_dict() | {"provenance": None} for d in first.drafts]
@@ -103,7 +103,7 @@ def test_one_chat_call_per_page_and_a_rerun_makes_none(drafting, tmp_path):
 
 def test_requests_ask_for_the_schema_with_temperature_0_and_a_fixed_seed(drafting, tmp_path):
     run_drafting(_settings(drafting, tmp_path, per_page=2, seed=7, parametric=False))
-    bodies = drafting.bodies("/api/chat")
+    bodies = drafting.chat_bodies()
     assert len(bodies) == 4
     for body in bodies:
         assert body["options"]["temperature"] == 0 and body["options"]["seed"] == 7
@@ -119,10 +119,10 @@ def test_changed_page_is_drafted_again_and_unchanged_ones_come_from_the_cache(dr
     make_pdf("handbook.pdf", texts)
     settings = DraftSettings(docs=str(docs), out=str(tmp_path / "d.jsonl"), host=drafting.url, parametric=False)
     run_drafting(settings)
-    assert drafting.count("/api/chat") == 4
+    assert len(drafting.chat_bodies()) == 4
     pdfgen.write_text_pdf(docs / "handbook.pdf", texts[:3] + [texts[3] + " Badges must be worn at all times."])
     again = run_drafting(settings)
-    assert drafting.count("/api/chat") == 5 and again.chat_calls == 1 and again.pages_from_cache == 3
+    assert len(drafting.chat_bodies()) == 5 and again.chat_calls == 1 and again.pages_from_cache == 3
 
 
 def test_malformed_output_timeouts_and_a_dead_server_become_error_entries(drafting, tmp_path):

@@ -109,9 +109,9 @@ def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_p
     _find(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
     _write(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
-    calls = server.count("/api/chat")
+    calls = len(server.chat_bodies())
     assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
-    assert server.count("/api/chat") == calls
+    assert len(server.chat_bodies()) == calls
     hotel = next(d for d in read_drafts(drafts_file) if d.question == rules.GOOD_HOTEL["question"])
     assert hotel.decision.status == "accepted"
 
@@ -145,9 +145,9 @@ def test_config_file_settings_and_flags_win(server, tmp_path):
     config.write_text('per-page = 2\nmax-pages = 1\nseed = 3\nout = "from-config.jsonl"\n', encoding="utf-8")
     assert main(["draft", "--config", str(config), "--docs", str(SAMPLE_DOCS), "--host", server.url,
                  "--no-parametric", "--seed", "5"]) == 0
-    body = server.bodies("/api/chat")[0]
+    body = server.chat_bodies()[0]
     assert body["format"]["properties"]["drafts"]["maxItems"] == 2 and body["options"]["seed"] == 5
-    assert len(server.bodies("/api/chat")) == 1 and (tmp_path / "from-config.jsonl").exists()
+    assert len(server.chat_bodies()) == 1 and (tmp_path / "from-config.jsonl").exists()
     config.write_text("per-pages = 2\n", encoding="utf-8")
     assert main(["draft", "--config", str(config), "--host", server.url]) == 2
 

@@ -280,7 +280,8 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
             continue
         reply = outcome.reply
         reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
-                                           page.source_id, ctx.collection.view.pages, sentences, ctx.settings.abstain_below)
+                                           page.source_id, ctx.collection.view.pages, sentences,
+                                           ctx.settings.abstain_below)
         ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
         if (first := asked.setdefault(fold(reply["question"]), ident)) != ident:
             reasons.append(Reason("duplicate_question", f"the same question as {first}"))

@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from chatbot.answer import AnswerSettings
 from chatbot.chunking import ChunkSettings
 from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
@@ -14,6 +15,8 @@ from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, Clien
 
 from .prompting import ChatOptions
 from .verify import Limits
+
+_ANSWER, _CLIENT = AnswerSettings(), ClientSettings()
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,11 +49,11 @@ class DraftSettings:
     chat_model: str = DEFAULT_CHAT_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
     host: str | None = None
-    timeout: float = 300.0
-    retries: int = 3
-    backoff: float = 1.0
-    num_ctx: int = 8192
-    num_predict: int = 4096
+    timeout: float = _CLIENT.timeout_s
+    retries: int = _CLIENT.retries
+    backoff: float = _CLIENT.backoff_s
+    num_ctx: int = _ANSWER.num_ctx
+    num_predict: int = _ANSWER.num_predict
     temperature: float = 0.0
     think: str = "auto"
     cache_dir: str | None = None
