@@ -56,11 +56,14 @@ class AnswerSettings:
     min_quote_words: int = 4
     no_answer_message: str = NO_ANSWER
     max_reply_chars: int = 200_000
+    retriever: str = "dense"  # dense | bm25 | hybrid (chatbot/retrievers.py)
 
     def __post_init__(self) -> None:
         for name in ("top_k", "num_ctx", "num_predict", "min_quote_words", "max_reply_chars"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        if self.retriever not in ("dense", "bm25", "hybrid"):
+            raise InputError(f"retriever must be dense, bm25 or hybrid, got {self.retriever!r}")
 
     def options(self) -> dict:
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx,

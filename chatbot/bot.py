@@ -13,6 +13,7 @@ from .errors import InputError
 from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, default_cache_dir, embed_query
 from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
 from .pdfs import Document, duplicate_warnings, read_documents
+from .retrievers import Retriever, choose
 
 
 class OllamaRetriever:
@@ -56,7 +57,7 @@ class Chatbot:
     server: ServerInfo
     index: Index
     documents: list[Document]
-    retriever: OllamaRetriever
+    retriever: Retriever
     generator: OllamaGenerator
     settings: AnswerSettings
     template: PromptTemplate
@@ -100,7 +101,8 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     warnings = (_version_warnings(server.version, generator.think_value(settings))
                 + _think_warnings(settings.chat_model, chat_info.capabilities, settings.think)
                 + duplicate_warnings(documents))
-    return Chatbot(client, server, index, documents, OllamaRetriever(client, index, embedding), generator, settings,
+    retriever = choose(settings.retriever, OllamaRetriever(client, index, embedding), index.chunks)
+    return Chatbot(client, server, index, documents, retriever, generator, settings,
                    template, warnings)
 
 

@@ -55,6 +55,8 @@ def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> No
     d = AnswerSettings()
     add = _adder(parser.add_argument_group("answering"), fill)
     add("--top-k", d.top_k, "passages retrieved and given to the model", type=int)
+    add("--retriever", d.retriever, "dense (nomic), bm25 (bm25s) or hybrid (reciprocal-rank fusion of both)",
+        choices=["dense", "bm25", "hybrid"])
     add("--prompt", None, "prompt template file with $question and $passages (default: the bundled one)")
     add("--num-ctx", d.num_ctx, "model context in tokens", type=int)
     add("--num-predict", d.num_predict, "most tokens the model may write per phase, thinking included", type=int)
@@ -83,7 +85,7 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
     return AnswerSettings(top_k=args.top_k, chat_model=args.chat_model, prompt_path=args.prompt,
                           temperature=args.temperature, seed=args.seed, num_ctx=args.num_ctx,
                           num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words,
-                          max_reply_chars=args.max_reply_chars)
+                          max_reply_chars=args.max_reply_chars, retriever=args.retriever)
 
 
 def _cmd_pages(args: argparse.Namespace) -> int:

@@ -10,26 +10,16 @@ from __future__ import annotations
 import json
 
 from chatbot.answer import AnswerSettings
-from chatbot.chunking import Chunk
 from chatbot.index import Hit
 from chatbot.ollama_client import ChatReply
 from chatbot.text import split_sentences
 
-from .lexical import LexicalIndex, tokenize
+from chatbot.lexical import LexicalIndex, tokenize
+from chatbot.retrievers import LexicalRetriever
+
+__all__ = ["ExtractiveGenerator", "LexicalRetriever", "SYSTEM_NAME"]
 
 SYSTEM_NAME = "offline extractive baseline (BM25 retrieval + best-sentence quote; no language model)"
-
-
-class LexicalRetriever:
-    """BM25 over chunk texts; the score is BM25's, not a cosine."""
-
-    def __init__(self, chunks: list[Chunk]):
-        self.chunks = chunks
-        self._index = LexicalIndex([c.text for c in chunks])
-
-    def retrieve(self, question: str, k: int) -> list[Hit]:
-        return [Hit(rank, score, self.chunks[i])
-                for rank, (i, score) in enumerate(self._index.search(question, k), start=1)]
 
 
 class ExtractiveGenerator:

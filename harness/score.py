@@ -16,7 +16,7 @@ from chatbot import __version__
 
 from .cases import Case, Evidence
 from .chart import svg_bars
-from .lexical import LexicalIndex
+from chatbot.lexical import LexicalIndex
 from .metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from .records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer
 from .rows import Judging, build_row

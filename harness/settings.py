@@ -50,6 +50,7 @@ class RunSettings:
     think: str = "auto"
     min_quote_words: int = _ANSWER.min_quote_words
     max_reply_chars: int = _ANSWER.max_reply_chars
+    retriever: str = _ANSWER.retriever
     cache_dir: str | None = None
     workers: int = 1
     repeat: int = 1
@@ -86,7 +87,7 @@ class RunSettings:
         return AnswerSettings(top_k=self.top_k, chat_model=self.chat_model, prompt_path=self.prompt,
                               temperature=self.temperature, seed=self.seed, num_ctx=self.num_ctx,
                               num_predict=self.num_predict, think=think, min_quote_words=self.min_quote_words,
-                              max_reply_chars=self.max_reply_chars)
+                              max_reply_chars=self.max_reply_chars, retriever=self.retriever)
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}

@@ -11,7 +11,7 @@ from chatbot.pdfs import Document
 from chatbot.text import fold
 
 from ..cases import Evidence
-from ..lexical import LexicalIndex
+from chatbot.lexical import LexicalIndex
 from ..metrics import Retrieved, first_rank
 from .language import guess
 from .unanswerable import Sentences

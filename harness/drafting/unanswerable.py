@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from chatbot.text import fold, split_sentences
 
-from ..lexical import LexicalIndex
+from chatbot.lexical import LexicalIndex
 from .language import ALL_STOP_WORDS
 from .records import Reason
 from .verify import is_deictic, words

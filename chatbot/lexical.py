@@ -1,6 +1,6 @@
 """A lexical (BM25) retriever over plain texts, built on `bm25s`, with deterministic ties.
 
-Used where no retrieval was saved (offline scoring) and as an offline baseline that needs no model server.
+Used by the chatbot's bm25 and hybrid retrievers, the offline baseline, offline scoring and drafting.
 Texts are tokenised with the project's `normalize()`, lower-cased, and split by a simple word pattern; no
 stemming and no stop words, so what matches can be explained by reading the two texts.
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import bm25s
 import numpy as np
 
-from chatbot.text import normalize
+from .text import normalize
 
 _WORD = re.compile(r"\w+")
 
