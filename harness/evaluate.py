@@ -78,7 +78,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     written = len(jobs) - len(todo)
     try:
         for row, case in _answer_all(system, todo, settings, judging):
-            writer.write(apply_reviews(row, reviews, case, settings.k))  # an unchanged answer keeps its review
+            writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
             written += 1
             if progress:
                 progress("cases", written, len(jobs))

@@ -162,8 +162,12 @@ def test_defaults_beside_the_cases_file_and_explicit_paths(workshop, tmp_path):
     saved = load_saved(workshop / "cases.csv", elsewhere / "policies.csv")
     assert [f.role for f in saved.files] == ["cases", "chunks", "claims"]
     (workshop / "claims.csv").unlink()
-    rows = score_saved(workshop / "cases.csv", elsewhere / "policies.csv").rows
-    assert [r.claim_support for r in rows] == [0.0] * 8 + [1.0, 1.0]  # without review, only abstentions pass
+    result = score_saved(workshop / "cases.csv", elsewhere / "policies.csv")
+    # Since #10 a run without a claims file is not reviewed at all: claim support is n/a for every case (it used
+    # to be 0.0 for answers, 1.0 for abstentions), and a warning says how to score it.
+    assert [r.metrics["claim_support"] for r in result.rows] == [None] * 10
+    assert {r.human_claim_review for r in result.rows} == {"pending"}
+    assert any("no claims file" in w and "--claims" in w for w in result.warnings)
 
 
 @pytest.mark.parametrize("name", ["missing.csv", "cases.txt"])
