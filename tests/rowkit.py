@@ -1,4 +1,5 @@
-"""The one helper for hand-made result rows in tests: a valid `Row` carrying exactly the values a test states.
+"""Builders for hand-made test data: `make_row`, a valid `Row` carrying exactly the values a test states, and
+`observation`, a metric `Observation` with neutral defaults.
 
 Rows built here are checked against the published row schema, so a test can never compare or review a row
 that a real run could not have written.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from harness import metrics as m
+from harness.cases import Evidence
 from harness.records import AnswerRecord, Expected, QuoteValidation, RetrievedPassage, Row
 from harness.rows import answer_sha256, validate_row
 
@@ -37,3 +40,18 @@ def _passage(rank: int, source_id: str) -> RetrievedPassage:
     number = int(page.split(".")[0])
     return RetrievedPassage(rank=rank, source_id=source_id, page_id=f"{doc}#p{number}", doc_id=doc, page=number,
                             text=f"passage {source_id}")
+
+
+def observation(*, evidence: Iterable[Evidence | str] = (), facts: Iterable[Iterable[str]] = (),
+                should_abstain: bool = False, retrieved: Iterable[m.Retrieved | str] = (), answer: str = "",
+                abstained: bool = False, cited: Iterable[str] = (), quotes_valid: bool | None = None,
+                claims: Iterable[bool] | None = None) -> m.Observation:
+    """An Observation; plain strings stand for an evidence item without quote or a retrieved page id (ranked in
+    the order given, text "text"). `answered` follows `abstained`."""
+    items = tuple(Evidence(e) if isinstance(e, str) else e for e in evidence)
+    passages = tuple(m.Retrieved(rank, r, "text") if isinstance(r, str) else r
+                     for rank, r in enumerate(retrieved, start=1))
+    return m.Observation(evidence=items, facts=tuple(tuple(f) for f in facts), should_abstain=should_abstain,
+                         retrieved=passages, answer=answer, answered=not abstained, abstained=abstained,
+                         cited=tuple(cited), quotes_valid=quotes_valid,
+                         claims=None if claims is None else tuple(claims))
