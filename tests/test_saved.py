@@ -214,5 +214,10 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     loaded = load_saved(tmp_path / "cases.jsonl").cases[0]
     assert loaded.required_points == (("48 hours",), ("a", "b")) and loaded.retrieved_chunk_ids == ()
     assert SavedCase.from_json(loaded.to_json()) == loaded
+    # a case without metadata is written without the key (the schema has no null for it) and loads back
+    bare = SavedCase.from_json({k: v for k, v in case.items() if k != "metadata"})
+    (tmp_path / "bare").mkdir()
+    _write_jsonl(tmp_path / "bare" / "cases.jsonl", [bare.to_json()])
+    assert "metadata" not in bare.to_json() and load_saved(tmp_path / "bare" / "cases.jsonl").cases[0] == bare
     claim = SavedClaim("A", "c", ("P1", "P2"))
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
