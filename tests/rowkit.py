@@ -11,7 +11,13 @@ from collections.abc import Iterable, Mapping
 
 from harness import metrics as m
 from harness.cases import Evidence
-from harness.records import AnswerRecord, Expected, QuoteValidation, RetrievedPassage, Row
+from harness.records import (
+    AnswerRecord,
+    Expected,
+    QuoteValidation,
+    RetrievedPassage,
+    Row,
+)
 from harness.rows import answer_sha256, validate_row
 
 

@@ -1,7 +1,8 @@
 """Metrics on hand-made Observations. Expected values are worked out by hand in the comments."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness import metrics as m
 from harness.cases import Case, Evidence
