@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -197,8 +198,12 @@ def test_summary_counts_and_na_as_pass():
 def test_all_not_applicable_has_no_mean_unless_na_as_pass():
     [row] = _score([_case(expected_chunk_ids=(), required_points=(), cited_chunk_ids=(), should_abstain=True,
                           candidate_abstains=True, retrieved_chunk_ids=("P1",))], []).rows
-    assert summarize([row], ["retrieval_recall"], {}).mean("retrieval_recall") is None
+    plain = summarize([row], ["retrieval_recall"], {})
+    assert plain.mean("retrieval_recall") is None
     assert summarize([row], ["retrieval_recall"], {}, na_as_pass=True).mean("retrieval_recall") == 1.0
+    # summary.json keeps the null mean (as before #10) and reads back into the same record
+    assert plain.to_json()["metrics"]["retrieval_recall"]["mean"] is None and "repeat_stability" not in plain.to_json()
+    assert Summary.model_validate(json.loads(json.dumps(plain.to_json()))) == plain
 
 
 def test_without_a_claims_file_claim_support_is_not_scored_and_a_warning_says_so():
@@ -324,6 +329,19 @@ def test_score_run_directory_works_with_report_and_compare(capsys, tmp_path):
 
     assert main(["compare", str(a), str(a)]) == 0  # a run against itself
     assert "flips (fixed = better in B, broke = worse in B):\n  none" in capsys.readouterr().out
+
+
+def test_reviewing_a_score_run_keeps_the_claims_file_annotations(capsys, tmp_path, monkeypatch):
+    assert main(["score", "--cases", str(CASES), "--out", str(tmp_path / "runs")]) == 0
+    run = _one_run_dir(tmp_path / "runs")
+    before = read_rows(run)
+    assert all(r.human_claim_review == "reviewed" for r in before)  # the claims file reviewed every answer
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["review", str(run), "--reviews", str(tmp_path / "reviews.jsonl")]) == 0
+    assert "0 answer(s) to review" in capsys.readouterr().out
+    assert read_rows(run) == before  # an empty reviews file takes nothing away
+    summary = Summary.model_validate_json((run / "summary.json").read_text())
+    assert summary.mean("claim_support") == 0.75 and summary.human_claim_review == {"pending": 0, "reviewed": 10}
 
 
 def _replay_matches_the_run(run_dir: Path) -> None:
