@@ -118,7 +118,7 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
     seen: dict[str, int] = {}
     for number, data in json_lines(lines, problems):
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        for err in errors:
+        for err in map(_deepest, errors):
             where = "/".join(str(p) for p in err.absolute_path) or "case"
             problems.add(number, f"{where}: {err.message}")
         if errors:
@@ -138,6 +138,15 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
     if not cases and not problems.items:
         problems.add(1, "no cases in the file")
     return cases
+
+
+def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
+    """For "not valid under any of the given schemas", the part that failed, so the message names the field
+    (an evidence object with a bad source_id, rather than "not a string either")."""
+    while error.context:
+        error = jsonschema.exceptions.best_match([e for e in error.context if e.validator != "type"]
+                                                 or error.context)
+    return error
 
 
 def _case(data: dict, line: int) -> Case:

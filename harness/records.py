@@ -252,7 +252,8 @@ class Summary(BaseModel):
         return found.mean if found else None
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_none=True)
+        # repeat_stability is absent unless a case was repeated; a metric's null mean stays, so the file reads back
+        return self.model_dump(mode="json", exclude={"repeat_stability"} if self.repeat_stability is None else None)
 
 
 class Manifest(BaseModel):

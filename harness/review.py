@@ -143,11 +143,13 @@ def save_reviews(path: str | Path, reviews: Mapping[ReviewKey, Review]) -> None:
 
 
 def apply_reviews(row: Row, reviews: Mapping[ReviewKey, Review], ks: Sequence[int]) -> Row:
-    """`row` with its review state: reviewed (claims, and the claim metrics from them) when a review matches its
-    case id and answer hash, pending otherwise. A row with an error is returned unchanged."""
+    """`row` reviewed (claims, and the claim metrics from them) when a review matches its case id and answer
+    hash; otherwise, and for a row with an error, `row` unchanged: it keeps the review it carries, which is about
+    its own answer (e.g. the claims file of a scored run)."""
     review = reviews.get((row.case_id, row.answer.answer_sha256))
-    claims = None if review is None else [ClaimRecord.model_validate(c.to_dict()) for c in review.claims]
-    return with_review(row, claims, ks)
+    if review is None:
+        return row
+    return with_review(row, [ClaimRecord.model_validate(c.to_dict()) for c in review.claims], ks)
 
 
 def apply_to_run(run_dir: str | Path, reviews: Mapping[ReviewKey, Review]) -> Summary:

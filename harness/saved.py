@@ -82,6 +82,12 @@ class SavedCase(_Record):
     retrieved_chunk_ids: tuple[str, ...] | None = None
     metadata: dict[str, Any] | None = None  # free-form; a run's replay keeps evidence and citation quotes here
 
+    def to_json(self) -> dict[str, Any]:
+        data = super().to_json()
+        if data["metadata"] is None:  # optional: the schema allows an object or nothing, never null
+            del data["metadata"]
+        return data
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SavedCase:
         points = [[p] if isinstance(p, str) else p for p in data["required_points"]]  # a lone phrase is one point

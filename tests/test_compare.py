@@ -14,19 +14,17 @@ from chatbot.errors import InputError
 from harness.cli import main
 from harness.compare import LoadedRun, compare_rows, compare_runs, manifest_diff, paired_stats
 from harness.evaluate import run_evaluation
+from harness.records import Manifest
+from harness.runs import read_rows
 from harness.settings import RunSettings
+from tests.rowkit import make_row as _row
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
 
 
-def _row(case_id: str, metrics: dict, *, tags=(), repeat: int = 0, reviewed: bool = False) -> dict:
-    return {"case_id": case_id, "repeat": repeat, "tags": list(tags), "metrics": metrics,
-            "human_claim_review": "reviewed" if reviewed else "pending"}
-
-
-def _run(name: str, rows: list[dict], metrics=("hit@1", "facts"), **manifest) -> LoadedRun:
-    return LoadedRun(name, Path(name), tuple(rows), {"metrics": list(metrics), **manifest})
+def _run(name: str, rows: list, metrics=("hit@1", "facts"), **manifest) -> LoadedRun:
+    return LoadedRun(name, Path(name), tuple(rows), Manifest(run_id=name, metrics=list(metrics), **manifest))
 
 
 # Four cases: hit@1 goes 0->1 (c1, c4), 1->0 (c2), 1->1 (c3); facts is paired on c1 and c2 only.
@@ -140,7 +138,7 @@ def test_manifest_diff_sections_and_noise():
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    common = dict(offline=True, out=str(out), docs=str(SAMPLE), cases=str(SAMPLE / "cases.jsonl"))
+    common = dict(system="offline", out=str(out), docs=str(SAMPLE), cases=str(SAMPLE / "cases.jsonl"))
     a = run_evaluation(RunSettings(label="a", chunk_size=1500, **common)).run_dir
     b = run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir
     return a, b
@@ -149,11 +147,11 @@ def sample_runs(tmp_path_factory):
 def test_sample_runs_with_different_chunk_sizes(sample_runs):
     a, b = sample_runs
     c = compare_runs(a, b)
-    rows_a = {r["case_id"]: r for r in map(json.loads, (a / "rows.jsonl").read_text().splitlines())}
-    rows_b = {r["case_id"]: r for r in map(json.loads, (b / "rows.jsonl").read_text().splitlines())}
+    rows_a = {r.case_id: r for r in read_rows(a)}
+    rows_b = {r.case_id: r for r in read_rows(b)}
     assert c.cases == 21
     for m in c.metrics:
-        pairs = {i: (rows_a[i]["metrics"][m.metric], rows_b[i]["metrics"][m.metric]) for i in rows_a}
+        pairs = {i: (rows_a[i].metrics[m.metric], rows_b[i].metrics[m.metric]) for i in rows_a}
         pairs = {i: v for i, v in pairs.items() if None not in v}
         assert m.n == len(pairs)
         assert set(m.fixed) == {i for i, (x, y) in pairs.items() if y > x}

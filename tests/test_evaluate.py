@@ -48,12 +48,13 @@ def test_run_writes_valid_rows_whose_metrics_recompute_by_hand(server, tmp_path)
     result = run_evaluation(settings_for(server, tmp_path, chunk_size=700, chunk_overlap=100))
     rows = read_rows(result.run_dir)
     cases = [json.loads(l) for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()]
-    assert [r["case_id"] for r in rows] == [c["id"] for c in cases]
+    assert [r.case_id for r in rows] == [c["id"] for c in cases]
     for row in rows:
-        validate_row(row)
-        assert row["human_claim_review"] == "pending"
-        for name, value in by_hand(row).items():
-            assert row["metrics"][name] == pytest.approx(value) if value is not None else row["metrics"][name] is None
+        data = row.to_json()  # by_hand reads the JSON a user's tool would read, not our records
+        validate_row(data)
+        assert row.human_claim_review == "pending"
+        for name, value in by_hand(data).items():
+            assert row.metrics[name] == pytest.approx(value) if value is not None else row.metrics[name] is None
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete" and manifest["ended_at"]
     assert manifest["system"]["ollama"]["version"] == server.version
@@ -66,13 +67,13 @@ def test_run_writes_valid_rows_whose_metrics_recompute_by_hand(server, tmp_path)
 
 def test_unanswerable_case_has_null_retrieval_and_is_excluded_with_its_count(server, tmp_path):
     result = run_evaluation(settings_for(server, tmp_path))
-    rows = {r["case_id"]: r for r in read_rows(result.run_dir)}
+    rows = {r.case_id: r for r in read_rows(result.run_dir)}
     revenue = rows["company-revenue"]
-    assert all(revenue["metrics"][m] is None for m in ("hit@1", "hit@4", "recall@2", "rr", "facts"))
-    unanswerable = sum(1 for r in rows.values() if r["expected"]["abstain"])
-    recall = result.summary["metrics"]["recall@4"]
-    assert recall["not_applicable"] == unanswerable and recall["scored"] == len(rows) - unanswerable
-    assert result.summary["metrics"]["behaviour"]["scored"] == len(rows)
+    assert all(revenue.metrics[m] is None for m in ("hit@1", "hit@4", "recall@2", "rr", "facts"))
+    unanswerable = sum(1 for r in rows.values() if r.expected.abstain)
+    recall = result.summary.metrics["recall@4"]
+    assert recall.not_applicable == unanswerable and recall.scored == len(rows) - unanswerable
+    assert result.summary.metrics["behaviour"].scored == len(rows)
 
 
 def test_known_limit_quote_passes_but_fact_fails(server, tmp_path):
@@ -80,18 +81,19 @@ def test_known_limit_quote_passes_but_fact_fails(server, tmp_path):
     server.chat_rule = lambda body: {"answer": "The limit is EUR 999 per night.",
                                      "citations": [{"source_id": "handbook.pdf#p2", "quote": HOTEL}]}
     result = run_evaluation(settings_for(server, tmp_path))
-    row = next(r for r in read_rows(result.run_dir) if r["case_id"] == "hotel-limit")
-    assert row["quote_validation"]["status"] == "passed" and row["answer"]["status"] == "answered"
-    assert row["metrics"]["facts"] == 0.0
-    assert "fact '160' not in answer" in row["failure_reasons"]
+    row = next(r for r in read_rows(result.run_dir) if r.case_id == "hotel-limit")
+    assert row.quote_validation.status == "passed" and row.answer.status == "answered"
+    assert row.metrics["facts"] == 0.0
+    assert "fact '160' not in answer" in row.failure_reasons
 
 
 def test_failure_reasons_for_an_answered_unanswerable_question(server, tmp_path):
     server.chat_rule = lambda body: {"answer": "Lots.", "citations": [{"source_id": "handbook.pdf#p2", "quote": HOTEL}]}
     result = run_evaluation(settings_for(server, tmp_path))
-    row = next(r for r in read_rows(result.run_dir) if r["case_id"] == "company-revenue")
-    assert row["failure_reasons"] == ["answered an unanswerable question"]
-    assert row["metrics"]["behaviour"] == 0.0
+    row = next(r for r in read_rows(result.run_dir) if r.case_id == "company-revenue")
+    # Live runs now also score citation precision (#10): citing any page on an unanswerable case is wrong too.
+    assert row.failure_reasons == ("answered an unanswerable question", "cited handbook.pdf#p2, not expected")
+    assert row.metrics["behaviour"] == 0.0
 
 
 def test_server_down_fails_before_indexing_and_mentions_offline(tmp_path, capsys):
@@ -148,13 +150,13 @@ def test_config_file_errors_name_the_key(tmp_path, capsys):
 def test_workers_keep_case_order(server, tmp_path):
     server.delay_s = 0.02
     result = run_evaluation(settings_for(server, tmp_path, workers=4))
-    ids = [r["case_id"] for r in read_rows(result.run_dir)]
+    ids = [r.case_id for r in read_rows(result.run_dir)]
     cases = [json.loads(l)["id"] for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()]
     assert ids == cases
 
 
 def comparable(rows):
-    return [{k: v for k, v in r.items() if k != "usage"} for r in rows]
+    return [r.model_copy(update={"usage": {}}) for r in rows]
 
 
 def test_server_dying_mid_run_then_resume_equals_uninterrupted(server, tmp_path):
@@ -180,7 +182,7 @@ def test_server_dying_mid_run_then_resume_equals_uninterrupted(server, tmp_path)
         fh.write('{"case_id": "half')
     server.reset()
     resumed = run_evaluation(settings_for(server, tmp_path, out=str(tmp_path / "b")), resume=run_dir)
-    assert resumed.run_dir == run_dir and resumed.manifest["status"] == "complete"
+    assert resumed.run_dir == run_dir and resumed.manifest.status == "complete"
     assert comparable(read_rows(run_dir)) == comparable(full)
 
 
@@ -204,7 +206,7 @@ def test_offline_run_from_the_command_line(tmp_path):
     rows = read_rows(run_dir)
     assert len(rows) == len([l for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()])
     for row in rows:
-        validate_row(row)
+        validate_row(row.to_json())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert "no language model" in manifest["system"]["system"] and manifest["system"]["model_server"] is None
     assert "offline extractive baseline" in out.stdout
@@ -216,18 +218,18 @@ def test_a_saved_review_applies_to_the_next_run_while_unchanged(server, tmp_path
     cases = tmp_path / "cases.jsonl"
     shutil.copy(SAMPLE_DOCS / "cases.jsonl", cases)
     first = read_rows(run_evaluation(settings_for(server, tmp_path, cases=str(cases))).run_dir)
-    row = next(r for r in first if r["answer"]["status"] == "answered")
-    review = Review(row["case_id"], row["answer"]["answer_sha256"],
-                    (Claim(row["answer"]["model_answer"], "supported", row["answer"]["citations"][0]["source_id"]),
+    row = next(r for r in first if r.answer.status == "answered")
+    review = Review(row.case_id, row.answer.answer_sha256,
+                    (Claim(row.answer.model_answer, "supported", row.answer.citations[0].source_id),
                      Claim("an extra claim", "unsupported")), "tester", "2026-11-29T12:00:00+00:00")
     save_reviews(reviews_path(cases), {review.key: review})
     second = run_evaluation(settings_for(server, tmp_path, cases=str(cases)))
-    again = {r["case_id"]: r for r in read_rows(second.run_dir)}
-    assert again[row["case_id"]]["human_claim_review"] == "reviewed"
-    assert again[row["case_id"]]["metrics"]["claims_supported"] == 0.5
-    assert second.summary["human_claim_review"] == {"pending": len(again) - 1, "reviewed": 1}
+    again = {r.case_id: r for r in read_rows(second.run_dir)}
+    assert again[row.case_id].human_claim_review == "reviewed"
+    assert again[row.case_id].metrics["claims_supported"] == 0.5
+    assert second.summary.human_claim_review == {"pending": len(again) - 1, "reviewed": 1}
     # Rule change: every answer now differs, so the review no longer matches and the case is pending again.
     server.chat_rule = lambda body: {"answer": "Something else entirely.", "citations": []}
-    third = {r["case_id"]: r for r in read_rows(run_evaluation(settings_for(server, tmp_path, cases=str(cases))).run_dir)}
-    assert third[row["case_id"]]["human_claim_review"] == "pending"
-    assert third[row["case_id"]]["metrics"]["claims_supported"] is None
+    third = {r.case_id: r for r in read_rows(run_evaluation(settings_for(server, tmp_path, cases=str(cases))).run_dir)}
+    assert third[row.case_id].human_claim_review == "pending"
+    assert third[row.case_id].metrics["claims_supported"] is None

@@ -23,8 +23,8 @@ def settings_for(server, tmp_path, **kw):
 def test_503_storm_is_retried_and_recorded_on_the_row(server, tmp_path):
     server.fail_next(503, count=2, path="/api/chat")
     rows = read_rows(run_evaluation(settings_for(server, tmp_path, backoff=0.01)).run_dir)
-    assert rows[0]["usage"]["retries"] == 2 and rows[0]["error"] is None
-    assert all(r["usage"]["retries"] == 0 for r in rows[1:])
+    assert rows[0].usage["retries"] == 2 and rows[0].error is None
+    assert all(r.usage["retries"] == 0 for r in rows[1:])
 
 
 def test_slow_reply_past_the_timeout_is_that_cases_error(server, tmp_path):
@@ -41,11 +41,11 @@ def test_slow_reply_past_the_timeout_is_that_cases_error(server, tmp_path):
     server.chat_rule = slow_second
     result = run_evaluation(settings_for(server, tmp_path, timeout=1.0))
     rows = read_rows(result.run_dir)
-    assert rows[1]["answer"]["status"] == "error" and "took longer than 1 s" in rows[1]["error"]
-    assert rows[1]["failure_reasons"][0].startswith("error:")
-    assert all(v is None for v in rows[1]["metrics"].values())
-    assert [r["error"] for i, r in enumerate(rows) if i != 1] == [None] * (len(rows) - 1)
-    assert result.summary["metrics"]["behaviour"]["errored"] == 1
+    assert rows[1].answer.status == "error" and "took longer than 1 s" in rows[1].error
+    assert rows[1].failure_reasons[0].startswith("error:")
+    assert all(v is None for v in rows[1].metrics.values())
+    assert [r.error for i, r in enumerate(rows) if i != 1] == [None] * (len(rows) - 1)
+    assert result.summary.metrics["behaviour"].errored == 1
 
 
 def test_malformed_reply_for_one_case_is_not_the_runs(server, tmp_path):
@@ -59,15 +59,15 @@ def test_malformed_reply_for_one_case_is_not_the_runs(server, tmp_path):
 
     server.chat_rule = third_broken
     rows = read_rows(run_evaluation(settings_for(server, tmp_path)).run_dir)
-    assert rows[2]["answer"]["status"] == "malformed_output" and rows[2]["answer"]["raw"] == "{not json"
-    assert sum(r["answer"]["status"] == "malformed_output" for r in rows) == 1
+    assert rows[2].answer.status == "malformed_output" and rows[2].answer.raw == "{not json"
+    assert sum(r.answer.status == "malformed_output" for r in rows) == 1
 
 
 def test_server_error_status_for_one_case_is_an_error_row(server, tmp_path):
     server.fail_next(500, count=1, error="llama runner process has terminated", path="/api/chat")
     rows = read_rows(run_evaluation(settings_for(server, tmp_path)).run_dir)
-    assert rows[0]["answer"]["status"] == "error" and "HTTP 500" in rows[0]["error"]
-    assert rows[1]["error"] is None
+    assert rows[0].answer.status == "error" and "HTTP 500" in rows[0].error
+    assert rows[1].error is None
 
 
 def test_connection_dropped_for_good_stops_the_run_resumably(server, tmp_path, capsys):
@@ -100,9 +100,9 @@ def test_repeat_reports_flips(server, tmp_path):
     server.chat_rule = flaky
     result = run_evaluation(settings_for(server, tmp_path, repeat=2))
     rows = read_rows(result.run_dir)
-    assert [(r["case_id"], r["repeat"]) for r in rows[:2]] == [(rows[0]["case_id"], 0), (rows[0]["case_id"], 1)]
-    stability = result.summary["repeat_stability"]["behaviour"]
-    answered_first = sum(1 for r in rows if r["repeat"] == 0 and r["answer"]["status"] == "answered")
+    assert [r.key for r in rows[:2]] == [(rows[0].case_id, 0), (rows[0].case_id, 1)]
+    stability = result.summary.repeat_stability["behaviour"]
+    answered_first = sum(1 for r in rows if r.repeat == 0 and r.answer.status == "answered")
     assert stability["flipped"] == answered_first and stability["cases"] == len(rows) // 2
 
 
@@ -166,6 +166,6 @@ def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     resumed = read_rows(run_dir)
-    assert [r["case_id"] for r in resumed] == [r["case_id"] for r in full]
-    strip = lambda rows: [{k: v for k, v in r.items() if k != "usage"} for r in rows]  # noqa: E731
+    assert [r.case_id for r in resumed] == [r.case_id for r in full]
+    strip = lambda rows: [r.model_copy(update={"usage": {}}) for r in rows]  # noqa: E731
     assert strip(resumed) == strip(full)

@@ -42,10 +42,10 @@ def test_broken_chat_reply_is_that_cases_error_row_and_the_run_goes_on(server, t
     server.break_next(fault, count=1)
     result = run_evaluation(run_settings(server, tmp_path))
     rows = read_rows(result.run_dir)
-    assert rows[0]["answer"]["status"] == "error"
-    assert rows[0]["error"].startswith(f"bad reply from {server.url}: chat with qwen3:4b: {detail}")
-    assert [r["error"] for r in rows[1:]] == [None] * (len(rows) - 1)
-    assert result.manifest["status"] == "complete" and result.summary["errored"] == 1
+    assert rows[0].answer.status == "error"
+    assert rows[0].error.startswith(f"bad reply from {server.url}: chat with qwen3:4b: {detail}")
+    assert [r.error for r in rows[1:]] == [None] * (len(rows) - 1)
+    assert result.manifest.status == "complete" and result.summary.errored == 1
 
 
 # -- 7: reply-size cap ------------------------------------------------------------------------------------------
@@ -63,8 +63,8 @@ def test_default_cap_keeps_a_run_row_small(server, tmp_path):
     server.huge_reply_chars = 300_000  # default cap: 200,000 characters
     run_dir = run_evaluation(run_settings(server, tmp_path)).run_dir
     rows = read_rows(run_dir)
-    assert all(r["answer"]["status"] == "malformed_output" for r in rows)
-    assert all(len(r["answer"]["raw"]) == 200_000 and r["answer"]["model_answer"] == "" for r in rows)
+    assert all(r.answer.status == "malformed_output" for r in rows)
+    assert all(len(r.answer.raw) == 200_000 and r.answer.model_answer == "" for r in rows)
     # one truncated copy per row, not three full ones
     assert (run_dir / "rows.jsonl").stat().st_size < len(rows) * 230_000
 
@@ -122,8 +122,8 @@ def test_repeat_limit_abort_is_malformed_output_with_its_reason(server, fault):
 def test_repeat_limit_500_in_a_run_is_not_an_error_row(server, tmp_path):
     server.fail_next(500, error=REPEAT_LIMIT_ERROR, path="/api/chat")
     rows = read_rows(run_evaluation(run_settings(server, tmp_path)).run_dir)
-    assert rows[0]["answer"]["status"] == "malformed_output" and rows[0]["error"] is None
-    assert rows[0]["answer"]["reasons"][0].startswith("generation aborted (repeated tokens)")
+    assert rows[0].answer.status == "malformed_output" and rows[0].error is None
+    assert rows[0].answer.reasons[0].startswith("generation aborted (repeated tokens)")
 
 
 # -- 10: --think off on a model that thinks anyway --------------------------------------------------------------

@@ -44,10 +44,10 @@ def test_evaluation_of_the_sample_writes_valid_rows(live, tmp_path):
     result = run_evaluation(RunSettings(docs=str(SAMPLE_DOCS), cases=str(SAMPLE_DOCS / "cases.jsonl"),
                                         out=str(tmp_path), host=HOST, timeout=600))
     rows = read_rows(result.run_dir)
-    assert len(rows) == result.summary["rows"] > 0
+    assert len(rows) == result.summary.rows > 0
     for row in rows:
-        validate_row(row)
-        assert row["answer"]["status"] in STATUSES
-        if row["answer"]["status"] == "answered":
-            assert all(c["valid"] for c in row["answer"]["citations"])
-    assert result.manifest["system"]["ollama"]["version"] == live[0].version
+        validate_row(row.to_json())
+        assert row.answer.status in STATUSES
+        if row.answer.status == "answered":
+            assert all(c.valid for c in row.answer.citations)
+    assert result.manifest.system["ollama"]["version"] == live[0].version

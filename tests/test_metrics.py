@@ -1,10 +1,14 @@
-"""Metrics on hand-made retrieved lists. Expected values are worked out by hand in the comments."""
+"""Metrics on hand-made Observations. Expected values are worked out by hand in the comments."""
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness import metrics as m
-from harness.cases import Evidence
+from harness.cases import Case, Evidence
+from harness.records import Citation, Passage, SystemAnswer
+from harness.rows import Judging, build_row
+from tests.rowkit import observation
 
 R = m.Retrieved
 P2 = Evidence("h.pdf#p2")
@@ -23,13 +27,21 @@ RUN = [R(1, "h.pdf#p1", "leave"), R(2, "h.pdf#p2", "meals EUR 45"), R(3, "h.pdf#
     ([], 4, None, None),            # unanswerable: not applicable, never 0 or 1
 ])
 def test_hit_and_recall(evidence, k, hit, recall):
-    assert m.hit_at_k(RUN, evidence, k) == hit
-    assert m.recall_at_k(RUN, evidence, k) == recall
+    o = observation(evidence=evidence, retrieved=RUN)
+    assert m.hit_at_k(o, k) == hit
+    assert m.recall_at_k(o, k) == recall
 
 
 @pytest.mark.parametrize("evidence, rr", [([P2], 0.5), ([P2Q], 1 / 3), ([P4], 0.0), ([P4, P2Q], 1 / 3), ([], None)])
 def test_reciprocal_rank(evidence, rr):
-    assert m.reciprocal_rank(RUN, evidence) == rr
+    assert m.reciprocal_rank(observation(evidence=evidence, retrieved=RUN)) == rr
+
+
+def test_a_chunk_id_counts_for_the_page_it_names():
+    # `h.pdf#p2.3` is chunk 3 of page 2: it covers page-level evidence on page 2, and nothing else.
+    o = observation(evidence=[P2], retrieved=[R(1, m.page_of("h.pdf#p2.3"), "x")])
+    assert (m.page_of("h.pdf#p2.3"), m.page_of("P7")) == ("h.pdf#p2", "P7")
+    assert m.hit_at_k(o, 1) == 1.0
 
 
 @pytest.mark.parametrize("answer, facts, abstain, expected", [
@@ -43,26 +55,99 @@ def test_reciprocal_rank(evidence, rr):
     ("costs 0.30 EUR", [["0.30"]], False, 1.0),                  # punctuation inside the fact
 ])
 def test_fact_recall(answer, facts, abstain, expected):
-    assert m.fact_recall(answer, facts, abstain=abstain) == expected
+    assert m.facts(observation(answer=answer, facts=facts, should_abstain=abstain)) == expected
 
 
-@pytest.mark.parametrize("abstain, answered, expected", [(False, True, 1.0), (False, False, 0.0),
-                                                         (True, False, 1.0), (True, True, 0.0)])
-def test_behaviour(abstain, answered, expected):
-    assert m.behaviour(abstain, answered) == expected
+@pytest.mark.parametrize("answer, fact, found", [
+    ("EUR 1,160 per night", "160", False),   # thousands separator: one number, 1160
+    ("EUR 1.160 per night", "160", False),   # the same in German notation
+    ("EUR 1 160 per night", "160", False),   # the same with a space
+    ("EUR 1\u202f160 per night", "160", False),  # ... a narrow no-break space
+    ("EUR 1,160 per night", "1", False),     # nor is its first digit a number of its own
+    ("takes 1.5 days", "5", False),          # decimal: 5 is not in 1.5
+    ("takes 1.5 days", "1", False),
+    ("costs 0.30 EUR", "30", False),
+    ("costs 0.30 EUR", "0.30", True),        # the whole number is found
+    ("EUR 1,160 per night", "1,160", True),
+    ("Up to EUR 160.", "160", True),         # a full stop that ends the sentence is no decimal point
+    ("EUR 160, paid monthly", "160", True),  # nor is a comma before a word
+    ("EUR 160, 45 for meals", "160", True),  # a comma and a space separate two numbers in a list
+    ("(160)", "160", True),
+    ("160", "160", True),
+])
+def test_fact_found_treats_joined_digits_as_one_number(answer, fact, found):
+    assert m.fact_found(answer, [fact]) == found
 
 
-@pytest.mark.parametrize("status, expected", [("answered", 1.0), ("invalid_citation", 0.0), ("no_answer", None),
-                                              ("malformed_output", None), ("error", None)])
-def test_quote_validity(status, expected):
-    assert m.quote_validity(status, True) == expected
+numbers = st.integers(0, 99_999).map(str)
+joiners = st.sampled_from([",", ".", " ", "\u00a0", "\u2009", "\u202f"])
+
+
+@given(numbers, joiners, numbers)
+def test_no_part_of_a_joined_number_is_found(left, joiner, right):
+    text = f"Total EUR {left}{joiner}{right} per year"
+    assert not m.fact_found(text, [right]) and not m.fact_found(text, [left])
+    assert m.fact_found(text, [f"{left}{joiner}{right}"])
+
+
+@given(numbers, st.sampled_from([".", ",", ";", ":", "!", "?", ")", ", paid", ". Paid", " EUR", ""]))
+def test_a_number_followed_by_punctuation_or_a_word_is_found(number, tail):
+    assert m.fact_found(f"It is {number}{tail}", [number])
+
+
+@pytest.mark.parametrize("abstain, abstained, expected", [(False, False, 1.0), (False, True, 0.0),
+                                                          (True, True, 1.0), (True, False, 0.0)])
+def test_behaviour(abstain, abstained, expected):
+    o = observation(should_abstain=abstain, abstained=abstained)
+    assert m.behaviour(o) == expected
+    assert m.compute(o, (1,))["abstention"] == expected  # the tutorial's abstention check is the same rule
+
+
+@pytest.mark.parametrize("quotes_valid, expected", [(True, 1.0), (False, 0.0), (None, None)])
+def test_quote_valid(quotes_valid, expected):
+    assert m.quote_valid(observation(quotes_valid=quotes_valid)) == expected
+
+
+HOTEL = "Hotel costs are reimbursed up to EUR 160 per night."
+HOTEL_CASE = Case(id="hotel", question="Hotel limit?", evidence=(Evidence("h.pdf#p2"),), facts=(("160",),),
+                  abstain=False)
+PASSAGE = Passage(source_id="h.pdf#p2.1", text=HOTEL, rank=1)
+
+
+@pytest.mark.parametrize("answer, status, quote_valid", [
+    (SystemAnswer(answer="EUR 160.", retrieved=(PASSAGE,), citations=(Citation(source_id="h.pdf#p2.1",
+                                                                                quote=HOTEL),)),
+     "answered", 1.0),
+    (SystemAnswer(answer="EUR 160.", retrieved=(PASSAGE,), citations=(Citation(source_id="h.pdf#p2.1",
+                                                                                quote="EUR 999 per night for all"),)),
+     "invalid_citation", 0.0),
+    (SystemAnswer(answer="", retrieved=(PASSAGE,)), "no_answer", None),           # nothing cited: nothing to check
+    (SystemAnswer(answer="", raw="{not json", malformed="not JSON", retrieved=(PASSAGE,)), "malformed_output", None),
+    (SystemAnswer(error="timeout", retrieved=(PASSAGE,)), "error", None),
+])
+def test_quote_validity_by_status(answer, status, quote_valid):
+    # The harness judges the citations (rows.build_row); quote_valid reads its verdict.
+    row = build_row(HOTEL_CASE, answer, Judging((1,)), elapsed_ms=0.0)
+    assert row.answer.status == status
+    assert row.metrics["quote_valid"] == quote_valid
 
 
 def test_registry_names_and_parsing():
     assert m.metric_names((1, 3))[:4] == ["hit@1", "hit@3", "recall@1", "recall@3"]
+    assert m.metric_names((1, 3))[-1] == "passed"
     assert m.parse_metric("recall@3", (1, 3)) == "recall@3"
     with pytest.raises(ValueError, match="choose one of"):
         m.parse_metric("recall@9", (1, 3))
+
+
+def test_compute_gives_every_registered_metric_and_passed():
+    o = observation(evidence=[P2], retrieved=RUN, answer="EUR 160", facts=[["160"]], cited=["h.pdf#p2"],
+                    quotes_valid=True, claims=[True])
+    values = m.compute(o, (1, 2))
+    assert list(values) == m.metric_names((1, 2))
+    assert values["hit@1"] == 0.0 and values["hit@2"] == 1.0
+    assert values["passed"] == 1.0  # hit@1 is not one of the pass checks; every check that is holds
+    assert m.compute(observation(evidence=[P4], retrieved=RUN, cited=["h.pdf#p2"]), (1,))["passed"] == 0.0
 
 
 pages = st.sampled_from(["d#p1", "d#p2", "d#p3", "d#p4"])
@@ -72,10 +157,10 @@ evidence_lists = st.lists(pages.map(Evidence), max_size=3)
 
 @given(retrieved_lists, evidence_lists, st.integers(1, 8))
 def test_retrieval_bounds_and_null_rule(retrieved, evidence, k):
-    values = [m.hit_at_k(retrieved, evidence, k), m.recall_at_k(retrieved, evidence, k),
-              m.reciprocal_rank(retrieved, evidence)]
+    o = observation(evidence=evidence, retrieved=retrieved)
+    values = [m.hit_at_k(o, k), m.recall_at_k(o, k), m.reciprocal_rank(o), m.retrieval_recall(o)]
     if not evidence:
-        assert values == [None, None, None]
+        assert values == [None, None, None, None]
     else:
         assert all(0.0 <= v <= 1.0 for v in values)
         assert values[1] <= values[0]  # recall never above hit
@@ -84,17 +169,21 @@ def test_retrieval_bounds_and_null_rule(retrieved, evidence, k):
 @given(retrieved_lists, evidence_lists, st.integers(1, 8))
 def test_duplicate_retrieved_ids_change_nothing(retrieved, evidence, k):
     doubled = [R(r.rank, r.page_id, r.text) for r in retrieved] + [R(r.rank, r.page_id, r.text) for r in retrieved]
-    assert m.hit_at_k(doubled, evidence, k) == m.hit_at_k(retrieved, evidence, k)
-    assert m.recall_at_k(doubled, evidence, k) == m.recall_at_k(retrieved, evidence, k)
-    assert m.reciprocal_rank(doubled, evidence) == m.reciprocal_rank(retrieved, evidence)
+    once, twice = observation(evidence=evidence, retrieved=retrieved), observation(evidence=evidence, retrieved=doubled)
+    assert m.hit_at_k(twice, k) == m.hit_at_k(once, k)
+    assert m.recall_at_k(twice, k) == m.recall_at_k(once, k)
+    assert m.reciprocal_rank(twice) == m.reciprocal_rank(once)
 
 
 @given(retrieved_lists, evidence_lists)
 def test_hit_and_recall_grow_with_k(retrieved, evidence):
+    o = observation(evidence=evidence, retrieved=retrieved)
     if evidence:
         for k in range(1, 8):
-            assert m.hit_at_k(retrieved, evidence, k) <= m.hit_at_k(retrieved, evidence, k + 1)
-            assert m.recall_at_k(retrieved, evidence, k) <= m.recall_at_k(retrieved, evidence, k + 1)
+            assert m.hit_at_k(o, k) <= m.hit_at_k(o, k + 1)
+            assert m.recall_at_k(o, k) <= m.recall_at_k(o, k + 1)
+        # retrieval recall looks at every retrieved passage: recall@k at the deepest rank
+        assert m.retrieval_recall(o) == m.recall_at_k(o, max([r.rank for r in retrieved], default=0))
 
 
 @given(st.text(max_size=40), st.text(min_size=1, max_size=8))

@@ -48,7 +48,7 @@ def hostile_run(root: Path) -> Path:
         {"id": "image", "question": "Which image tag must stay plain text in every report?", "abstain": False,
          "evidence": [{"source_id": "evil.pdf#p1", "quote": IMG}], "facts": ["onerror"]},
     ]) + "\n")
-    settings = RunSettings(offline=True, out=str(root / "runs"), label="hostile", docs=str(docs), cases=str(cases))
+    settings = RunSettings(system="offline", out=str(root / "runs"), label="hostile", docs=str(docs), cases=str(cases))
     return run_evaluation(settings).run_dir
 
 
@@ -59,7 +59,7 @@ def hostile(tmp_path_factory) -> Path:
 
 def test_document_markup_is_inert(hostile):
     rows = read_rows(hostile)
-    assert SCRIPT in rows[0]["answer"]["model_answer"] and IMG in rows[1]["answer"]["model_answer"]
+    assert SCRIPT in rows[0].answer.model_answer and IMG in rows[1].answer.model_answer
     page = render_report(load_run(hostile))
     lowered = page.lower()
     assert "<script" not in lowered and "<img" not in lowered and "onerror=alert(1)>" not in lowered
@@ -107,7 +107,7 @@ def sample_pair(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
     cases = out / "cases.jsonl"  # a copy, so that the review below lands here and not in sample_docs
     cases.write_text((SAMPLE / "cases.jsonl").read_text())
-    common = dict(offline=True, out=str(out), docs=str(SAMPLE), cases=str(cases))
+    common = dict(system="offline", out=str(out), docs=str(SAMPLE), cases=str(cases))
     return (run_evaluation(RunSettings(label="a", chunk_size=1500, **common)).run_dir,
             run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir)
 
@@ -115,11 +115,13 @@ def sample_pair(tmp_path_factory):
 def test_side_by_side_report_with_charts_diff_and_review(sample_pair):
     a, b = sample_pair
     first = read_rows(a)[0]
-    review = Review(first["case_id"], first["answer"]["answer_sha256"],
+    review = Review(first.case_id, first.answer.answer_sha256,
                     (Claim("25 days of annual leave", "supported", "handbook.pdf#p1.1", "<i>ok</i>"),), "ann", "t")
     apply_to_run(a, {review.key: review})
     page = render_report(load_run(b), vs=load_run(a))  # --vs is the baseline A
-    assert page.count("<svg ") == 5  # hit@k, recall@k, rr, answer checks, claim support
+    # hit@k, recall@k, rr, answer checks, claim support, and (since #10 put the tutorial's checks in the one
+    # registry) the five checks with passed
+    assert page.count("<svg ") == 6
     assert f"A: {a.name}" in page and f"B: {b.name}" in page
     assert "<td>settings.chunk_size</td><td>1500</td><td>600</td>" in page
     assert "human claim review: 1 reviewed, 20 pending" in page

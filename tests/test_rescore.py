@@ -33,11 +33,11 @@ def _cases(path: Path, edit=None) -> Path:
 def source(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("rescore")
     cases = _cases(root / "cases.jsonl")
-    run = run_evaluation(RunSettings(offline=True, out=str(root / "runs"), label="src", docs=str(SAMPLE),
+    run = run_evaluation(RunSettings(system="offline", out=str(root / "runs"), label="src", docs=str(SAMPLE),
                                      cases=str(cases), chunk_size=1500)).run_dir
     first = read_rows(run)[0]
-    review = Review(first["case_id"], first["answer"]["answer_sha256"],
-                    (Claim("a claim", "supported", first["retrieved"][0]["source_id"]),
+    review = Review(first.case_id, first.answer.answer_sha256,
+                    (Claim("a claim", "supported", first.retrieved[0].source_id),
                      Claim("another", "unsupported")), "ann", "t")
     apply_to_run(run, {review.key: review})
     return run
@@ -47,9 +47,9 @@ def test_unchanged_labels_reproduce_every_number(source, tmp_path):
     result = rescore_run(source, _cases(tmp_path / "same.jsonl"), out=tmp_path)
     old, new = read_rows(source), read_rows(result.run_dir)
     for a, b in zip(old, new, strict=True):
-        assert {k: a[k] for k in SCORED} == {k: b[k] for k in SCORED}
-        assert a["answer"] == b["answer"] and a["retrieved"] == b["retrieved"]
-    assert new[0]["human_claim_review"] == "reviewed" and new[0]["metrics"]["claims_supported"] == 0.5
+        assert {k: getattr(a, k) for k in SCORED} == {k: getattr(b, k) for k in SCORED}
+        assert a.answer == b.answer and a.retrieved == b.retrieved
+    assert new[0].human_claim_review == "reviewed" and new[0].metrics["claims_supported"] == 0.5
     assert json.loads((result.run_dir / "summary.json").read_text())["metrics"] == \
         json.loads((source / "summary.json").read_text())["metrics"]
 
@@ -62,21 +62,21 @@ def test_corrected_label_changes_only_that_case(source, tmp_path):
         return case
     cases = _cases(tmp_path / "fixed.jsonl", fix)
     result = rescore_run(source, cases, out=tmp_path, label="fixed")
-    old = {r["case_id"]: r for r in read_rows(source)}
-    new = {r["case_id"]: r for r in read_rows(result.run_dir)}
-    assert old["leave-days"]["metrics"]["facts"] == 1.0 and new["leave-days"]["metrics"]["facts"] == 0.0
-    assert new["leave-days"]["expected"]["facts"] == [["26"]]
-    assert "fact '26' not in answer" in new["leave-days"]["failure_reasons"]
-    assert new["leave-days"]["metrics"]["hit@1"] == (0.0 if new["leave-days"]["retrieved"][0]["page_id"]
-                                                     != "handbook.pdf#p2" else 1.0)
-    assert all(new[i][k] == old[i][k] for i in old if i != "leave-days" for k in SCORED)
+    old = {r.case_id: r for r in read_rows(source)}
+    new = {r.case_id: r for r in read_rows(result.run_dir)}
+    assert old["leave-days"].metrics["facts"] == 1.0 and new["leave-days"].metrics["facts"] == 0.0
+    assert new["leave-days"].expected.facts == (("26",),)
+    assert "fact '26' not in answer" in new["leave-days"].failure_reasons
+    assert new["leave-days"].metrics["hit@1"] == (0.0 if new["leave-days"].retrieved[0].page_id
+                                                  != "handbook.pdf#p2" else 1.0)
+    assert all(getattr(new[i], k) == getattr(old[i], k) for i in old if i != "leave-days" for k in SCORED)
     manifest = json.loads((result.run_dir / "manifest.json").read_text())
     assert manifest["rescored_from"] == {"run_id": source.name, "path": str(source.resolve())}
     assert manifest["status"] == "complete" and manifest["run_id"] == result.run_dir.name
     assert manifest["inputs"]["cases"]["sha256"] != json.loads((source / "manifest.json").read_text())[
         "inputs"]["cases"]["sha256"]
     summary = json.loads((result.run_dir / "summary.json").read_text())
-    assert summary == summarize(list(new.values()), manifest["metrics"], manifest["collection"])
+    assert summary == summarize(list(new.values()), manifest["metrics"], manifest["collection"]).to_json()
     assert result.run_dir.name.endswith("-fixed") and result.run_dir.parent == tmp_path
 
 

@@ -19,6 +19,7 @@ from harness.review import (Claim, Review, apply_reviews, apply_to_run, export_c
 from harness.rows import answer_sha256
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from tests.rowkit import make_row
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_docs"
@@ -31,10 +32,11 @@ def _review(case_id="c1", sha=SHA, verdicts=("supported", "unsupported")) -> Rev
     return Review(case_id, sha, claims, "ann", "2026-01-01T00:00:00+00:00")
 
 
-def _row(case_id="c1", answer="The limit is EUR 160. Breakfast is included.", error=None) -> dict:
-    return {"case_id": case_id, "error": error, "human_claim_review": "pending", "claims": None,
-            "answer": {"model_answer": answer, "answer_sha256": answer_sha256(answer)},
-            "metrics": {"facts": 1.0, "claims_supported": None}}
+KS = (1, 2, 4)
+
+
+def _row(case_id="c1", answer="The limit is EUR 160. Breakfast is included.", error=None, **kw):
+    return make_row(case_id, {"facts": 1.0, "claims_supported": None}, answer=answer, error=error, **kw)
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -62,20 +64,21 @@ def test_claims_supported(verdicts, share):
 def test_apply_reviews_matches_case_and_answer_hash():
     reviews = {("c1", SHA): _review()}
     row = _row()
-    done = apply_reviews(row, reviews)
-    assert done["human_claim_review"] == "reviewed" and done["metrics"]["claims_supported"] == 0.5
-    assert [c["verdict"] for c in done["claims"]] == ["supported", "unsupported"]
-    assert row["human_claim_review"] == "pending" and row["metrics"]["claims_supported"] is None  # not mutated
-    changed = apply_reviews(_row(answer="The limit is EUR 210."), reviews)
-    assert (changed["human_claim_review"], changed["claims"], changed["metrics"]["claims_supported"]) == \
+    done = apply_reviews(row, reviews, KS)
+    assert done.human_claim_review == "reviewed" and done.metrics["claims_supported"] == 0.5
+    assert [c.verdict for c in done.claims] == ["supported", "unsupported"]
+    assert row.human_claim_review == "pending" and row.metrics["claims_supported"] is None  # not mutated
+    changed = apply_reviews(_row(answer="The limit is EUR 210."), reviews, KS)
+    assert (changed.human_claim_review, changed.claims, changed.metrics["claims_supported"]) == \
         ("pending", None, None)
     # whitespace changes leave the normalised answer, and so the review, in place
-    assert apply_reviews(_row(answer=" The limit is  EUR 160.\nBreakfast is included. "), reviews)[
-        "human_claim_review"] == "reviewed"
-    assert apply_reviews(_row(error="timeout"), reviews)["human_claim_review"] == "pending"
-    empty = apply_reviews(_row(answer=""), {("c1", answer_sha256("")): _review(sha=answer_sha256(""), verdicts=())})
-    assert (empty["human_claim_review"], empty["claims"]) == ("reviewed", [])
-    assert empty["metrics"]["claims_supported"] is None
+    assert apply_reviews(_row(answer=" The limit is  EUR 160.\nBreakfast is included. "), reviews,
+                         KS).human_claim_review == "reviewed"
+    assert apply_reviews(_row(error="timeout"), reviews, KS).human_claim_review == "pending"
+    empty = apply_reviews(_row(answer=""), {("c1", answer_sha256("")): _review(sha=answer_sha256(""), verdicts=())},
+                          KS)
+    assert (empty.human_claim_review, empty.claims) == ("reviewed", ())
+    assert empty.metrics["claims_supported"] is None
 
 
 def test_reviews_file_beside_the_cases_round_trips(tmp_path):
@@ -101,8 +104,7 @@ def test_bad_reviews_file_reports_every_line(tmp_path):
 
 
 def test_csv_export_then_import_round_trips(tmp_path):
-    rows = [_row("c1") | {"question": "Hotel?", "retrieved": [{"source_id": "doc.pdf#p1.1"}]},
-            _row("c2", answer="") | {"question": "CEO?", "retrieved": []}]
+    rows = [_row("c1", question="Hotel?", retrieved=["doc.pdf#p1.1"]), _row("c2", answer="", question="CEO?")]
     reviews = {("c1", SHA): _review()}
     text = export_csv(rows, reviews)
     lines = text.splitlines()
@@ -145,7 +147,7 @@ def cases_copy(tmp_path):
 
 
 def _offline(tmp_path: Path, cases: Path, label: str, **extra) -> Path:
-    settings = RunSettings(offline=True, out=str(tmp_path / "runs"), label=label, docs=str(SAMPLE), cases=str(cases),
+    settings = RunSettings(system="offline", out=str(tmp_path / "runs"), label=label, docs=str(SAMPLE), cases=str(cases),
                            **extra)
     return run_evaluation(settings).run_dir
 
@@ -153,21 +155,21 @@ def _offline(tmp_path: Path, cases: Path, label: str, **extra) -> Path:
 def test_terminal_review_saves_and_updates_rows_and_summary(tmp_path, cases_copy, monkeypatch, capsys):
     run = _offline(tmp_path, cases_copy, "a", chunk_size=1500)
     first, second = read_rows(run)[:2]
-    assert first["answer"]["status"] == "answered" and second["answer"]["model_answer"] == ""
+    assert first.answer.status == "answered" and second.answer.model_answer == ""
     # case 1: accept the offered split, add a note, mark supported by the cited passage;
     # case 2 (no answer): accept zero claims; case 3: edit into two claims, supported by rank 1, contradicted; quit.
     monkeypatch.setattr("sys.stdin", io.StringIO("\nn checked\ns\n\ne\nfirst\nsecond\n\ns 1\nc\nq\n"))
     assert main(["review", str(run), "--reviewer", "ann"]) == 0
     out = capsys.readouterr().out
-    assert f"question: {first['question']}" in out and "passages:" in out and "»" in out
+    assert f"question: {first.question}" in out and "passages:" in out and "»" in out
     reviews = load_reviews(cases_copy)
     assert len(reviews) == 3
-    review = reviews[(first["case_id"], first["answer"]["answer_sha256"])]
+    review = reviews[(first.case_id, first.answer.answer_sha256)]
     assert review.claims[0].verdict == "supported" and review.claims[0].note == "checked"
-    assert review.claims[0].source_id == first["answer"]["citations"][0]["source_id"]
+    assert review.claims[0].source_id == first.answer.citations[0].source_id
     rows = read_rows(run)
-    assert [r["human_claim_review"] for r in rows[:4]] == ["reviewed", "reviewed", "reviewed", "pending"]
-    assert [r["metrics"]["claims_supported"] for r in rows[:4]] == [1.0, None, 0.5, None]
+    assert [r.human_claim_review for r in rows[:4]] == ["reviewed", "reviewed", "reviewed", "pending"]
+    assert [r.metrics["claims_supported"] for r in rows[:4]] == [1.0, None, 0.5, None]
     summary = json.loads((run / "summary.json").read_text())
     assert summary["human_claim_review"] == {"pending": 18, "reviewed": 3}
     claims = summary["metrics"]["claims_supported"]
@@ -188,22 +190,22 @@ def test_review_applies_to_the_next_run_only_while_the_answer_is_unchanged(tmp_p
         writer.writeheader()
         writer.writerows(records)
     assert main(["review", str(first), "--import", str(csv_path), "--reviewer", "ann"]) == 0
-    assert all(r["human_claim_review"] == "reviewed" for r in read_rows(first))
+    assert all(r.human_claim_review == "reviewed" for r in read_rows(first))
     reviews = load_reviews(cases_copy)
 
     same = _offline(tmp_path, cases_copy, "same", chunk_size=1500)
     apply_to_run(same, reviews)
-    assert all(r["human_claim_review"] == "reviewed" for r in read_rows(same))
+    assert all(r.human_claim_review == "reviewed" for r in read_rows(same))
 
     other = _offline(tmp_path, cases_copy, "other", chunk_size=600)
-    before = {r["case_id"]: r["answer"]["answer_sha256"] for r in read_rows(first)}
+    before = {r.case_id: r.answer.answer_sha256 for r in read_rows(first)}
     summary = apply_to_run(other, reviews)
     rows = read_rows(other)
-    changed = {r["case_id"] for r in rows if r["answer"]["answer_sha256"] != before[r["case_id"]]}
+    changed = {r.case_id for r in rows if r.answer.answer_sha256 != before[r.case_id]}
     assert changed  # the smaller chunks change some answers
-    assert {r["case_id"] for r in rows if r["human_claim_review"] == "pending"} == changed
-    assert all(r["metrics"]["claims_supported"] is None for r in rows if r["case_id"] in changed)
-    assert summary["human_claim_review"]["pending"] == len(changed)
+    assert {r.case_id for r in rows if r.human_claim_review == "pending"} == changed
+    assert all(r.metrics["claims_supported"] is None for r in rows if r.case_id in changed)
+    assert summary.human_claim_review["pending"] == len(changed)
 
 
 def test_review_needs_a_findable_cases_file(tmp_path, cases_copy, monkeypatch, capsys):

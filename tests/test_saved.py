@@ -162,8 +162,12 @@ def test_defaults_beside_the_cases_file_and_explicit_paths(workshop, tmp_path):
     saved = load_saved(workshop / "cases.csv", elsewhere / "policies.csv")
     assert [f.role for f in saved.files] == ["cases", "chunks", "claims"]
     (workshop / "claims.csv").unlink()
-    rows = score_saved(workshop / "cases.csv", elsewhere / "policies.csv").rows
-    assert [r.claim_support for r in rows] == [0.0] * 8 + [1.0, 1.0]  # without review, only abstentions pass
+    result = score_saved(workshop / "cases.csv", elsewhere / "policies.csv")
+    # Since #10 a run without a claims file is not reviewed at all: claim support is n/a for every case (it used
+    # to be 0.0 for answers, 1.0 for abstentions), and a warning says how to score it.
+    assert [r.metrics["claim_support"] for r in result.rows] == [None] * 10
+    assert {r.human_claim_review for r in result.rows} == {"pending"}
+    assert any("no claims file" in w and "--claims" in w for w in result.warnings)
 
 
 @pytest.mark.parametrize("name", ["missing.csv", "cases.txt"])
@@ -210,5 +214,10 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     loaded = load_saved(tmp_path / "cases.jsonl").cases[0]
     assert loaded.required_points == (("48 hours",), ("a", "b")) and loaded.retrieved_chunk_ids == ()
     assert SavedCase.from_json(loaded.to_json()) == loaded
+    # a case without metadata is written without the key (the schema has no null for it) and loads back
+    bare = SavedCase.from_json({k: v for k, v in case.items() if k != "metadata"})
+    (tmp_path / "bare").mkdir()
+    _write_jsonl(tmp_path / "bare" / "cases.jsonl", [bare.to_json()])
+    assert "metadata" not in bare.to_json() and load_saved(tmp_path / "bare" / "cases.jsonl").cases[0] == bare
     claim = SavedClaim("A", "c", ("P1", "P2"))
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim

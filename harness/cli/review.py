@@ -87,7 +87,8 @@ def _default_reviews(run_dir: Path) -> Path:
 
 def _walk(rows: list[Row], reviews: dict[ReviewKey, Review], path: Path, reviewer: str) -> None:
     """Ask about every pending answer; each finished review is saved at once, so quitting loses nothing."""
-    pending = [r for r in rows if not r.errored and (r.case_id, r.answer.answer_sha256) not in reviews]
+    pending = [r for r in rows if not r.errored and r.human_claim_review != "reviewed"
+               and (r.case_id, r.answer.answer_sha256) not in reviews]
     seen: set[ReviewKey] = set()
     print(f"{len(pending)} answer(s) to review; reviews go to {path}")
     try:

@@ -1,0 +1,69 @@
+"""The typed records: published schemas equal the generated ones, rows round-trip, and bad files or replies fail
+in one place with a message naming the line and field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from pydantic import ValidationError
+
+from chatbot.errors import InputError
+from harness.records import Row, SystemReply, field_problem, published_schemas
+from harness.rows import validate_row
+from harness.runs import read_manifest, read_rows, write_rows
+from tests.conftest import REPO
+from tests.rowkit import make_row
+
+
+@pytest.mark.parametrize("name", sorted(published_schemas()))
+def test_published_schema_files_equal_the_records(name):
+    on_disk = json.loads((REPO / "harness" / "schemas" / name).read_text(encoding="utf-8"))
+    assert on_disk == published_schemas()[name], f"regenerate with `python -m harness.records` ({name})"
+
+
+def test_a_row_round_trips_and_unknown_fields_are_refused_by_record_and_schema():
+    row = make_row("c1", {"hit@1": 1.0, "facts": None}, tags=("dev",), repeat=2, answer="EUR 160.",
+                   retrieved=["h.pdf#p2.1"])
+    assert Row.model_validate_json(row.line()) == row
+    assert row.key == ("c1", 2) and row.retrieved[0].page_id == "h.pdf#p2" and row.retrieved[0].page == 2
+    data = row.to_json() | {"surprise": 1}
+    with pytest.raises(ValidationError) as err:
+        Row.model_validate(data)
+    assert field_problem(err.value).startswith("surprise:")
+    with pytest.raises(ValueError, match="case 'c1' breaks the row schema"):
+        validate_row(data)
+
+
+def test_read_rows_skips_a_cut_last_line_and_names_a_bad_one(tmp_path):
+    rows = [make_row("c1", {"hit@1": 1.0}), make_row("c2", {"hit@1": 0.0})]
+    write_rows(tmp_path, rows)
+    with open(tmp_path / "rows.jsonl", "a", encoding="utf-8") as fh:
+        fh.write('{"case_id": "c3", "met')  # a kill in the middle of a write
+    assert read_rows(tmp_path) == rows
+    broken = rows[0].to_json() | {"repeat": -1}
+    (tmp_path / "rows.jsonl").write_text(json.dumps(broken) + "\n" + rows[1].line() + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows\.jsonl:1: not a result row \(repeat: "):
+        read_rows(tmp_path)
+
+
+def test_read_manifest_names_the_file_and_field(tmp_path):
+    (tmp_path / "manifest.json").write_text('{"status": "complete"}', encoding="utf-8")
+    with pytest.raises(InputError, match=r"manifest\.json: not a run manifest \(run_id: Field required\)"):
+        read_manifest(tmp_path)
+    (tmp_path / "manifest.json").write_text('{"run_id": "r1", "rescored_from": {"run_id": "r0"}}', encoding="utf-8")
+    manifest = read_manifest(tmp_path)
+    assert manifest.status == "incomplete" and manifest.to_json()["rescored_from"] == {"run_id": "r0"}
+
+
+def test_a_system_reply_becomes_an_answer_ranked_from_one():
+    body = {"answer": "EUR 160.", "retrieved": [{"source_id": "h.pdf#p2", "text": "t2", "score": 0.9, "x": 1},
+                                                {"source_id": "h.pdf#p1", "text": "t1"}],
+            "citations": [{"source_id": "h.pdf#p2", "quote": "t2"}], "extra": "ignored"}
+    answer = SystemReply.model_validate(body).to_answer(raw=json.dumps(body))
+    assert [(p.rank, p.source_id, p.score) for p in answer.retrieved] == [(1, "h.pdf#p2", 0.9), (2, "h.pdf#p1", None)]
+    assert answer.citations[0].quote == "t2" and not answer.abstains
+    assert SystemReply.model_validate({"answer": " ", "retrieved": []}).to_answer(raw="").abstains
+    with pytest.raises(ValidationError) as err:
+        SystemReply.model_validate({"answer": "x"})
+    assert field_problem(err.value) == "retrieved: Field required"
