@@ -412,7 +412,7 @@ CATALOGUE = Doc(
                "once a year with 3 months' notice; an increase of more than 5 percent gives the client the right "
                "to cancel."),
          ("p", "Client data is stored only in the European Union. After a subscription ends, the client can export "
-               "its data for 90 days; the data is then deleted as described in the data retention policy.")],
+               "its data for 60 days; the data is then deleted as described in the data retention policy.")],
     ])
 
 
@@ -615,7 +615,7 @@ RUNBOOK = Doc(
                "the time of every handover, every decision and every change made to production systems, so that "
                "the timeline can be rebuilt for the postmortem without relying on memory.")],
         [("h", "4. Technical procedures"),
-         ("p", "The platform runs in two data centres, Frankfurt and Amsterdam. When the primary data centre has "
+         ("p", "The platform runs in two data centres, a primary and a secondary one. When the primary data centre has "
                "been unavailable for more than 20 minutes and recovery is not in sight, the incident commander may "
                "order a failover to the secondary data centre. A failover takes about 25 minutes, and queries that "
                "were running at the moment of the switch must be restarted by the clients."),
@@ -647,9 +647,9 @@ RUNBOOK = Doc(
                "review. Enterprise clients receive a written incident report within 10 working days."),
          ("table", (60, 50, 50), [
              ("Measure", "Target SEV1", "Target SEV2"),
-             ("Time to acknowledge", "10 minutes", "10 minutes"),
-             ("Time to declare", "15 minutes", "30 minutes"),
              ("Time to resolve", "4 hours", "1 working day"),
+             ("Status page updates on time", "95%", "90%"),
+             ("Repeat incidents within 90 days", "none", "at most 1"),
          ]),
          ("p", "The targets are reviewed every quarter against the incidents of the last twelve months.")],
         [("h", "6. Contacts"),
