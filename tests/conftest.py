@@ -11,6 +11,8 @@ from tests.fake_ollama import FakeOllama
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DOCS = REPO / "sample_docs"
+# The one PDF that sample_docs/cases.jsonl is about; the folder also holds collection/ (its own cases).
+HANDBOOK = SAMPLE_DOCS / "handbook.pdf"
 
 
 def _load_pdf_writer():

@@ -10,14 +10,14 @@ from chatbot.chunking import ChunkSettings
 from chatbot.cli import main as rag_chat
 from chatbot.errors import InputError
 from chatbot.ollama_client import ClientSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 from tests.fake_ollama import ChatReply
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
 MEALS = "meal allowance"
 
 
-def bot_for(server, docs=SAMPLE_DOCS, **settings):
+def bot_for(server, docs=HANDBOOK, **settings):
     return open_chatbot(docs=docs, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
                         settings=AnswerSettings(**settings))
 
@@ -120,11 +120,11 @@ def test_template_must_name_its_variables(tmp_path):
 
 def test_rag_chat_ask_names_the_travel_page(server, capsys):
     # Rule (overlap_rule, the server's default): quote the passage sentence sharing most words with the question.
-    code = rag_chat(["ask", "What is the hotel reimbursement limit per night?", "--docs", str(SAMPLE_DOCS),
+    code = rag_chat(["ask", "What is the hotel reimbursement limit per night?", "--docs", str(HANDBOOK),
                      "--host", server.url])
     out = capsys.readouterr().out
     assert code == 0 and "[handbook.pdf#p2]" in out and "status: answered" in out
-    rag_chat(["ask", "What is the hotel reimbursement limit per night?", "--docs", str(SAMPLE_DOCS),
+    rag_chat(["ask", "What is the hotel reimbursement limit per night?", "--docs", str(HANDBOOK),
               "--host", server.url, "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["citations"][0]["source_id"] == "handbook.pdf#p2" and data["status"] == "answered"
@@ -132,9 +132,9 @@ def test_rag_chat_ask_names_the_travel_page(server, capsys):
 
 def test_rag_chat_index_then_ask_from_index(server, tmp_path, capsys):
     out = tmp_path / "idx"
-    assert rag_chat(["index", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    assert rag_chat(["index", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
     assert "4 chunks (4 embedded, 0 from cache)" in capsys.readouterr().out
-    assert rag_chat(["index", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    assert rag_chat(["index", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
     assert "(0 embedded, 4 from cache)" in capsys.readouterr().out
     before = server.count("/api/embed")
     assert rag_chat(["ask", "hotel reimbursement limit per night", "--index", str(out), "--host", server.url]) == 0
@@ -142,22 +142,22 @@ def test_rag_chat_index_then_ask_from_index(server, tmp_path, capsys):
 
 
 def test_rag_chat_pages_lists_ids(capsys):
-    assert rag_chat(["pages", str(SAMPLE_DOCS)]) == 0
+    assert rag_chat(["pages", str(HANDBOOK)]) == 0
     out = capsys.readouterr().out
     assert [line.split("\t")[0] for line in out.splitlines()] == [f"handbook.pdf#p{i}" for i in range(1, 5)]
-    rag_chat(["pages", str(SAMPLE_DOCS), "--chunk-size", "600", "--chunk-overlap", "50"])
+    rag_chat(["pages", str(HANDBOOK), "--chunk-size", "600", "--chunk-overlap", "50"])
     assert "  handbook.pdf#p2.1\t" in capsys.readouterr().out
 
 
 def test_rag_chat_server_down_exit_code(capsys):
-    assert rag_chat(["ask", "q", "--docs", str(SAMPLE_DOCS), "--host", "http://127.0.0.1:9"]) == 1
+    assert rag_chat(["ask", "q", "--docs", str(HANDBOOK), "--host", "http://127.0.0.1:9"]) == 1
     assert "ollama serve" in capsys.readouterr().err
 
 
 def test_rag_chat_interactive_mode(server, monkeypatch, capsys):
     import io
     monkeypatch.setattr("sys.stdin", io.StringIO("What is the hotel reimbursement limit per night?\n\n"))
-    assert rag_chat(["ask", "--docs", str(SAMPLE_DOCS), "--host", server.url]) == 0
+    assert rag_chat(["ask", "--docs", str(HANDBOOK), "--host", server.url]) == 0
     captured = capsys.readouterr()
     assert "Ask a question" in captured.err and captured.out.count("status: ") == 1
 
@@ -172,7 +172,7 @@ def test_old_server_with_a_thinking_model_is_warned_about(server, capsys):
 
 def test_flags_a_saved_index_overrides_are_named(server, tmp_path, capsys):
     out = tmp_path / "idx"
-    assert rag_chat(["index", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    assert rag_chat(["index", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
     assert rag_chat(["ask", "hotel limit per night", "--index", str(out), "--host", server.url,
                      "--chunk-size", "600"]) == 0
     err = capsys.readouterr().err

@@ -6,7 +6,7 @@ from chatbot.errors import InputError
 from chatbot.pdfs import read_documents
 from harness.cases import check_labels, load_cases
 from harness.cli import main
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK, SAMPLE_DOCS
 
 
 def write(tmp_path, lines):
@@ -21,7 +21,7 @@ GOOD = {"id": "hotel", "question": "Hotel limit?", "evidence": [{"source_id": "h
 
 def test_sample_cases_pass_the_label_check():
     cases = load_cases(SAMPLE_DOCS / "cases.jsonl")
-    check_labels(cases, read_documents(SAMPLE_DOCS), cases_path="cases.jsonl")
+    check_labels(cases, read_documents(HANDBOOK), cases_path="cases.jsonl")
     assert len(cases) >= 12 and any(c.abstain for c in cases)
     assert any(len({e.source_id for e in c.evidence}) > 1 for c in cases)
 
@@ -52,7 +52,7 @@ def test_label_check_lists_every_missing_page_and_quote(tmp_path):
         {**GOOD, "id": "d", "evidence": [{"source_id": "handbook.pdf#p2", "quote": "EUR   160 per NIGHT"}]},
     ])
     with pytest.raises(InputError) as err:
-        check_labels(load_cases(path), read_documents(SAMPLE_DOCS), cases_path=str(path))
+        check_labels(load_cases(path), read_documents(HANDBOOK), cases_path=str(path))
     text = str(err.value)
     assert "3 problem(s)" in text
     assert f"{path}:1: evidence/0/source_id: no page 'handbook.pdf#p9' (handbook.pdf has 4 pages)" in text
@@ -61,8 +61,8 @@ def test_label_check_lists_every_missing_page_and_quote(tmp_path):
 
 
 def test_check_command_exit_codes(tmp_path, capsys):
-    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(SAMPLE_DOCS / "cases.jsonl")]) == 0
+    assert main(["check", "--docs", str(HANDBOOK), "--cases", str(SAMPLE_DOCS / "cases.jsonl")]) == 0
     assert "cases OK" in capsys.readouterr().out
     bad = write(tmp_path, [{**GOOD, "evidence": [{"source_id": "handbook.pdf#p7"}]}])
-    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(bad)]) == 2
+    assert main(["check", "--docs", str(HANDBOOK), "--cases", str(bad)]) == 2
     assert "handbook.pdf#p7" in capsys.readouterr().err

@@ -138,7 +138,7 @@ def test_manifest_diff_sections_and_noise():
 @pytest.fixture(scope="module")
 def sample_runs(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
-    common = dict(system="offline", out=str(out), docs=str(SAMPLE), cases=str(SAMPLE / "cases.jsonl"))
+    common = dict(system="offline", out=str(out), docs=str(SAMPLE / "handbook.pdf"), cases=str(SAMPLE / "cases.jsonl"))
     a = run_evaluation(RunSettings(label="a", chunk_size=1500, **common)).run_dir
     b = run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir
     return a, b

@@ -26,7 +26,7 @@ from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import draft_schema, read_drafts
 from harness.drafting.settings import DraftSettings
 from tests import draft_rules as rules
-from tests.conftest import REPO, SAMPLE_DOCS
+from tests.conftest import REPO, HANDBOOK
 from tests.fake_ollama import ChatReply, FakeOllama
 
 
@@ -42,12 +42,12 @@ def scripted_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("scripted")
     with FakeOllama() as fake:
         fake.chat_rule = rules.draft_rule
-        yield run_drafting(DraftSettings(docs=str(SAMPLE_DOCS), out=str(root / "drafts.jsonl"), host=fake.url,
+        yield run_drafting(DraftSettings(docs=str(HANDBOOK), out=str(root / "drafts.jsonl"), host=fake.url,
                                          cache_dir=str(root / "cache")))
 
 
 def _settings(server, tmp_path: Path, **kw) -> DraftSettings:
-    return DraftSettings(docs=str(SAMPLE_DOCS), out=str(tmp_path / "drafts.jsonl"), host=server.url, retries=0,
+    return DraftSettings(docs=str(HANDBOOK), out=str(tmp_path / "drafts.jsonl"), host=server.url, retries=0,
                          **kw)
 
 
@@ -57,7 +57,7 @@ def _by_question(drafts, draft: dict):
 
 def test_good_drafts_pass_with_verbatim_quotes_and_provenance(scripted_run):
     run = scripted_run
-    pages = {p.source_id: fold(p.text) for d in read_documents(SAMPLE_DOCS) for p in d.pages}
+    pages = {p.source_id: fold(p.text) for d in read_documents(HANDBOOK) for p in d.pages}
     good = [rules.GOOD_LEAVE, rules.GOOD_CARRY, rules.GOOD_HOTEL, rules.GOOD_LAPTOP, rules.GOOD_PASSWORD]
     passed = [d for d in run.drafts if d.verification.passed]
     assert sorted(d.question for d in passed) == sorted(g["question"] for g in good)
@@ -114,7 +114,7 @@ def test_requests_ask_for_the_schema_with_temperature_0_and_a_fixed_seed(draftin
 
 def test_changed_page_is_drafted_again_and_unchanged_ones_come_from_the_cache(drafting, tmp_path, make_pdf):
     from tests.conftest import pdfgen
-    texts = [p.text for p in read_documents(SAMPLE_DOCS)[0].pages]
+    texts = [p.text for p in read_documents(HANDBOOK)[0].pages]
     docs = tmp_path / "docs"
     make_pdf("handbook.pdf", texts)
     settings = DraftSettings(docs=str(docs), out=str(tmp_path / "d.jsonl"), host=drafting.url, parametric=False)
@@ -211,7 +211,7 @@ def test_page_selection_is_seeded_round_robin_and_skips_short_pages(make_pdf):
 
 def test_draft_cases_include_unreviewed_passes_check_and_runs_offline(drafting, tmp_path, capsys):
     out, cases = tmp_path / "drafts.jsonl", tmp_path / "cases.jsonl"
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", drafting.url,
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url,
                  "--unanswerable", "4"]) == 0
     assert "coverage by page" in capsys.readouterr().out
     assert main(["draft", "cases", str(out), "--out", str(cases)]) == 2  # nothing accepted yet
@@ -222,10 +222,10 @@ def test_draft_cases_include_unreviewed_passes_check_and_runs_offline(drafting, 
         assert {"drafted", "unreviewed"} <= set(row["tags"]) and "heldout" not in row["tags"]
         assert any(t.startswith("draft:") for t in row["tags"]) and "qwen3:4b" in row["notes"]
     assert sum(r["abstain"] for r in rows) == 3
-    docs = read_documents(SAMPLE_DOCS)
+    docs = read_documents(HANDBOOK)
     load_checked_cases(cases, docs, chunk_pages([p for d in docs for p in d.pages], ChunkSettings()))
-    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(cases)]) == 0
-    done = subprocess.run([sys.executable, "evaluate_rag.py", "--offline", "--docs", str(SAMPLE_DOCS), "--cases",
+    assert main(["check", "--docs", str(HANDBOOK), "--cases", str(cases)]) == 0
+    done = subprocess.run([sys.executable, "evaluate_rag.py", "--offline", "--docs", str(HANDBOOK), "--cases",
                            str(cases), "--out", str(tmp_path / "results")], check=False, cwd=REPO, capture_output=True,
                           text=True)
     assert done.returncode == 0, done.stderr
@@ -258,7 +258,7 @@ def test_more_unanswerable_drafts_than_pages_ask_again_and_repeats_are_rejected(
 
 def test_draft_cases_leaves_no_file_when_the_label_check_fails(drafting, tmp_path, make_pdf, capsys):
     out, cases = tmp_path / "drafts.jsonl", tmp_path / "cases.jsonl"
-    main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", drafting.url, "--no-parametric"])
+    main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url, "--no-parametric"])
     other = make_pdf("other.pdf", ["Nothing of the handbook is here, only this one sentence of words."]).parent
     assert main(["draft", "cases", str(out), "--out", str(cases), "--include-unreviewed", "--docs", str(other)]) == 2
     err = capsys.readouterr().err
@@ -287,6 +287,6 @@ def test_a_server_that_goes_away_mid_run_leaves_error_entries_and_notes(drafting
 
 
 def test_no_server_at_all_is_a_clear_error(tmp_path, capsys):
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(tmp_path / "d.jsonl"), "--host",
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(tmp_path / "d.jsonl"), "--host",
                  "http://127.0.0.1:9", "--retries", "0"]) == 1
     assert "ollama serve" in capsys.readouterr().err and not (tmp_path / "d.jsonl").exists()

@@ -16,14 +16,14 @@ from chatbot.pdfs import read_documents
 from harness.cli import main
 from harness.drafting.records import read_drafts
 from tests import draft_rules as rules
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 
 
 @pytest.fixture
 def drafts_file(server, tmp_path) -> Path:
     server.chat_rule = rules.draft_rule
     out = tmp_path / "drafts.jsonl"
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(out), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
     return out
 
 
@@ -68,7 +68,7 @@ def test_csv_round_trip_accept_reject_edit_then_cases(drafts_file, tmp_path, cap
     written = [json.loads(line) for line in cases.read_text().splitlines()]
     assert sorted(c["question"] for c in written) == sorted([rules.GOOD_HOTEL["question"], edited.question])
     assert all("unreviewed" not in c["tags"] for c in written)
-    assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(cases)]) == 0
+    assert main(["check", "--docs", str(HANDBOOK), "--cases", str(cases)]) == 0
 
 
 def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path, capsys):
@@ -110,7 +110,7 @@ def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_p
     _write(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     calls = len(server.chat_bodies())
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
     assert len(server.chat_bodies()) == calls
     hotel = next(d for d in read_drafts(drafts_file) if d.question == rules.GOOD_HOTEL["question"])
     assert hotel.decision.status == "accepted"
@@ -129,13 +129,13 @@ def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subse
     _write(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     before = {d.draft_id: d for d in read_drafts(drafts_file)}
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url,
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
                  "--pages", "handbook.pdf#p2"]) == 0
     after = {d.draft_id: d for d in read_drafts(drafts_file)}
     assert after.keys() == before.keys()  # pages 1, 3 and 4 kept, page 2 drafted again (from the cache)
     edited = next(d for d in after.values() if d.decision.status == "edited")
     assert edited.question == "Until when may last year's leave be taken?"
-    assert main(["draft", "--docs", str(SAMPLE_DOCS), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
     assert next(d for d in read_drafts(drafts_file) if d.decision.status == "edited").question == edited.question
 
 
@@ -143,7 +143,7 @@ def test_config_file_settings_and_flags_win(server, tmp_path):
     server.chat_rule = rules.draft_rule
     config = tmp_path / "draft.toml"
     config.write_text('per-page = 2\nmax-pages = 1\nseed = 3\nout = "from-config.jsonl"\n', encoding="utf-8")
-    assert main(["draft", "--config", str(config), "--docs", str(SAMPLE_DOCS), "--host", server.url,
+    assert main(["draft", "--config", str(config), "--docs", str(HANDBOOK), "--host", server.url,
                  "--no-parametric", "--seed", "5"]) == 0
     body = server.chat_bodies()[0]
     assert body["format"]["properties"]["drafts"]["maxItems"] == 2 and body["options"]["seed"] == 5
@@ -154,7 +154,7 @@ def test_config_file_settings_and_flags_win(server, tmp_path):
 
 def test_report_command_shows_coverage_reasons_and_skipped_pages(server, tmp_path, make_pdf, capsys):
     server.chat_rule = rules.draft_rule
-    security = read_documents(SAMPLE_DOCS)[0].pages[3].text  # a page the scripted rule knows
+    security = read_documents(HANDBOOK)[0].pages[3].text  # a page the scripted rule knows
     docs = make_pdf("short.pdf", ["Only a cover page.", security]).parent
     out = tmp_path / "d.jsonl"
     assert main(["draft", "--docs", str(docs), "--out", str(out), "--host", server.url, "--no-parametric"]) == 0

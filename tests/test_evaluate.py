@@ -12,13 +12,13 @@ from harness.evaluate import RunStopped, run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
+from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS, sample_cases
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
 
 
 def settings_for(server, tmp_path, **kw):
-    base = dict(docs=str(SAMPLE_DOCS), cases=sample_cases(tmp_path), out=str(tmp_path / "results"),
+    base = dict(docs=str(HANDBOOK), cases=sample_cases(tmp_path), out=str(tmp_path / "results"),
                 host=server.url)
     return RunSettings(**(base | kw))
 
@@ -98,7 +98,7 @@ def test_failure_reasons_for_an_answered_unanswerable_question(server, tmp_path)
 
 def test_server_down_fails_before_indexing_and_mentions_offline(tmp_path, capsys):
     code = rag_eval(["run", "--host", "http://127.0.0.1:9", "--out", str(tmp_path / "r"),
-                     "--docs", str(SAMPLE_DOCS), "--cases", str(SAMPLE_DOCS / "cases.jsonl")])
+                     "--docs", str(HANDBOOK), "--cases", str(SAMPLE_DOCS / "cases.jsonl")])
     err = capsys.readouterr().err
     assert code == 1 and "ollama serve" in err and "--offline" in err
     assert not (tmp_path / "r").exists()
@@ -115,7 +115,7 @@ def test_bad_cases_fail_before_any_model_call_listing_every_problem(server, tmp_
     bad = tmp_path / "cases.jsonl"
     bad.write_text('{"id": "a", "question": "q", "evidence": [{"source_id": "handbook.pdf#p9"}], "facts": [], '
                    '"abstain": false}\n{"id": "a"}\n')
-    code = rag_eval(["run", "--host", server.url, "--cases", str(bad), "--docs", str(SAMPLE_DOCS),
+    code = rag_eval(["run", "--host", server.url, "--cases", str(bad), "--docs", str(HANDBOOK),
                      "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err
     assert code == 2 and f"{bad}:1:" in err and f"{bad}:2:" in err
@@ -125,7 +125,7 @@ def test_bad_cases_fail_before_any_model_call_listing_every_problem(server, tmp_
 def test_fail_under_exit_code_and_config_file(server, tmp_path, capsys):
     config = tmp_path / "small.toml"
     config.write_text(f'chunk-size = 600\nchunk-overlap = 50\nlabel = "small"\nhost = "{server.url}"\n'
-                      f'docs = "{SAMPLE_DOCS}"\ncases = "{SAMPLE_DOCS / "cases.jsonl"}"\nout = "{tmp_path / "r"}"\n')
+                      f'docs = "{HANDBOOK}"\ncases = "{SAMPLE_DOCS / "cases.jsonl"}"\nout = "{tmp_path / "r"}"\n')
     code = rag_eval(["run", "--config", str(config), "--fail-under", "facts=0.99", "--fail-under", "rr=0"])
     captured = capsys.readouterr()
     assert code == 3 and "below threshold: facts" in captured.err and "rr" not in captured.err

@@ -12,11 +12,11 @@ from chatbot.text import normalize
 from harness.evaluate import RunStopped, run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import SAMPLE_DOCS, sample_cases
+from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases
 
 
 def settings_for(server, tmp_path, **kw):
-    return RunSettings(**({"docs": str(SAMPLE_DOCS), "cases": sample_cases(tmp_path),
+    return RunSettings(**({"docs": str(HANDBOOK), "cases": sample_cases(tmp_path),
                            "out": str(tmp_path / "results"), "host": server.url} | kw))
 
 
@@ -73,7 +73,7 @@ def test_server_error_status_for_one_case_is_an_error_row(server, tmp_path):
 def test_connection_dropped_for_good_stops_the_run_resumably(server, tmp_path, capsys):
     from harness.cli import main
     server.drop_next(count=10_000, path="/api/chat")
-    code = main(["run", "--host", server.url, "--docs", str(SAMPLE_DOCS), "--cases", str(SAMPLE_DOCS / "cases.jsonl"),
+    code = main(["run", "--host", server.url, "--docs", str(HANDBOOK), "--cases", str(SAMPLE_DOCS / "cases.jsonl"),
                  "--out", str(tmp_path / "r"), "--retries", "1", "--backoff", "0.01"])
     err = capsys.readouterr().err
     assert code == 1 and "dropped the connection" in err and "rag-eval run --resume" in err
@@ -144,7 +144,7 @@ def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
     server.delay_s = 0.15  # slow enough to kill it half-way
     env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache")}
     command = [sys.executable, str(REPO / "evaluate_rag.py"), "--host", server.url, "--cases", cases,
-               "--docs", str(SAMPLE_DOCS), "--out", str(tmp_path / "killed")]
+               "--docs", str(HANDBOOK), "--out", str(tmp_path / "killed")]
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     rows_file = None

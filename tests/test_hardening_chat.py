@@ -13,7 +13,7 @@ from chatbot.ollama_client import ClientSettings, OllamaClient
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
+from tests.conftest import REPO, HANDBOOK, SAMPLE_DOCS, sample_cases
 from tests.fake_ollama import REPEAT_LIMIT_ERROR, ChatReply, ModelSpec
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
@@ -22,7 +22,7 @@ INSTRUCT = "qwen3:4b-instruct-2507-q4_K_M"
 
 
 def bot_for(server, status=None, **settings):
-    return open_chatbot(docs=SAMPLE_DOCS, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
+    return open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
                         settings=AnswerSettings(**settings), status=status)
 
 
@@ -31,7 +31,7 @@ def cite_hotel(body):
 
 
 def run_settings(server, tmp_path, **kw):
-    return RunSettings(**({"docs": str(SAMPLE_DOCS), "cases": sample_cases(tmp_path),
+    return RunSettings(**({"docs": str(HANDBOOK), "cases": sample_cases(tmp_path),
                            "out": str(tmp_path / "results"), "host": server.url} | kw))
 
 
@@ -71,7 +71,7 @@ def test_default_cap_keeps_a_run_row_small(server, tmp_path):
 
 def test_rag_chat_max_reply_chars_flag(server, capsys):
     server.huge_reply_chars = 3_000
-    assert rag_chat(["ask", QUESTION, "--docs", str(SAMPLE_DOCS), "--host", server.url, "--json",
+    assert rag_chat(["ask", QUESTION, "--docs", str(HANDBOOK), "--host", server.url, "--json",
                      "--max-reply-chars", "2000"]) == 0
     record = json.loads(capsys.readouterr().out)
     assert record["status"] == "malformed_output" and len(record["raw"]) == 2_000
@@ -168,7 +168,7 @@ def test_preflight_loads_the_chat_model_and_records_the_load_time(server):
 
 
 def test_rag_chat_shows_loading_progress(server, capsys):
-    assert rag_chat(["ask", QUESTION, "--docs", str(SAMPLE_DOCS), "--host", server.url]) == 0
+    assert rag_chat(["ask", QUESTION, "--docs", str(HANDBOOK), "--host", server.url]) == 0
     assert "loading qwen3:4b…" in capsys.readouterr().err
 
 

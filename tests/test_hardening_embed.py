@@ -12,7 +12,7 @@ from chatbot.errors import BadReply
 from chatbot.index import EmbeddingCache, EmbedSettings, build_index
 from chatbot.ollama_client import ClientSettings, OllamaClient, _embeddings
 from chatbot.pdfs import read_documents
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 
 MODEL = "nomic-embed-text"
 DIGEST = "d" * 64
@@ -23,7 +23,7 @@ def client_for(server) -> OllamaClient:
 
 
 def build(server, cache):
-    return build_index(read_documents(SAMPLE_DOCS), client_for(server), chunking=ChunkSettings(),
+    return build_index(read_documents(HANDBOOK), client_for(server), chunking=ChunkSettings(),
                        embedding=EmbedSettings(batch_size=4), digest=DIGEST, cache=cache)
 
 
@@ -34,7 +34,7 @@ def cached_files(root):
 @pytest.mark.parametrize("fault, word", [("nan", "NaN"), ("inf", "Inf")])
 def test_non_finite_vectors_are_refused_naming_host_model_and_chunk_and_never_cached(server, tmp_path, fault, word):
     cache = EmbeddingCache(tmp_path / "vectors")
-    first_chunk = chunk_pages([p for d in read_documents(SAMPLE_DOCS) for p in d.pages], ChunkSettings())[0]
+    first_chunk = chunk_pages([p for d in read_documents(HANDBOOK) for p in d.pages], ChunkSettings())[0]
     server.embed_fault = fault  # the first vector of every batch
     with pytest.raises(BadReply) as err:
         build(server, cache)
@@ -102,7 +102,7 @@ def test_a_later_batch_of_another_width_is_refused(server):
 
 
 def test_query_vector_of_another_width_than_the_index_is_that_questions_error(server):
-    bot = open_chatbot(docs=SAMPLE_DOCS, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
+    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
                        settings=AnswerSettings())
     server.embed_fault = "short"
     result = bot.ask("What is the hotel reimbursement limit per night?")

@@ -17,7 +17,7 @@ from harness.evaluate import run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK, SAMPLE_DOCS
 
 HOST = resolve_host(os.environ.get("OLLAMA_HOST"))  # read at import: the autouse fixture clears it per test
 pytestmark = pytest.mark.ollama
@@ -41,7 +41,7 @@ def test_preflight_and_embeddings(live):
 
 
 def test_evaluation_of_the_sample_writes_valid_rows(live, tmp_path):
-    result = run_evaluation(RunSettings(docs=str(SAMPLE_DOCS), cases=str(SAMPLE_DOCS / "cases.jsonl"),
+    result = run_evaluation(RunSettings(docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"),
                                         out=str(tmp_path), host=HOST, timeout=600))
     rows = read_rows(result.run_dir)
     assert len(rows) == result.summary.rows > 0

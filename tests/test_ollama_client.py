@@ -8,7 +8,7 @@ from chatbot.errors import InputTooLong, ModelMissing, OllamaTimeout, ServerBusy
 from chatbot.index import EmbedSettings, EmbeddingCache, Index, build_index
 from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from chatbot.pdfs import read_documents
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 
 
 def client_for(server, **kw) -> OllamaClient:
@@ -79,7 +79,7 @@ def test_timeout_is_our_error(server):
 
 
 def test_embed_request_bodies_batches_and_prefixes(server):
-    docs = read_documents(SAMPLE_DOCS)
+    docs = read_documents(HANDBOOK)
     client = client_for(server)
     index = build_index(docs, client, chunking=ChunkSettings(600, 50), embedding=EmbedSettings(batch_size=4),
                         digest="d" * 64, cache=None)
@@ -112,7 +112,7 @@ def test_over_long_chunk_is_named_not_truncated(server, make_pdf):
 
 
 def test_cache_makes_a_rebuild_embed_nothing(server, tmp_path):
-    docs = read_documents(SAMPLE_DOCS)
+    docs = read_documents(HANDBOOK)
     cache = EmbeddingCache(tmp_path / "cache")
     kw = dict(chunking=ChunkSettings(), embedding=EmbedSettings(), digest="a" * 64, cache=cache)
     first = build_index(docs, client_for(server), **kw)
@@ -127,7 +127,7 @@ def test_cache_makes_a_rebuild_embed_nothing(server, tmp_path):
 
 def test_index_search_save_and_load(server, tmp_path):
     client = client_for(server)
-    index = build_index(read_documents(SAMPLE_DOCS), client, chunking=ChunkSettings(), embedding=EmbedSettings(),
+    index = build_index(read_documents(HANDBOOK), client, chunking=ChunkSettings(), embedding=EmbedSettings(),
                         digest="a" * 64, cache=None)
     from chatbot.index import embed_query
     query = embed_query(client, EmbedSettings(), "hotel costs reimbursed per night")
@@ -141,7 +141,7 @@ def test_index_search_save_and_load(server, tmp_path):
 
 def test_damaged_index_is_a_clear_error(server, tmp_path):
     from chatbot.errors import InputError
-    index = build_index(read_documents(SAMPLE_DOCS), client_for(server), chunking=ChunkSettings(),
+    index = build_index(read_documents(HANDBOOK), client_for(server), chunking=ChunkSettings(),
                         embedding=EmbedSettings(), digest="a" * 64, cache=None)
     saved = index.save(tmp_path / "idx")
     index.save(saved)  # saving over an existing index swaps it whole

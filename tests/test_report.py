@@ -107,7 +107,7 @@ def sample_pair(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
     cases = out / "cases.jsonl"  # a copy, so that the review below lands here and not in sample_docs
     cases.write_text((SAMPLE / "cases.jsonl").read_text())
-    common = dict(system="offline", out=str(out), docs=str(SAMPLE), cases=str(cases))
+    common = dict(system="offline", out=str(out), docs=str(SAMPLE / "handbook.pdf"), cases=str(cases))
     return (run_evaluation(RunSettings(label="a", chunk_size=1500, **common)).run_dir,
             run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir)
 

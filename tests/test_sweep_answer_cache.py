@@ -13,7 +13,7 @@ from chatbot.answer_cache import MAX_REPLY_CHARS, AnswerCache, CachingGenerator,
 from chatbot.bot import open_chatbot
 from chatbot.errors import InputError
 from chatbot.ollama_client import ChatReply, ClientSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 
 HOTEL_Q = "What is the hotel reimbursement limit per night?"
 KEY = {"model_digest": "d" * 64, "prompt": "Question: x",
@@ -23,7 +23,7 @@ REPLY = ChatReply("{\"answer\": \"x\", \"citations\": []}", "because", "stop", 1
 
 
 def bot_for(server, **settings):
-    return open_chatbot(docs=SAMPLE_DOCS, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
+    return open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url, backoff_s=0.0),
                         settings=AnswerSettings(**settings))
 
 

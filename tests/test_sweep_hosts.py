@@ -12,7 +12,7 @@ from chatbot.bot import open_chatbot
 from chatbot.errors import InputError, ModelMissing
 from chatbot.hosts import HostPool, bind_to
 from chatbot.ollama_client import ClientSettings, OllamaClient
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK
 from tests.fake_ollama import FakeOllama, overlap_rule
 
 CHAT = "qwen3:4b"
@@ -143,7 +143,7 @@ def test_no_host_means_the_environment_or_default(monkeypatch):
 def test_a_chatbot_bound_to_each_server_answers_cases_through_the_pool(two_servers):
     a, b = two_servers
     a.chat_rule = b.chat_rule = overlap_rule
-    bot = open_chatbot(docs=SAMPLE_DOCS, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
+    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
                        settings=AnswerSettings())
     bot.generator = CachingGenerator(bot.generator, AnswerCache.default(), repeat=2)
     embeds_at_build = a.count("/api/embed")
