@@ -132,7 +132,8 @@ class RunStopped(RagError):
 
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
-_FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "cache_dir"}
+_FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "hosts", "cache_dir",
+                   "answer_cache"}
 
 
 def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str, int]]]:
@@ -170,20 +171,27 @@ def _drop_partial_line(path: Path) -> None:
 
 def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSettings,
                 judging: Judging) -> Iterator[Row]:
-    """Yield rows in job order. With workers > 1 every job is submitted at once and at most `workers`
-    run together; a row is yielded when it and all rows before it are done."""
+    """Yield rows in job order. A system with a host pool (the chatbot) spreads the jobs over its servers'
+    worker slots and each row records the server that answered it; any other system runs `workers` jobs at once.
+    A row is yielded when it and all rows before it are done."""
     timed = not is_builtin(settings.system) and not settings.system.startswith(("http://", "https://"))
 
-    def one(job: tuple[Case, int]) -> Row:
+    def one(job: tuple[Case, int], client: Any = None) -> Row:
         case, repeat = job
         start = time.perf_counter()
-        result = _ask(system, case)
+        result = _ask(system, case, repeat, client)
         elapsed_ms = (time.perf_counter() - start) * 1000
         if timed and result.error is None and elapsed_ms > settings.timeout * 1000:
             result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
                                         f"{settings.timeout:g} s", raw=result.raw)
-        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat)
+        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
+                         host=None if client is None else client.host)
 
+    pool = getattr(system, "pool", None)
+    if pool is not None and callable(getattr(system, "answer_with", None)):
+        for served in pool.imap(lambda client, job: one(job, client), jobs):
+            yield served.value
+        return
     if settings.workers == 1:
         yield from map(one, jobs)
         return
@@ -197,9 +205,12 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
                 future.cancel()
 
 
-def _ask(system: System, case: Case) -> SystemAnswer:
-    """One answer; a failure of this case alone becomes its error, one that would fail every case raises."""
+def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> SystemAnswer:
+    """One answer; a failure of this case alone becomes its error, one that would fail every case raises.
+    With `client` (a server of the system's pool) the system answers through that server."""
     try:
+        if client is not None:
+            return to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat, client=client))
         return to_answer(system.answer(case.question, case_id=case.id))
     except FATAL:
         raise

@@ -40,6 +40,7 @@ class RunSettings:
     query_prefix: str | None = None
     batch_size: int = _EMBED.batch_size
     host: str | None = None
+    hosts: tuple[str, ...] = ()  # several servers (`--host` given more than once); empty: `host` alone
     timeout: float = _CLIENT.timeout_s
     retries: int = _CLIENT.retries
     backoff: float = _CLIENT.backoff_s
@@ -52,7 +53,8 @@ class RunSettings:
     max_reply_chars: int = _ANSWER.max_reply_chars
     retriever: str = _ANSWER.retriever
     cache_dir: str | None = None
-    workers: int = 1
+    workers: int = 1  # per server
+    answer_cache: bool = False  # reuse stored chat replies and question vectors (sweeps turn it on)
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
@@ -68,10 +70,17 @@ class RunSettings:
         if max(self.k) > self.top_k:
             raise InputError(f"--k {max(self.k)} is larger than --top-k {self.top_k}: Hit@{max(self.k)} would only "
                              f"see {self.top_k} passages; raise --top-k or lower --k")
+        if self.hosts and self.host is not None and self.host not in self.hosts:
+            raise InputError(f"host {self.host!r} is not among hosts {list(self.hosts)}; give the servers as "
+                             "hosts (or --host once per server) and drop host")
         self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"k": list(self.k)}
+        return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts)}
+
+    def servers(self) -> tuple[str | None, ...]:
+        """The Ollama servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
+        return self.hosts or (self.host,)
 
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
@@ -80,7 +89,7 @@ class RunSettings:
         return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
 
     def client(self) -> ClientSettings:
-        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
+        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
 
     def answering(self) -> AnswerSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]
@@ -92,18 +101,21 @@ class RunSettings:
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
 _TYPE_NAMES = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
-               "ints": "a list of integers"}
+               "ints": "a list of integers", "strs": "a list of strings"}
+_LISTS = ("k", "hosts")  # settings held as tuples
 
 
 def _kind(name: str) -> str:
     """The TOML type a setting takes, from the dataclass annotation."""
     annotation = str(FIELDS[name].type)
-    return next(k for k, marker in (("ints", "tuple"), ("bool", "bool"), ("int", "int"), ("float", "float"),
+    return next(k for k, marker in (("strs", "tuple[str"), ("ints", "tuple"), ("bool", "bool"), ("int", "int"), ("float", "float"),
                                     ("str", "str")) if marker in annotation)
 
 
 def _has_type(name: str, value: Any) -> bool:
     kind = _kind(name)
+    if kind == "strs":
+        return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
     if kind == "ints":
         return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     if kind == "float":
@@ -123,8 +135,9 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
     values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
     if flags.get("offline"):  # --offline is an alias of --system offline
         values["system"] = "offline"
-    if "k" in values:
-        values["k"] = tuple(values["k"])
+    for name in _LISTS:
+        if name in values:
+            values[name] = tuple(values[name])
     return RunSettings(**values)
 
 

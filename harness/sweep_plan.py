@@ -51,7 +51,8 @@ DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
 SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
 _SLUG_MAX = 100
-_NOT_SWEPT = frozenset({"out", "label", "cache_dir"})  # one per sweep: the sweep directory names the cells
+# one per sweep: the sweep directory names the cells; the servers and the cache serve every cell alike
+_NOT_SWEPT = frozenset({"out", "label", "cache_dir", "hosts", "answer_cache"})
 _GRID = Path("--grid")  # the "file" named in messages about --grid arguments
 
 
@@ -237,8 +238,9 @@ def _cells(source: Path, base: dict[str, Any], axes: Mapping[str, list[_Value]])
         pairs = tuple(zip(axes, combo))
         label = ",".join(f"{_dashed(name)}={v}" for name, v in pairs)
         values = base | {name: v.value for name, v in pairs}
-        if "k" in values:
-            values["k"] = tuple(values["k"])
+        for name in ("k", "hosts"):  # settings held as tuples
+            if name in values:
+                values[name] = tuple(values[name])
         slug = _slug(label, slugs)
         slugs.add(slug)
         try:

@@ -1,13 +1,30 @@
-"""The bundled chatbot as a system: pages -> chunks -> nomic embeddings -> qwen3 answers with quotes."""
+"""The bundled chatbot as a system: pages -> chunks -> nomic embeddings -> qwen3 answers with quotes.
+
+With several servers (`hosts`), every server is preflighted first and a different model build on any of them is
+refused before anything is loaded or embedded; the index is built through the first server, and each case is
+then answered by whichever server has a free worker slot (`answer_with(..., client=)`), its question embedded and
+its answer generated there. With `answer_cache`, chat replies come from the content-addressed answer cache when it
+holds them (the repeat index is part of the key) and question vectors from the embedding cache, so a sweep never
+sends the same request twice.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from chatbot import __version__
-from chatbot.answer import Answer
-from chatbot.bot import Chatbot, open_chatbot
+from chatbot.answer import Answer, answer
+from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
+from chatbot.hosts import HostPool, PoolInfo
+from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, default_cache_dir, embed_query
+from chatbot.ollama_client import OllamaClient
+from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 from ..records import Citation, Passage, SystemAnswer
 from .base import SystemContext
@@ -15,32 +32,124 @@ from .base import SystemContext
 NAME = "pdf-rag-eval chatbot over Ollama"
 
 
+def embedding_cache_dir(cache_dir: str | None) -> Path:
+    """Where chunk and question vectors are cached (the same place `open_chatbot` uses)."""
+    return Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings"
+
+
+def answer_cache_for(cache_dir: str | None) -> AnswerCache:
+    """The answer cache under the run's cache directory: `<--cache-dir>/answers`, else the default one."""
+    return AnswerCache(Path(cache_dir) / "answers") if cache_dir else AnswerCache.default()
+
+
+class CachedQueryRetriever:
+    """Dense retrieval whose question vectors come from the embedding cache (keyed by model digest, query prefix
+    and text, like chunk vectors) and are embedded at most once per process, even when repeats of one question
+    run at the same time."""
+
+    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings, cache: EmbeddingCache,
+                 memo: _Memo):
+        self.client, self.index, self.embedding, self.cache, self.memo = client, index, embedding, cache, memo
+        self.digest = index.manifest["embedding"]["digest"]
+
+    def retrieve(self, question: str, k: int) -> list[Hit]:
+        width = self.index.vectors.shape[1] if self.index.vectors.ndim == 2 else None
+        key = EmbeddingCache.key(self.digest, self.embedding.prefixes[1], question)
+        with self.memo.lock_for(key):
+            vector = self.cache.get(key)
+            if vector is None or (width is not None and len(vector) != width):
+                vector = embed_query(self.client, self.embedding, question, dim=width)
+                self.cache.put(key, np.asarray(vector, dtype=np.float32))
+        return self.index.search(vector, k)
+
+
+@dataclass
+class _Memo:
+    """One lock per question key, so concurrent repeats of a question wait for one embedding request."""
+
+    locks: dict[str, threading.Lock] = field(default_factory=dict)
+    guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def lock_for(self, key: str) -> threading.Lock:
+        with self.guard:
+            return self.locks.setdefault(key, threading.Lock())
+
+
 @dataclass
 class ChatbotSystem:
     bot: Chatbot
     settings: Any
+    pool: HostPool | None = None  # the servers that answer cases, each with `workers` slots
+    pool_info: PoolInfo | None = None  # set when several servers were preflighted together
+    answers: AnswerCache | None = None
+    _lanes: dict[str, tuple[Retriever, OllamaGenerator]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, ctx: SystemContext) -> ChatbotSystem:
         s, progress = ctx.settings, ctx.progress
+        pool, info = None, None
+        servers = s.servers()
+        if len(servers) > 1:  # refuse different builds on any server before loading or embedding anything
+            pool = HostPool.connect(servers, settings=s.client(), slots=s.workers)
+            info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model)
         bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(), chunking=s.chunking(),
                            embedding=s.embedding(), settings=s.answering(), cache_dir=s.cache_dir,
                            progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
-        return cls(bot, s)
+        if pool is None:
+            pool = HostPool([bot.client], slots=s.workers)
+        answers = answer_cache_for(s.cache_dir) if getattr(s, "answer_cache", False) else None
+        system = cls(bot, s, pool, info, answers)
+        system._bind_lanes()
+        return system
+
+    def _bind_lanes(self) -> None:
+        """One retriever and generator per server: same index, models and settings, that server's client."""
+        bot, s = self.bot, self.settings
+        lexical = _lexical_of(bot.retriever)
+        vectors = EmbeddingCache(embedding_cache_dir(s.cache_dir))
+        memo = _Memo()
+        for client in self.pool.clients:
+            dense: Retriever = (CachedQueryRetriever(client, bot.index, s.embedding(), vectors, memo)
+                                if self.answers else OllamaRetriever(client, bot.index, s.embedding()))
+            retriever = (dense if lexical is None else lexical if s.retriever == "bm25"
+                         else HybridRetriever(dense, lexical))
+            gen = bot.generator
+            generator = OllamaGenerator(client, gen.model, gen.digest, gen.capabilities)
+            self._lanes[client.host] = (retriever, generator)
 
     @property
     def chunk_count(self) -> int:
         return len(self.bot.index.chunks)
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "chatbot", "system": NAME, "version": __version__,
-                "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
-                "ollama": self.bot.server.to_dict(), "index": self.bot.index.manifest,
-                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
-                "warnings": list(self.bot.warnings)}
+        out = {"name": "chatbot", "system": NAME, "version": __version__,
+               "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
+               "ollama": self.bot.server.to_dict(), "index": self.bot.index.manifest,
+               "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
+               "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())}
+        if self.pool_info is not None:
+            out["servers"] = [{"host": h, "slots": n} | info.to_dict()
+                              for h, n, info in zip(self.pool.hosts, self.pool.slots, self.pool_info.servers)]
+        if self.answers is not None:
+            out["answer_cache"] = str(self.answers.root)
+        return out
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
-        return from_chatbot(self.bot.ask(question))
+        return self.answer_with(question, case_id=case_id, repeat=0, client=self.pool.clients[0])
+
+    def answer_with(self, question: str, *, case_id: str, repeat: int, client: OllamaClient) -> SystemAnswer:
+        """Answer through `client`'s server; with the answer cache, the reply for this repeat index is reused."""
+        retriever, generator = self._lanes[client.host]
+        if self.answers is not None:
+            generator = CachingGenerator(generator, self.answers, repeat)
+        return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
+
+
+def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:
+    """The bot's BM25 retriever (bm25, or the lexical half of hybrid), shared by every server; None for dense."""
+    if isinstance(retriever, LexicalRetriever):
+        return retriever
+    return retriever.lexical if isinstance(retriever, HybridRetriever) else None
 
 
 def from_chatbot(a: Answer) -> SystemAnswer:
