@@ -29,11 +29,16 @@ def _adder(group: argparse._ArgumentGroup, fill: bool):
     return add
 
 
-def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
-    """Flags for the model server and models; shared with `rag-eval run`."""
+def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_hosts: bool = False) -> None:
+    """Flags for the model server and models; shared with `rag-eval run`. With `many_hosts`, `--host` may be
+    given once per server (a list, None when not given)."""
     client, embed = ClientSettings(), EmbedSettings()
     add = _adder(parser.add_argument_group("server and models"), fill)
-    add("--host", None, "Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    if many_hosts:
+        add("--host", None, "Ollama address; give it once per server to spread cases over several (default: "
+                            "$OLLAMA_HOST, else http://127.0.0.1:11434)", action="append")
+    else:
+        add("--host", None, "Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
     add("--timeout", client.timeout_s, "seconds per HTTP call", type=float)
     add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
     add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)

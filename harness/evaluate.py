@@ -52,11 +52,13 @@ def prepare(settings: RunSettings, progress: Progress | None = None) -> tuple[li
 
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
-                   system: System | None = None, resume: str | Path | None = None) -> RunResult:
+                   system: System | None = None, resume: str | Path | None = None,
+                   run_dir: str | Path | None = None) -> RunResult:
     """Run every case through the system and write the run directory. Rows land in case order, each flushed as
     it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
-    directory is finished instead, if its settings and inputs are unchanged. The run directory is locked while
-    this process writes it."""
+    directory is finished instead, if its settings and inputs are unchanged. `run_dir` names the new run's
+    directory (it must not exist yet; a sweep places its cells so) instead of `<out>/<time>-<label>`. The run
+    directory is locked while this process writes it."""
     documents, cases = prepare(settings, progress)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     fresh = _manifest(settings, documents, argv)
@@ -69,7 +71,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         system = system or load_system(settings.system, SystemContext(settings, documents, progress))
         description = system.describe()
         if resume is None:
-            run_dir = new_run_dir(settings.out, settings.label)
+            run_dir = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
             stack.enter_context(RunLock(run_dir))
             manifest = fresh.model_copy(update={"run_id": run_dir.name, "system": description,
                                                 "collection": _collection(documents, system)})
@@ -110,6 +112,15 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
     manifest = manifest.model_copy(update={"status": "complete"})
     write_json(run_dir / MANIFEST, manifest.to_json())
     return RunResult(run_dir, summary, manifest)
+
+
+def _fresh_dir(path: str | Path) -> Path:
+    path = Path(path)
+    try:
+        path.mkdir(parents=True)
+    except FileExistsError:
+        raise InputError(f"{path} already exists; a new run needs a new directory (or --resume it)") from None
+    return path
 
 
 def _write_quietly(path: Path, manifest: Manifest) -> None:

@@ -141,6 +141,14 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
     return RunSettings(**values)
 
 
+def host_flags(given: list[str] | None) -> dict[str, Any]:
+    """`--host` given n times as the flags `host` and `hosts` (None, None when not given), so that flags win over
+    a config file's `host` or `hosts` whichever it sets."""
+    if not given:
+        return {"host": None, "hosts": None}
+    return {"host": given[0], "hosts": tuple(given) if len(given) > 1 else ()}
+
+
 def load_config(path: str | Path) -> dict[str, Any]:
     """A TOML file of the same settings as the flags (dashes or underscores), e.g. `chunk-size = 800`."""
     path = Path(path)

@@ -15,7 +15,7 @@ from ..chart import fmt
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json
-from ..settings import RunSettings, resolve
+from ..settings import RunSettings, host_flags, resolve
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -32,8 +32,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 def add_run_args(p: argparse.ArgumentParser) -> None:
     """Every flag defaults to None so that a --config file can fill what was not given; the help shows the
     defaults from the code (RunSettings and the chatbot's settings)."""
-    d = RunSettings()
     p.add_argument("--config", help="a TOML file of these settings (flags given here win)")
+    g = add_base_args(p)
+    g.add_argument("--resume", metavar="RUN_DIR",
+                   help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
+    g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
+                   help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
+    g.add_argument("--answer-cache", action="store_true", default=None,
+                   help="reuse chat replies and question vectors stored by earlier runs (under --cache-dir; "
+                        "sweeps do this by default)")
+
+
+def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
+    """The run settings as flags (shared by `rag-eval run` and `rag-eval sweep`); returns the "the run" group
+    for command-specific flags. `--host` may be given once per server."""
+    d = RunSettings()
     g = p.add_argument_group("what to evaluate")
     g.add_argument("--system", help=f"chatbot, offline, a plug-in name, package.module:factory, or an http(s):// "
                                     f"address (default {d.system}; README: 'Evaluate your own RAG system')")
@@ -43,22 +56,26 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
     g.add_argument("--k", type=int, nargs="+",
                    help=f"cut-offs for Hit@k and Recall@k (default {' '.join(map(str, d.k))})")
-    g = p.add_argument_group("the run")
-    g.add_argument("--out", help=f"where run directories go (default {d.out})")
-    g.add_argument("--label", help="a name for this run, part of its directory name")
-    g.add_argument("--workers", type=int, help=f"cases answered in parallel (default {d.workers})")
-    g.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
-    g.add_argument("--resume", metavar="RUN_DIR",
-                   help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
-    g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
-                   help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
-    add_server_args(p, fill=False)
+    run = p.add_argument_group("the run")
+    run.add_argument("--out", help=f"where run directories go (default {d.out})")
+    run.add_argument("--label", help="a name for this run, part of its directory name")
+    run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
+    run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
+    return run
+
+
+def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
+    """The run settings given as flags (None: not given), `--host` split into host and hosts."""
+    flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
+                                                              *skip)}
+    return flags | host_flags(args.host)
 
 
 def run(args: argparse.Namespace) -> int:
-    flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume")}
+    flags = given_flags(args)
     saved = read_json(Path(args.resume) / MANIFEST)["settings"] if args.resume else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)

@@ -1,0 +1,209 @@
+"""`rag-eval sweep`: run every cell of a sweep plan as a normal run, then rank the cells on one leaderboard.
+
+A sweep directory holds:
+- `sweep.json`: the plan (cells, axes, baseline, primary, alpha, tags), the sweep file's hash, the --grid
+  arguments, the base flags, the command, and per cell its run directory and status;
+- one run directory per cell, named by the cell's slug (`compare`, `report`, `rescore`, `review` and
+  `run --resume` work on each as on any run);
+- `leaderboard.json` / `.md` / `.svg` / `.html` once every cell is complete.
+
+Reuse: every cell uses the same cache directory, so a chunk text is embedded once per embedding model across the
+sweep (the vector cache is keyed by model digest, prefix and text) and, with the answer cache (on by default in a
+sweep), a chat call made by one cell, or by an earlier sweep, is never made again. A cell's latency on the
+leaderboard is the server's own `total_ms` of the reply (stored with a cached reply, so a cached cell reports the
+time it really took); for a system that reports none, the row's wall time.
+
+Resuming: cells whose run is complete are kept, the interrupted cell's run is resumed (`run_evaluation(resume=)`),
+the others run. A sweep file whose content changed, different --grid arguments, or different base flags (other
+than those that cannot change a row: workers, hosts, timeouts, retries) are refused.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chatbot.errors import InputError, RagError
+from chatbot.store import atomic_write_text
+
+from .evaluate import Progress, RunStopped, run_evaluation
+from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
+from .leaderboard_html import write_leaderboard_html
+from .leaderboard_render import write_leaderboard
+from .records import Row
+from .runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
+from .sweep_plan import Cell, SweepPlan, load_sweep
+
+__all__ = ["FREE_FLAGS", "SWEEP_FORMAT", "SWEEP_MANIFEST", "SweepResult", "SweepStopped", "cell_results",
+           "leaderboard_of", "read_sweep_manifest", "resume_plan", "run_sweep"]
+
+SWEEP_MANIFEST = "sweep.json"
+SWEEP_FORMAT = 1
+# Base flags that may differ when a sweep is resumed: they decide how fast, not what a row says.
+FREE_FLAGS = frozenset({"workers", "host", "hosts", "timeout", "retries", "backoff", "answer_cache"})
+CellHook = Callable[[int, int, Cell, str], None]  # (index from 1, cells, cell, "start" | "kept" | "resume")
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    sweep_dir: Path
+    plan: SweepPlan
+    run_dirs: tuple[Path, ...]  # one per cell, in plan order
+    board: Leaderboard
+    selection: Selection | None
+    files: dict[str, Path]
+
+
+class SweepStopped(RagError):
+    """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
+
+    def __init__(self, sweep_dir: Path, cell: Cell, cause: RunStopped):
+        self.sweep_dir, self.cause = sweep_dir, cause
+        self.exit_code = cause.exit_code
+        super().__init__(f"sweep stopped in cell {cell.label}: {cause.cause}\nfinished cells are kept in "
+                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
+
+
+def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(flags.items()) if v is not None}
+
+
+def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] = (),
+              resume: str | Path | None = None, progress: Progress | None = None, on_cell: CellHook | None = None,
+              argv: list[str] | None = None) -> SweepResult:
+    """Run (or, with `resume`, finish) every cell, then write the leaderboard. `flags` are the base run flags
+    given (field names, None = not given) as passed to `load_sweep`; `grid` the --grid arguments."""
+    if resume is None:
+        first = plan.cells[0].settings
+        sweep_dir = new_run_dir(first.out, first.label or (Path(plan.source).stem if plan.source else "sweep"))
+        _write_manifest(sweep_dir, _manifest(plan, flags, grid, argv))
+    else:
+        sweep_dir = Path(resume)
+        _check_same(sweep_dir, plan, flags, grid)
+    run_dirs = []
+    for number, cell in enumerate(plan.cells, start=1):
+        run_dirs.append(_run_cell(sweep_dir, plan, cell, number, progress, on_cell, argv))
+    board, selection = leaderboard_of(plan, run_dirs)
+    files = write_leaderboard(sweep_dir, board, selection)
+    files["html"] = write_leaderboard_html(sweep_dir / "leaderboard.html", board, selection, plan)
+    manifest = read_json(sweep_dir / SWEEP_MANIFEST) | {"status": "complete", "ended_at": utc_now()}
+    _write_manifest(sweep_dir, manifest)
+    return SweepResult(sweep_dir, plan, tuple(run_dirs), board, selection, files)
+
+
+def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progress: Progress | None,
+              on_cell: CellHook | None, argv: list[str] | None) -> Path:
+    run_dir = sweep_dir / cell.slug
+    settings = dataclasses.replace(cell.settings, label=cell.label)
+    state = _cell_state(run_dir)
+    if on_cell:
+        on_cell(number, len(plan.cells), cell, state)
+    if state == "kept":
+        return run_dir
+    try:
+        run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,
+                       run_dir=None if state == "resume" else run_dir)
+    except RunStopped as exc:
+        raise SweepStopped(sweep_dir, cell, exc) from exc
+    return run_dir
+
+
+def _cell_state(run_dir: Path) -> str:
+    """kept (complete), resume (rows may be saved), or start. A directory a kill left before its manifest was
+    written holds no row; it is cleared and the cell starts again."""
+    if (run_dir / MANIFEST).exists():
+        return "kept" if read_manifest(run_dir).status == "complete" else "resume"
+    if run_dir.exists():
+        leftovers = [p for p in run_dir.iterdir() if p.name != ".lock"]
+        if leftovers:
+            raise InputError(f"{run_dir}: has files but no manifest.json; move it away and resume again")
+        (run_dir / ".lock").unlink(missing_ok=True)
+        run_dir.rmdir()
+    return "start"
+
+
+# -- the manifest ---------------------------------------------------------------------------------------------
+def _manifest(plan: SweepPlan, flags: Mapping[str, Any], grid: Sequence[str], argv: list[str] | None) -> dict:
+    return {"format": SWEEP_FORMAT, "status": "incomplete", "started_at": utc_now(), "command": argv,
+            "sha256": plan.sha256, "source": plan.source, "grid": list(grid), "flags": _jsonable(flags),
+            "plan": plan.to_dict(), "cells": [{"label": c.label, "slug": c.slug, "run_dir": c.slug}
+                                              for c in plan.cells]}
+
+
+def _write_manifest(sweep_dir: Path, data: dict) -> None:
+    atomic_write_text(sweep_dir / SWEEP_MANIFEST, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def read_sweep_manifest(sweep_dir: str | Path) -> dict:
+    path = Path(sweep_dir) / SWEEP_MANIFEST
+    data = read_json(path)
+    if not isinstance(data, dict) or data.get("format") != SWEEP_FORMAT or "sha256" not in data:
+        raise InputError(f"{path}: not a sweep manifest (format {SWEEP_FORMAT}); is {sweep_dir} a sweep directory?")
+    return data
+
+
+def resume_plan(sweep_dir: str | Path, path: str | Path | None, grid: Sequence[str], flags: Mapping[str, Any],
+                known_metrics: Sequence[str] | None = None) -> tuple[SweepPlan, dict[str, Any], list[str]]:
+    """The plan to resume `sweep_dir` with: the sweep file and --grid given now, or the saved ones when neither
+    is given; the saved base flags with the given ones on top. Refuses a changed definition or changed flags."""
+    saved = read_sweep_manifest(sweep_dir)
+    source = path if path is not None or grid else saved.get("source")
+    grid = list(grid) if path is not None or grid else list(saved.get("grid") or [])
+    merged = dict(saved.get("flags") or {}) | {k: v for k, v in flags.items() if v is not None}
+    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics)
+    _check_same(Path(sweep_dir), plan, merged, grid)
+    return plan, merged, grid
+
+
+def _check_same(sweep_dir: Path, plan: SweepPlan, flags: Mapping[str, Any], grid: Sequence[str]) -> None:
+    saved = read_sweep_manifest(sweep_dir)
+    problems = []
+    if saved["sha256"] != plan.sha256:
+        problems.append(f"the sweep definition changed (sweep file {plan.source or 'none'} and --grid "
+                        f"{' '.join(grid) or 'none'} hash to {plan.sha256[:12]}, the sweep was started with "
+                        f"{saved['sha256'][:12]})")
+    old, new = saved.get("flags") or {}, _jsonable(flags)
+    for key in sorted((set(old) | set(new)) - FREE_FLAGS):
+        if old.get(key) != new.get(key):
+            problems.append(f"flag --{key.replace('_', '-')}: {old.get(key)!r} -> {new.get(key)!r}")
+    if problems:
+        raise InputError(f"{sweep_dir}: cannot resume, the sweep would mix two setups:\n  " + "\n  ".join(problems)
+                         + "\nresume with the sweep file and flags it was started with, or start a new sweep")
+
+
+# -- the leaderboard ------------------------------------------------------------------------------------------
+def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
+    """A cell's per-case primary metric, latency (the server's total_ms, else the row's wall time) and tokens,
+    each the mean over the case's repeats."""
+    def latency(row: Row) -> float | None:
+        value = row.usage.get("total_ms")
+        return value if isinstance(value, (int, float)) else row.usage.get("elapsed_ms")
+
+    def tokens(row: Row) -> float | None:
+        counts = [row.usage.get("prompt_tokens"), row.usage.get("output_tokens")]
+        return None if any(not isinstance(c, int) for c in counts) else float(sum(counts))
+
+    return CellResults(label, per_case_means((r.case_id, r.metrics.get(primary)) for r in rows),
+                       per_case_means((r.case_id, latency(r)) for r in rows),
+                       per_case_means((r.case_id, tokens(r)) for r in rows))
+
+
+def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, Selection | None]:
+    """Every cell against the baseline on all cases; with select-on/confirm-on, also the selection."""
+    all_rows = [read_rows(d) for d in run_dirs]
+    cells = [cell_results(c.label, rows, plan.primary) for c, rows in zip(plan.cells, all_rows)]
+    baseline = next(c for c in cells if c.label == plan.baseline)
+    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha)
+    if plan.select_on is None or plan.confirm_on is None:
+        return board, None
+    tags: dict[str, set[str]] = {}
+    for row in all_rows[[c.label for c in plan.cells].index(plan.baseline)]:
+        tags.setdefault(row.case_id, set()).update(row.tags)
+    selection = select_and_confirm(baseline, cells, tags, select_on=plan.select_on, confirm_on=plan.confirm_on,
+                                   primary=plan.primary, alpha=plan.alpha)
+    return board, selection
+

@@ -1,0 +1,115 @@
+"""`rag-eval sweep --dry-run`: how many embedding and chat calls a sweep needs, and how many the caches hold.
+
+Nothing is embedded, generated or loaded: the documents are read and chunked per cell, the cases read, and each
+server is asked only for its model list and model details (digests and capabilities decide the cache keys).
+Embedding texts are every cell's chunk texts (doc prefix) and questions (query prefix; none for `bm25`), keyed as
+the vector cache keys them. A chat call's key needs its prompt, which needs the retrieved passages: a cell whose
+chunk and question vectors are all cached is retrieved locally and its answer keys counted exactly (distinct
+across cells, repeat index included); any other cell's chats count as needed. Only the chatbot system is counted;
+other systems (`offline`, plug-ins, http) are listed as not counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from chatbot.answer import ANSWER_SCHEMA, PromptTemplate
+from chatbot.answer_cache import answer_key
+from chatbot.bot import OllamaGenerator
+from chatbot.chunking import Chunk, chunk_pages
+from chatbot.index import EmbeddingCache, Hit, Index
+from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.retrievers import HybridRetriever, LexicalRetriever
+
+from .evaluate import prepare
+from .settings import RunSettings
+from .sweep_calls import CallPlan, plan_calls
+from .sweep_plan import SweepPlan
+from .systems.chatbot import answer_cache_for, embedding_cache_dir
+
+__all__ = ["DryRun", "dry_run"]
+
+
+@dataclass(frozen=True)
+class DryRun:
+    calls: CallPlan
+    not_counted: tuple[str, ...]  # cells of systems whose calls are not ours to count
+
+
+def dry_run(plan: SweepPlan) -> DryRun:
+    """Count the sweep's distinct embedding and chat calls and the cached ones (see the module docstring)."""
+    embed_keys, chat_keys, unknown, skipped = [], [], 0, []
+    servers: dict[tuple, ServerInfo] = {}
+    vectors: dict[str, EmbeddingCache] = {}
+    for cell in plan.cells:
+        s = cell.settings
+        if s.system != "chatbot":
+            skipped.append(cell.label)
+            continue
+        server = servers.get((s.servers()[0], s.chat_model, s.embed_model))
+        if server is None:
+            server = preflight(OllamaClient(s.client()), chat_model=s.chat_model, embed_model=s.embed_model,
+                               load=False)
+            servers[(s.servers()[0], s.chat_model, s.embed_model)] = server
+        cache = vectors.setdefault(str(embedding_cache_dir(s.cache_dir)), EmbeddingCache(embedding_cache_dir(s.cache_dir)))
+        keys, chats, unknown_chats = _cell_calls(s, server, cache)
+        embed_keys.append(keys)
+        chat_keys.append(chats)
+        unknown += unknown_chats
+    answers = {}
+
+    def chat_cached(key: str) -> bool:
+        return any(key in a for a in answers.values())
+
+    for cell in plan.cells:
+        if cell.settings.answer_cache:
+            answers.setdefault(str(cell.settings.cache_dir), answer_cache_for(cell.settings.cache_dir))
+    calls = plan_calls(embed_keys, chat_keys, embed_cached=lambda k: _cached(vectors, k),
+                       chat_cached=chat_cached, unknown_chats=unknown)
+    return DryRun(calls, tuple(skipped))
+
+
+def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
+    return any(c.get(key) is not None for c in caches.values())
+
+
+def _cell_calls(s: RunSettings, server: ServerInfo, cache: EmbeddingCache) -> tuple[list[str], list[str], int]:
+    """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
+    documents, cases = prepare(s)
+    chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
+    embedding, digest = s.embedding(), server.models[s.embed_model].digest
+    doc_prefix, query_prefix = embedding.prefixes
+    chunk_keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
+    dense = s.retriever != "bm25"
+    query_keys = {c.question: EmbeddingCache.key(digest, query_prefix, c.question) for c in cases} if dense else {}
+    chats = len(cases) * s.repeat
+    found = {k: cache.get(k) for k in [*chunk_keys, *query_keys.values()]}
+    if any(v is None for v in found.values()):
+        return [*chunk_keys, *query_keys.values()], [], chats
+    retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
+                          lambda q: found[query_keys[q]])
+    answering, template = s.answering(), PromptTemplate.load(s.prompt)
+    info = server.models[s.chat_model]
+    think = OllamaGenerator(None, s.chat_model, info.digest, info.capabilities).think_value(answering)
+    keys = [answer_key(model_digest=info.digest, prompt=template.render(c.question, retrieve(c.question, s.top_k)),
+                       options=answering.options(), think=think, format=ANSWER_SCHEMA, repeat=r)
+            for c in cases for r in range(s.repeat)]
+    return [*chunk_keys, *query_keys.values()], keys, 0
+
+
+def _retriever(kind: str, chunks: list[Chunk], matrix: np.ndarray,
+               vector: Callable[[str], np.ndarray]) -> Callable[[str, int], list[Hit]]:
+    """Retrieval as the cell will do it, from cached vectors only."""
+    index = Index(chunks, matrix, {"embedding": {}})
+
+    class _Dense:
+        def retrieve(self, question: str, k: int) -> list[Hit]:
+            return index.search(vector(question), k)
+
+    if kind == "dense":
+        return _Dense().retrieve
+    lexical = LexicalRetriever(chunks)
+    return lexical.retrieve if kind == "bm25" else HybridRetriever(_Dense(), lexical).retrieve
