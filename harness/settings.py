@@ -89,7 +89,8 @@ class RunSettings:
         return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
 
     def client(self) -> ClientSettings:
-        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
+        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
+                              backoff_s=self.backoff)
 
     def answering(self) -> AnswerSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]
@@ -108,8 +109,8 @@ _LISTS = ("k", "hosts")  # settings held as tuples
 def _kind(name: str) -> str:
     """The TOML type a setting takes, from the dataclass annotation."""
     annotation = str(FIELDS[name].type)
-    return next(k for k, marker in (("strs", "tuple[str"), ("ints", "tuple"), ("bool", "bool"), ("int", "int"), ("float", "float"),
-                                    ("str", "str")) if marker in annotation)
+    return next(k for k, marker in (("strs", "tuple[str"), ("ints", "tuple"), ("bool", "bool"), ("int", "int"),
+                                    ("float", "float"), ("str", "str")) if marker in annotation)
 
 
 def _has_type(name: str, value: Any) -> bool:

@@ -54,7 +54,8 @@ def dry_run(plan: SweepPlan) -> DryRun:
             server = preflight(OllamaClient(s.client()), chat_model=s.chat_model, embed_model=s.embed_model,
                                load=False)
             servers[(s.servers()[0], s.chat_model, s.embed_model)] = server
-        cache = vectors.setdefault(str(embedding_cache_dir(s.cache_dir)), EmbeddingCache(embedding_cache_dir(s.cache_dir)))
+        where = embedding_cache_dir(s.cache_dir)
+        cache = vectors.setdefault(str(where), EmbeddingCache(where))
         keys, chats, unknown_chats = _cell_calls(s, server, cache)
         embed_keys.append(keys)
         chat_keys.append(chats)

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from harness.cli import main
 from harness.leaderboard_render import read_leaderboard
