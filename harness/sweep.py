@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +47,8 @@ SWEEP_MANIFEST = "sweep.json"
 SWEEP_FORMAT = 1
 # Base flags that may differ when a sweep is resumed: they decide how fast, not what a row says.
 FREE_FLAGS = frozenset({"workers", "host", "hosts", "timeout", "retries", "backoff", "answer_cache"})
-CellHook = Callable[[int, int, Cell, str], None]  # (index from 1, cells, cell, "start" | "kept" | "resume")
+CellHook = Callable[[int, int, Cell, str], None]  # (number from 1, cells, cell, "start" | "kept" | "resume" | "done")
+CELLS_AT_ONCE = 2  # enough to hide one cell's setup and tail behind another's answers
 
 
 @dataclass(frozen=True)
@@ -84,15 +87,49 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
     else:
         sweep_dir = Path(resume)
         _check_same(sweep_dir, plan, flags, grid)
-    run_dirs = []
-    for number, cell in enumerate(plan.cells, start=1):
-        run_dirs.append(_run_cell(sweep_dir, plan, cell, number, progress, on_cell, argv))
+    run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv)
     board, selection = leaderboard_of(plan, run_dirs)
     files = write_leaderboard(sweep_dir, board, selection)
     files["html"] = write_leaderboard_html(sweep_dir / "leaderboard.html", board, selection, plan)
     manifest = read_json(sweep_dir / SWEEP_MANIFEST) | {"status": "complete", "ended_at": utc_now()}
     _write_manifest(sweep_dir, manifest)
     return SweepResult(sweep_dir, plan, tuple(run_dirs), board, selection, files)
+
+
+def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_cell: CellHook | None,
+               argv: list[str] | None) -> list[Path]:
+    """Run the cells in plan order, two at a time when every cell is the chatbot: the servers' worker slots are
+    shared (harness/systems/chatbot.py), so one cell's answers fill the slots while the other builds its index
+    or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
+    stops stops the sweep: cells not started are not started, running ones stop at their next row."""
+    stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
+    at_once = CELLS_AT_ONCE if all(c.settings.system == "chatbot" for c in plan.cells) else 1
+
+    def watched(stage: str, done: int, total: int) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # the cell's run stops resumably, like Ctrl-C
+        if progress:
+            progress(stage, done, total)
+
+    def one(number: int, cell: Cell) -> Path:
+        try:
+            return _run_cell(sweep_dir, plan, cell, number, watched, on_cell, argv)
+        except BaseException as exc:
+            if not stop.is_set():
+                first.append(exc)
+            stop.set()
+            raise
+
+    pool = ThreadPoolExecutor(max_workers=at_once, thread_name_prefix="sweep-cell")
+    futures = [pool.submit(one, n, c) for n, c in enumerate(plan.cells, start=1)]
+    try:
+        return [f.result() for f in futures]
+    except BaseException as exc:
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise (first[0] if first else exc) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progress: Progress | None,
@@ -109,6 +146,8 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
                        run_dir=None if state == "resume" else run_dir)
     except RunStopped as exc:
         raise SweepStopped(sweep_dir, cell, exc) from exc
+    if on_cell:
+        on_cell(number, len(plan.cells), cell, "done")
     return run_dir
 
 

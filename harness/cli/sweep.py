@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 from chatbot.errors import InputError
-from chatbot.terminal import ProgressBar
 
 from ..leaderboard_render import leaderboard_text
 from ..sweep import resume_plan, run_sweep
@@ -56,20 +56,16 @@ def sweep(args: argparse.Namespace) -> int:
     if args.dry_run:
         print(_dry_run_text(plan))
         return 0
-    bars: dict[str, ProgressBar] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            bars[stage] = ProgressBar(stage, reused="from cache" if stage == "embedding" else "done before",
-                                      delay_s=1.0 if stage == "reading PDFs" else 0.0)
-        bars[stage](done, total)
+    started: dict[int, float] = {}
 
     def on_cell(number: int, total: int, cell: Cell, state: str) -> None:
-        bars.clear()
-        what = {"kept": "complete, kept", "resume": "resuming", "start": "running"}[state]
-        print(f"cell {number}/{total} {cell.label}: {what}", file=sys.stderr)
+        # cells may run two at a time, so one line per event instead of progress bars
+        started.setdefault(number, time.monotonic())
+        what = {"kept": "complete, kept", "resume": "resuming", "start": "running",
+                "done": f"done in {time.monotonic() - started[number]:.1f} s"}[state]
+        print(f"cell {number}/{total} {cell.label}: {what}", file=sys.stderr, flush=True)
 
-    result = run_sweep(plan, flags, grid=grid, resume=args.resume, progress=progress, on_cell=on_cell,
+    result = run_sweep(plan, flags, grid=grid, resume=args.resume, on_cell=on_cell,
                        argv=sys.argv)
     print(leaderboard_text(result.board, result.selection))
     print(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "

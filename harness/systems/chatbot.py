@@ -6,10 +6,16 @@ then answered by whichever server has a free worker slot (`answer_with(..., clie
 its answer generated there. With `answer_cache`, chat replies come from the content-addressed answer cache when it
 holds them (the repeat index is part of the key) and question vectors from the embedding cache, so a sweep never
 sends the same request twice.
+
+Within one process, systems share per-server state so that a sweep may answer two cells at once: a server's
+`workers` slots are one gate for every system using it (never more requests in flight than it was given), index
+builds take turns (a chunk text shared by two cells is embedded once), and one lock per question vector and per
+answer key makes the second asker wait for the first one's cached result instead of sending the same request.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +29,7 @@ from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, default_cache_dir, embed_query
-from chatbot.ollama_client import OllamaClient
+from chatbot.ollama_client import ClientSettings, OllamaClient, resolve_host
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 from ..records import Citation, Passage, SystemAnswer
@@ -47,15 +53,14 @@ class CachedQueryRetriever:
     and text, like chunk vectors) and are embedded at most once per process, even when repeats of one question
     run at the same time."""
 
-    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings, cache: EmbeddingCache,
-                 memo: _Memo):
-        self.client, self.index, self.embedding, self.cache, self.memo = client, index, embedding, cache, memo
+    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings, cache: EmbeddingCache):
+        self.client, self.index, self.embedding, self.cache = client, index, embedding, cache
         self.digest = index.manifest["embedding"]["digest"]
 
     def retrieve(self, question: str, k: int) -> list[Hit]:
         width = self.index.vectors.shape[1] if self.index.vectors.ndim == 2 else None
         key = EmbeddingCache.key(self.digest, self.embedding.prefixes[1], question)
-        with self.memo.lock_for(key):
+        with _QUERIES.lock_for(key):
             vector = self.cache.get(key)
             if vector is None or (width is not None and len(vector) != width):
                 vector = embed_query(self.client, self.embedding, question, dim=width)
@@ -65,7 +70,7 @@ class CachedQueryRetriever:
 
 @dataclass
 class _Memo:
-    """One lock per question key, so concurrent repeats of a question wait for one embedding request."""
+    """One lock per cache key, so concurrent askers of one key wait for one request."""
 
     locks: dict[str, threading.Lock] = field(default_factory=dict)
     guard: threading.Lock = field(default_factory=threading.Lock)
@@ -73,6 +78,46 @@ class _Memo:
     def lock_for(self, key: str) -> threading.Lock:
         with self.guard:
             return self.locks.setdefault(key, threading.Lock())
+
+
+_QUERIES, _ANSWERS = _Memo(), _Memo()  # per process: shared by every system (cells of a sweep)
+_OPENING = threading.Lock()  # index builds take turns
+_GATES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_GATES_GUARD = threading.Lock()
+
+
+_CLIENTS: dict[ClientSettings, OllamaClient] = {}
+
+
+def _client(host: str | None, settings: ClientSettings) -> OllamaClient:
+    """One client per server and client settings in this process: making one costs ~40 ms (its TLS context),
+    which a sweep would otherwise pay per cell and server."""
+    key = dataclasses.replace(settings, host=resolve_host(host))
+    with _GATES_GUARD:
+        if key not in _CLIENTS:
+            _CLIENTS[key] = OllamaClient(key)
+        return _CLIENTS[key]
+
+
+def _gate(host: str, slots: int) -> threading.BoundedSemaphore:
+    """The one gate of `slots` requests in flight to `host`, shared by every system in this process."""
+    with _GATES_GUARD:
+        return _GATES.setdefault((host.rstrip("/"), slots), threading.BoundedSemaphore(slots))
+
+
+class _OnceGenerator:
+    """A caching generator whose key is answered once even when two cells ask it at the same time."""
+
+    def __init__(self, caching: CachingGenerator, inner: OllamaGenerator):
+        self.caching, self.inner = caching, inner
+        self.model, self.digest = caching.model, caching.digest
+
+    def thinks(self, settings: Any) -> bool:  # the context guard must count the thinking phase, cached or not
+        return self.inner.thinks(settings)
+
+    def generate(self, prompt: str, settings: Any, question: str, hits: list[Hit]) -> Any:
+        with _ANSWERS.lock_for(self.caching.key(prompt, settings)):
+            return self.caching.generate(prompt, settings, question, hits)
 
 
 @dataclass
@@ -90,11 +135,13 @@ class ChatbotSystem:
         pool, info = None, None
         servers = s.servers()
         if len(servers) > 1:  # refuse different builds on any server before loading or embedding anything
-            pool = HostPool.connect(servers, settings=s.client(), slots=s.workers)
+            pool = HostPool([_client(h, s.client()) for h in servers], slots=s.workers)
             info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model)
-        bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(), chunking=s.chunking(),
-                           embedding=s.embedding(), settings=s.answering(), cache_dir=s.cache_dir,
-                           progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
+        with _OPENING:
+            bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(),
+                               chunking=s.chunking(),
+                               embedding=s.embedding(), settings=s.answering(), cache_dir=s.cache_dir,
+                               progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
         if pool is None:
             pool = HostPool([bot.client], slots=s.workers)
         answers = answer_cache_for(s.cache_dir) if getattr(s, "answer_cache", False) else None
@@ -107,9 +154,8 @@ class ChatbotSystem:
         bot, s = self.bot, self.settings
         lexical = _lexical_of(bot.retriever)
         vectors = EmbeddingCache(embedding_cache_dir(s.cache_dir))
-        memo = _Memo()
         for client in self.pool.clients:
-            dense: Retriever = (CachedQueryRetriever(client, bot.index, s.embedding(), vectors, memo)
+            dense: Retriever = (CachedQueryRetriever(client, bot.index, s.embedding(), vectors)
                                 if self.answers else OllamaRetriever(client, bot.index, s.embedding()))
             retriever = (dense if lexical is None else lexical if s.retriever == "bm25"
                          else HybridRetriever(dense, lexical))
@@ -141,8 +187,9 @@ class ChatbotSystem:
         """Answer through `client`'s server; with the answer cache, the reply for this repeat index is reused."""
         retriever, generator = self._lanes[client.host]
         if self.answers is not None:
-            generator = CachingGenerator(generator, self.answers, repeat)
-        return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
+            generator = _OnceGenerator(CachingGenerator(generator, self.answers, repeat), generator)
+        with _gate(client.host, self.settings.workers):
+            return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
 
 
 def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:

@@ -1,0 +1,107 @@
+"""Wall time of a whole `rag-eval sweep` (harness/sweep.py), on one and on two test servers.
+
+The sweep is chunk size x top-k over the bundled handbook and its cases (`--grid chunk-size=1000,2000 --grid
+top-k=2,4` by default): every cell is a full run (label check, preflight, index from the vector cache, answering,
+rows, summary), then the leaderboard. Each test server answers at most `--slots` chats at once (like
+OLLAMA_NUM_PARALLEL), each after `--delay` seconds; embeddings are answered without delay, since the issue's ideal
+counts chat calls only (a real Ollama embeds a question in milliseconds). `--workers` is per server and equals
+`--slots`. Measured, each on a fresh cache:
+
+  one server    ideal = distinct chat calls x delay / slots          target wall <= 1.15 x ideal
+  two servers   ideal = distinct chat calls x delay / (2 x slots)    target wall <= 1.15 x ideal; two / one <= 0.6
+  warm          the sweep again over the two servers' cache: 0 chat and 0 embed requests expected
+
+"distinct chat calls" is counted from the servers' request logs (model loads left out). Cells run one after
+another, so at the end of each cell some slots idle while the last cases finish: the script prints that floor
+(sum over cells of ceil(cases / slots) x delay) beside the ideal. The servers run in this process.
+Run from the repo root: python bench/bench_sweep.py [--delay 0.2 --slots 4 --grid chunk-size=1000,2000 ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from pathlib import Path
+
+from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
+
+from harness.sweep import run_sweep
+from harness.sweep_plan import load_sweep
+from tests.fake_ollama import FakeOllama
+
+TARGET = 1.15  # wall / ideal, from the issue
+TWO_OVER_ONE = 0.6  # two servers' wall / one server's wall, from the issue
+
+
+def one_sweep(servers: list[FakeOllama], grid: list[str], workers: int, root: Path, name: str) -> dict:
+    """Run the sweep into `root/name` with the cache `root/cache-<cache>`; wall time and request counts."""
+    flags = {"docs": str(SAMPLE_DOCS / "handbook.pdf"), "cases": str(SAMPLE_DOCS / "cases.jsonl"),
+             "out": str(root / name), "k": (1, 2), "workers": workers, "answer_cache": True,
+             "host": servers[0].url, "hosts": tuple(s.url for s in servers) if len(servers) > 1 else ()}
+    plan = load_sweep(None, grid=grid, flags=flags)
+    chats = sum(len(s.chat_bodies()) for s in servers)
+    embeds = sum(len(s.bodies("/api/embed")) for s in servers)
+    start = time.perf_counter()
+    result = run_sweep(plan, flags, grid=grid)
+    wall = time.perf_counter() - start
+    return {"wall": wall, "cells": len(plan.cells),
+            "chats": sum(len(s.chat_bodies()) for s in servers) - chats,
+            "embeds": sum(len(s.bodies("/api/embed")) for s in servers) - embeds,
+            "per_server": [len(s.chat_bodies()) for s in servers], "board": result.files["json"].read_bytes(),
+            "peaks": [s.peak_chat_in_flight for s in servers]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delay", type=float, default=0.2, help="seconds per chat reply (default 0.2)")
+    parser.add_argument("--slots", type=int, default=4, help="chats each server answers at once (default 4)")
+    parser.add_argument("--grid", action="append", help="sweep axes (default chunk-size=1000,2000 top-k=2,4)")
+    args = parser.parse_args(argv)
+    d, s = args.delay, args.slots
+    grid = args.grid or ["chunk-size=1000,2000", "top-k=2,4"]
+    print(f"bench_sweep: sweep {' x '.join(grid)} over handbook.pdf, chat delay {d:g} s, {s} slots and workers "
+          "per server, embeddings without delay")
+    print(machine_line())
+    with isolated_state("sweep") as root:
+        servers = [FakeOllama(delay_s=d, slots=s).start() for _ in range(2)]
+        for server in servers:
+            server.embed_delay_s = 0.0
+        try:
+            import os
+            os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-one")
+            one = one_sweep(servers[:1], grid, s, root, "one")
+            for server in servers:
+                server.reset()
+                server.delay_s, server.slots, server.embed_delay_s = d, s, 0.0
+            os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-two")
+            two = one_sweep(servers, grid, s, root, "two")
+            warm = one_sweep(servers, grid, s, root, "warm")
+        finally:
+            for server in servers:
+                server.stop()
+    cases = one["chats"] // one["cells"]
+    rows = []
+    for name, found, slots in (("one server", one, s), ("two servers", two, 2 * s)):
+        ideal = found["chats"] * d / slots
+        floor = found["cells"] * math.ceil(cases / slots) * d
+        rows.append([name, slots, found["chats"], f"{found['wall']:.2f}", f"{ideal:.2f}", f"{floor:.2f}",
+                     f"{found['wall'] / ideal:.3f}", f"<= {TARGET}",
+                     verdict(found["wall"] / ideal, TARGET, higher_is_better=False)])
+    print(table(["setup", "total slots", "chat calls", "wall s", "ideal s", "cell floor s", "wall/ideal", "target",
+                 "verdict"], rows))
+    ratio = two["wall"] / one["wall"]
+    print(f"two servers / one server = {ratio:.3f} (target <= {TWO_OVER_ONE}: "
+          f"{verdict(ratio, TWO_OVER_ONE, higher_is_better=False)})")
+    print(f"{one['cells']} cells x {cases} cases; chats per server with two: {two['per_server']}; peak chats in "
+          f"flight per server: one {one['peaks']}, two {two['peaks']}; embed requests: one {one['embeds']}, "
+          f"two {two['embeds']}")
+    same = warm["board"] == two["board"]
+    print(f"warm rerun: {warm['chats']} chat and {warm['embeds']} embed requests (target 0 and 0: "
+          f"{'PASS' if warm['chats'] == warm['embeds'] == 0 else 'MISS'}), {warm['wall']:.2f} s, leaderboard.json "
+          f"{'byte-identical' if same else 'DIFFERENT'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
