@@ -146,3 +146,32 @@ def test_a_killed_sweep_resumes_to_the_same_leaderboard(server, tmp_path):
     assert _strip_latency(resumed) == _strip_latency(uninterrupted)
     board, _ = read_leaderboard(sweep_dir / "leaderboard.json")
     assert board.entry("top-k=4").p_holm is not None
+
+
+def test_draft_spreads_pages_over_two_hosts_with_the_same_drafts(two, tmp_path, server):
+    """Chat rule: tests/draft_rules.py `draft_rule` on every server."""
+    from harness.drafting.records import read_drafts
+    from tests import draft_rules as rules
+
+    a, b = two
+    for fake in (a, b, server):
+        fake.chat_rule = rules.draft_rule
+    one = ["draft", "--docs", str(HANDBOOK), "--host", server.url, "--out", str(tmp_path / "one.jsonl"),
+           "--cache-dir", str(tmp_path / "c1")]
+    assert main(one) == 0
+    both = ["draft", "--docs", str(HANDBOOK), "--host", a.url, "--host", b.url, "--out", str(tmp_path / "two.jsonl"),
+            "--cache-dir", str(tmp_path / "c2")]
+    assert main(both) == 0
+    drafting = [x for x in a.chat_bodies() + b.chat_bodies() if "drafts" in json.dumps(x.get("format") or {})]
+    assert [x for x in a.chat_bodies() if x in drafting] and [x for x in b.chat_bodies() if x in drafting]
+    strip = lambda ds: [(d.draft_id, d.question, d.quote, d.verification.passed) for d in ds]  # noqa: E731
+    assert strip(read_drafts(tmp_path / "two.jsonl")) == strip(read_drafts(tmp_path / "one.jsonl"))
+
+
+def test_draft_refuses_servers_with_different_builds(two, tmp_path, capsys):
+    a, b = two
+    b.models["qwen3:4b"].digest = "f" * 64
+    assert main(["draft", "--docs", str(HANDBOOK), "--host", a.url, "--host", b.url, "--out",
+                 str(tmp_path / "d.jsonl")]) == 2
+    assert "differs between servers" in capsys.readouterr().err
+    assert a.count("/api/chat") == b.count("/api/chat") == 0

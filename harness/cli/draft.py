@@ -31,6 +31,7 @@ from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
 from ..report import find_quote
 from ..runs import utc_now
+from ..settings import host_flags
 
 _ACTIONS = ("cases", "review", "report")
 _HELP = "a accept · r REASON reject · e edit · s skip · q quit"
@@ -59,7 +60,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk-overlap", type=int, help="default 200")
     p.add_argument("--chat-model", help="default qwen3:4b")
     p.add_argument("--embed-model", help="default nomic-embed-text")
-    p.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    p.add_argument("--host", action="append", help="Ollama address; give it once per server to spread pages over "
+                                                  "several (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    p.add_argument("--workers", type=int, help="pages drafted at once, per server (default 1)")
     p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
     p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
     p.add_argument("--num-ctx", type=int, help="model context in tokens (default 8192)")
@@ -88,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_"}
-    settings = resolve({k: v for k, v in vars(args).items() if k not in skip}, args.config)
+    flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
+    settings = resolve(flags, args.config)
     bars: dict[str, ProgressBar] = {}
     run_ = run_drafting(settings, progress=lambda stage, d, t: bars.setdefault(stage, ProgressBar(stage))(d, t))
     write_drafts(settings.out, list(run_.drafts))
@@ -111,8 +115,9 @@ def _settings_for(args: argparse.Namespace) -> DraftSettings:
         raise InputError(f"{args.drafts} has no manifest beside it to say which documents it was drafted from; "
                          "pass --docs")
     values = {k: v for k, v in saved.items() if k in DraftSettings.__dataclass_fields__}
-    if "pages" in values:
-        values["pages"] = tuple(values["pages"])
+    for name in ("pages", "hosts"):
+        if name in values:
+            values[name] = tuple(values[name])
     if args.docs:
         values["docs"] = args.docs
     elif not Path(values["docs"]).exists():

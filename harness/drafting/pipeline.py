@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from chatbot.errors import InputError, OllamaError
+from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, default_cache_dir
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
 from chatbot.pdfs import Document, Page, read_documents
@@ -54,6 +55,8 @@ class _Context:
     server: ServerInfo
     cache_root: Path
     index: Index | None = None  # the dense index, built when the first round trip needs it
+    pool: HostPool | None = None  # the servers the pages are spread over, each with its own asker
+    askers: dict[str, Asker] | None = None
 
 
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
@@ -68,8 +71,9 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     ctx = _open(settings, documents)
     drafts: list[Draft] = []
     cached = 0
-    for n, page in enumerate(selection.pages, start=1):
-        page_drafts, from_cache = _draft_page(ctx, page)
+    served = ctx.pool.imap(lambda client, page: _draft_page(ctx, page, ctx.askers[client.host]), selection.pages)
+    for n, one in enumerate(served, start=1):
+        page_drafts, from_cache = one.value
         drafts.extend(page_drafts)
         cached += from_cache
         if progress:
@@ -78,7 +82,8 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     drafts = _parametric(ctx, drafts, progress)
     drafts += _unanswerable(ctx, selection.pages, progress)
     drafts = merge_previous(drafts, previous, selection, documents)
-    return DraftRun(tuple(drafts), selection, ctx.asker.chat_calls, cached, ctx.server.to_dict(), settings)
+    calls = sum(a.chat_calls for a in ctx.askers.values())  # ctx.asker is the first server's
+    return DraftRun(tuple(drafts), selection, calls, cached, ctx.server.to_dict(), settings)
 
 
 def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,
@@ -105,12 +110,23 @@ def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Se
 
 
 def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
-    client = OllamaClient(settings.client())
-    server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
+    """Preflight every server (a different model build on any is refused before loading anything); the first
+    one also does the round trips, the parametric and unanswerable checks; pages are spread over all."""
+    servers = settings.servers()
+    if len(servers) > 1:
+        pool = HostPool.connect(servers, settings=settings.client(), slots=settings.workers)
+        server = pool.preflight(chat_model=settings.chat_model, embed_model=settings.embed_model).servers[0]
+        client = pool.clients[0]
+    else:
+        client = OllamaClient(settings.client())
+        server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
+        pool = HostPool([client], slots=settings.workers)
     chat = server.models[settings.chat_model]
     root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
-    asker = Asker(client, settings.chat(), chat.digest, chat.capabilities, ReplyCache(root / "draft-replies"))
-    return _Context(settings, documents, Collection.of(documents, settings.chunking()), asker, client, server, root)
+    cache = ReplyCache(root / "draft-replies")
+    askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache) for c in pool.clients}
+    return _Context(settings, documents, Collection.of(documents, settings.chunking()), askers[client.host], client,
+                    server, root, pool=pool, askers=askers)
 
 
 def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
@@ -118,10 +134,11 @@ def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) 
                       _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), from_cache)
 
 
-def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
-    """The drafts of one page (or one error draft), and whether the reply came from the cache."""
+def _draft_page(ctx: _Context, page: Page, asker: Asker | None = None) -> tuple[list[Draft], bool]:
+    """The drafts of one page (or one error draft), and whether the reply came from the cache. `asker` is the
+    server's that drafts it (default: the first server's)."""
     template, text = Template.bundled("draft"), normalize(page.text)
-    outcome = ctx.asker.ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
+    outcome = (asker or ctx.asker).ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
                             page=text)
     provenance = _provenance(ctx, template, text, outcome.from_cache)
     if outcome.error is not None:

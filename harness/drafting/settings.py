@@ -49,6 +49,8 @@ class DraftSettings:
     chat_model: str = DEFAULT_CHAT_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
     host: str | None = None
+    hosts: tuple[str, ...] = ()  # several servers (`--host` more than once): pages are spread over them
+    workers: int = 1  # pages drafted at once, per server
     timeout: float = _CLIENT.timeout_s
     retries: int = _CLIENT.retries
     backoff: float = _CLIENT.backoff_s
@@ -59,7 +61,7 @@ class DraftSettings:
     cache_dir: str | None = None
 
     def __post_init__(self) -> None:
-        for name in ("per_page", "min_quote_words", "max_fact_words", "top_k", "num_ctx", "num_predict"):
+        for name in ("per_page", "min_quote_words", "max_fact_words", "top_k", "num_ctx", "num_predict", "workers"):
             if getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.unanswerable < 0 or self.min_page_words < 0:
@@ -70,7 +72,11 @@ class DraftSettings:
             raise InputError(f"dedupe-cosine must be in (0, 1], got {self.dedupe_cosine}")
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"pages": list(self.pages)}
+        return asdict(self) | {"pages": list(self.pages), "hosts": list(self.hosts)}
+
+    def servers(self) -> tuple[str | None, ...]:
+        """The Ollama servers, in order: `hosts`, else the one `host`."""
+        return self.hosts or (self.host,)
 
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
@@ -79,7 +85,8 @@ class DraftSettings:
         return EmbedSettings(self.embed_model)
 
     def client(self) -> ClientSettings:
-        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
+        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
+                              backoff_s=self.backoff)
 
     def chat(self) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]
@@ -103,8 +110,9 @@ def resolve(flags: dict[str, Any], config_path: str | None = None) -> DraftSetti
     """Flags that were given (not None) win over the config file, which wins over the defaults."""
     values = load_config(config_path) if config_path else {}
     values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
-    if "pages" in values:
-        values["pages"] = tuple(values["pages"])
+    for name in ("pages", "hosts"):
+        if name in values:
+            values[name] = tuple(values[name])
     return DraftSettings(**values)
 
 
