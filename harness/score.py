@@ -57,8 +57,8 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
     for case in saved.cases:
         retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
             (lexical.top(case.question), f"retrieved ids from the lexical retriever (top {k})")
-        quotes = bool((case.metadata or {}).get("citations"))
-        judging = Judging(KS, check_quotes=quotes, min_quote_words=1)
+        meta = case.metadata or {}
+        judging = Judging(KS, check_quotes=bool(meta.get("citations")), min_quote_words=meta.get("min_quote_words", 1))
         reviewed = _claim_records(claims.get(case.case_id, ())) if has_claims else None
         rows.append(build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
                               warnings=(by,) if by else (), claims=reviewed))
