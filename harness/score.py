@@ -127,16 +127,15 @@ def _case(case: SavedCase) -> Case:
 
 def _answer(case: SavedCase, retrieved: Sequence[str], texts: dict[str, str]) -> SystemAnswer:
     quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
-    # model_construct: the loader has validated every field already.
-    return SystemAnswer.model_construct(
+    return SystemAnswer(
         answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
         error=None, details={},
-        retrieved=tuple(Passage.model_construct(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
+        retrieved=tuple(Passage(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
                         for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation.model_construct(source_id=cid, quote=quotes.get(cid, ""))
+        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, ""))
                         for cid in case.cited_chunk_ids))
 
 
 def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
-    return [ClaimRecord.model_construct(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
+    return [ClaimRecord(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
                         source_id=c.support_chunk_ids[0] if c.support_chunk_ids else None) for c in claims]
