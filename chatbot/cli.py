@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .answer import AnswerSettings
 from .bot import Chatbot, open_chatbot
 from .chunking import ChunkSettings, chunk_pages

@@ -16,7 +16,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
@@ -126,20 +126,12 @@ class SavedOutputs:
     claims: tuple[SavedClaim, ...]
     files: tuple[InputFile, ...]
 
-    @cached_property
-    def _claims_by_case(self) -> dict[str, tuple[SavedClaim, ...]]:
-        return self.claims_by_case()
-
     def claims_by_case(self) -> dict[str, tuple[SavedClaim, ...]]:
         """Claims grouped by case id in file order, in one pass (a scan per case is quadratic at scale)."""
         groups: dict[str, list[SavedClaim]] = {}
         for claim in self.claims:
             groups.setdefault(claim.case_id, []).append(claim)
         return {case_id: tuple(group) for case_id, group in groups.items()}
-
-    def claims_for(self, case_id: str) -> tuple[SavedClaim, ...]:
-        return self._claims_by_case.get(case_id, ())
-
 
 @dataclass(frozen=True)
 class _Problem:

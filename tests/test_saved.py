@@ -146,8 +146,8 @@ def test_lists_points_and_unsaved_retrieval():
     w01, w02, w09 = saved.cases[0], saved.cases[1], saved.cases[8]
     assert w02.retrieved_chunk_ids == ("P2", "P1") and w01.retrieved_chunk_ids is None
     assert w02.required_points == (("72 hours", "three days"), ("full account credit",))
-    assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_for("W09") == ()
-    assert [c.supported for c in saved.claims_for("W04")] == [True, False]
+    assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_by_case().get("W09", ()) == ()
+    assert [c.supported for c in saved.claims_by_case()["W04"]] == [True, False]
     assert saved.chunks[3] == SavedChunk("P4", saved.chunks[3].text, "late entry")
 
 

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness import metrics as m
 from harness.chart import svg_bars, text_bars
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from chatbot.lexical import LexicalIndex, rank, tokenize
+from chatbot.lexical import LexicalIndex, tokenize
 from harness.records import Row, Summary
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows, summarize
@@ -401,7 +400,7 @@ def test_lexical_ties_keep_text_order_and_results_repeat():
     assert [i for i, _ in first] == [0, 2, 1, 3] and first[0][1] == first[1][1] > 0
     assert index.search("late entry", 4) == first == LexicalIndex(texts).search("late entry", 4)
     assert index.search("zebra", 2) == [(0, 0.0), (1, 0.0)]  # no match still fills top-k, in text order
-    assert rank("dog", texts, 10) == [1, 0, 2, 3]
+    assert [i for i, _ in LexicalIndex(texts).search("dog", 10)] == [1, 0, 2, 3]
     assert LexicalIndex([]).search("x", 3) == [] and LexicalIndex(["", " "]).search("x", 1) == [(0, 0.0)]
 
 
