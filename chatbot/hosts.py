@@ -18,9 +18,9 @@ from .answer import Generator
 from .answer_cache import CachingGenerator
 from .bot import Chatbot, OllamaGenerator, OllamaRetriever
 from .errors import InputError
-from .retrievers import HybridRetriever, LexicalRetriever, Retriever
 from .ollama_client import (ClientSettings, OllamaClient, ServerInfo, canonical_model, load_chat_model, preflight,
                             resolve_host)
+from .retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 __all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
 

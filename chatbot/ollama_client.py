@@ -172,7 +172,8 @@ class OllamaClient:
 
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
              think: bool | None) -> ChatReply:
-        """One non-streaming chat call. `think=None` leaves the field out (the server decides)."""
+        """One non-streaming chat call. `format` is a JSON Schema, "json" or ""/None (no constraint), the values
+        Ollama accepts; `think=None` leaves the field out (the server decides)."""
         reply, retries = self._call("chat", model, lambda: self._client.chat(
             model=model, messages=messages, format=format, options=options, think=think, stream=False))
         message = reply.message

@@ -124,10 +124,13 @@ class Replied:
 
 @dataclass(frozen=True)
 class Failed:
-    """A request that failed, and why (a failure is never cached, so it always comes from a call or a check)."""
+    """A request that failed, and why."""
 
     error: str
-    from_cache: bool = False
+
+    @property
+    def from_cache(self) -> bool:
+        return False  # failures are never cached, so a rerun asks again
 
 
 Outcome = Replied | Failed  # one request's result
