@@ -59,12 +59,12 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
         abstained=answer.abstains)
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
-    reviewed = claims is not None and answer.error is None
+    reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
     row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
         expected=expected_of(case), retrieved=retrieved, answer=record,
         usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)}, error=answer.error,
-        human_claim_review="reviewed" if reviewed else "pending", claims=tuple(claims) if reviewed else None,
+        human_claim_review="reviewed" if reviewed_claims is not None else "pending", claims=reviewed_claims,
         metrics={}, fact_results=(), quote_validation=_NOT_APPLICABLE, failure_reasons=(),
         warnings=(*warnings, *page_warnings), host=host)
     return score_row(row, case, judging.ks)

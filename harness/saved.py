@@ -281,7 +281,7 @@ class _ClaimLine(_Strict):
 
 # The published JSON Schemas are the contract; these models accept exactly what they accept (a test checks both
 # on the same lines), and are only a fast path: a line they refuse is checked by the schema for its messages.
-_FAST = {"saved_chunk.schema.json": _ChunkLine, "saved_case.schema.json": _CaseLine,
+_FAST: dict[str, type[_Strict]] = {"saved_chunk.schema.json": _ChunkLine, "saved_case.schema.json": _CaseLine,
          "saved_claim.schema.json": _ClaimLine}
 
 

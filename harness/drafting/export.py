@@ -49,7 +49,8 @@ def to_case(draft: Draft) -> dict:
 def to_cases(drafts: Sequence[Draft], *, include_unreviewed: bool = False) -> Export:
     """Accepted and edited drafts that pass verification (plus pending ones that pass, with
     `include_unreviewed`), in file order."""
-    cases, left_out = [], Counter()
+    cases: list[dict] = []
+    left_out: Counter[str] = Counter()
     for draft in drafts:
         status = draft.decision.status
         if draft.kind == "error":
