@@ -15,7 +15,7 @@ from chatbot.store import atomic_write_text
 
 from pydantic import ValidationError
 
-from .records import Manifest, MetricSummary, Row, Summary, field_problem
+from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -131,7 +131,17 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
     return Summary(rows=len(rows), errored=errored, passes=sum(1 for r in rows if r.metrics.get("passed") == 1.0),
                    metrics=out, answer_statuses=statuses, collection=collection, na_as_pass=na_as_pass,
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
+                   claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None)
+
+
+def claim_counts(rows: Sequence[Row]) -> ClaimCounts:
+    """Reviewed claims of the rows without an error, by status (a disagreement is pending until resolved)."""
+    counts = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
+    for row in (r for r in rows if not r.errored):
+        for claim in row.claims or ():
+            counts["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
+    return ClaimCounts(**counts)
 
 
 def repeat_stability(rows: Sequence[Row], metric_names: Iterable[str]) -> dict:
