@@ -30,7 +30,7 @@ from .runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key", "load_reviews",
-           "read_reviews", "reviewed_answers", "reviews_path", "run_ks", "save_reviews", "sentence_split"]
+           "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews", "sentence_split"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -41,7 +41,7 @@ def answer_key(row: Row) -> ReviewKey:
     return (row.case_id, row.answer.answer_sha256)
 
 
-def reviewed_answers(rows: Sequence[Row]) -> list[Row]:
+def distinct_answers(rows: Sequence[Row]) -> list[Row]:
     """The rows whose answers can be reviewed, each answer once (errors left out; repeats with the same answer
     share a review)."""
     seen: set[ReviewKey] = set()

@@ -9,7 +9,7 @@ from typing import Any
 
 from .agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 from .records import ClaimRecord, Row
-from .review import reviewed_answers
+from .review import distinct_answers
 
 __all__ = ["AgreementReport", "Disagreement", "agreement_report"]
 
@@ -58,7 +58,7 @@ class AgreementReport:
 
 def _rated_claims(rows: Sequence[Row]) -> list[tuple[Row, ClaimRecord]]:
     """(row, claim) for each claim rated by two or more reviewers, each answer once (repeats share reviews)."""
-    return [(row, c) for row in reviewed_answers(rows) for c in row.claims or () if len(c.reviews) >= 2]
+    return [(row, c) for row in distinct_answers(rows) for c in row.claims or () if len(c.reviews) >= 2]
 
 
 def agreement_report(rows: Sequence[Row], *, seed: int = DEFAULT_SEED,

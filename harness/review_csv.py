@@ -12,15 +12,16 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from chatbot.errors import InputError
 
 from .cases import Problems
-from .records import Row
-from .review import NO_CLAIMS, VERDICTS, answer_key, reviewed_answers, sentence_split
+from .records import Row, Verdict
+from .review import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
 from .review_book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
 
 __all__ = ["CSV_COLUMNS", "RESOLVE_COLUMNS", "export_csv", "export_disagreements_csv", "import_csv",
@@ -33,29 +34,35 @@ _SHA = re.compile(r"^[0-9a-f]{64}$")
 _REQUIRED = ("case_id", "answer_sha256", "claim", "verdict", "source_id", "note")
 
 
-def _writer() -> tuple[io.StringIO, csv.writer]:
+def _csv_text(header: Sequence[str], lines: Iterable[Sequence[str]]) -> str:
     out = io.StringIO()
-    return out, csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(lines)
+    return out.getvalue()
+
+
+def _verdict(text: str) -> Verdict:
+    """A verdict cell already checked by `_line_ok`, as the record type."""
+    return cast(Verdict, text.lower())
 
 
 def export_csv(rows: Sequence[Row], reviews: ReviewBook, *, reviewer: str) -> str:
     """CSV text for `reviewer`, one line per claim: the answers they reviewed with their verdicts, the others
     with the offered sentence split and blank verdicts (other reviewers' verdicts are not shown, so that each
     reviews blind). An answer without claims gets one line with an empty claim (verdict `none` once reviewed)."""
-    out, writer = _writer()
-    writer.writerow(CSV_COLUMNS)
-    for row in reviewed_answers(rows):
-        base = [row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, reviewer]
-        review = reviews.review_of(answer_key(row), reviewer)
-        if review is not None:
-            for c in review.claims:
-                writer.writerow(base + [c.claim, c.verdict, c.source_id or "", c.note, ""])
-            if not review.claims:
-                writer.writerow(base + ["", NO_CLAIMS, "", "", ""])
-        else:
-            for sentence in sentence_split(row.answer.model_answer) or [""]:
-                writer.writerow(base + [sentence, "", "", "", ""])
-    return out.getvalue()
+    lines = [line for row in distinct_answers(rows) for line in _claim_lines(row, reviews, reviewer)]
+    return _csv_text(CSV_COLUMNS, lines)
+
+
+def _claim_lines(row: Row, reviews: ReviewBook, reviewer: str) -> list[list[str]]:
+    base = [row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, reviewer]
+    review = reviews.review_of(answer_key(row), reviewer)
+    if review is None:
+        return [base + [sentence, "", "", "", ""] for sentence in sentence_split(row.answer.model_answer) or [""]]
+    if not review.claims:
+        return [base + ["", NO_CLAIMS, "", "", ""]]
+    return [base + [c.claim, c.verdict, c.source_id or "", c.note, ""] for c in review.claims]
 
 
 def _verdicts_text(state: ClaimState) -> str:
@@ -66,17 +73,16 @@ def _verdicts_text(state: ClaimState) -> str:
 def export_disagreements_csv(rows: Sequence[Row], reviews: ReviewBook) -> str:
     """CSV text (RESOLVE_COLUMNS) with one line per claim on which reviewers disagree: every verdict in the
     `verdicts` column, the resolution blank to fill (or the current one, for a resolved claim)."""
-    out, writer = _writer()
-    writer.writerow(RESOLVE_COLUMNS)
-    for row in reviewed_answers(rows):
+    lines = []
+    for row in distinct_answers(rows):
         for state in reviews.claim_states(answer_key(row)) or []:
             if state.status not in ("disagreement", "resolved"):
                 continue
             res = state.resolution if state.status == "resolved" else None
-            writer.writerow([row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, "",
-                             state.claim, "", (res.source_id or "") if res else "", res.note if res else "",
-                             res.verdict if res else "", _verdicts_text(state)])
-    return out.getvalue()
+            lines.append([row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, "",
+                          state.claim, "", (res.source_id or "") if res else "", res.note if res else "",
+                          res.verdict if res else "", _verdicts_text(state)])
+    return _csv_text(RESOLVE_COLUMNS, lines)
 
 
 @dataclass
@@ -119,7 +125,7 @@ def import_csv(path: str | Path, *, reviewer: str, reviewed_at: str,
         if not _line_ok(record, key, line, problems, known):
             continue
         if _cell(record, "resolution"):
-            resolutions.append((line, Resolution(*key, _cell(record, "claim"), _cell(record, "resolution").lower(),
+            resolutions.append((line, Resolution(*key, _cell(record, "claim"), _verdict(_cell(record, "resolution")),
                                                  _cell(record, "source_id") or None, _cell(record, "note"), who,
                                                  reviewed_at)))
         else:
@@ -182,7 +188,7 @@ def _group_review(key: tuple[str, str, str], group: _Group, problems: Problems, 
             problems.add(line, f"claim: the same claim as line {first} of {who}")
     if blank or len(seen) < len(group.claims):
         return None
-    claims = tuple(Claim(_cell(r, "claim"), _cell(r, "verdict").lower(), _cell(r, "source_id") or None,
+    claims = tuple(Claim(_cell(r, "claim"), _verdict(_cell(r, "verdict")), _cell(r, "source_id") or None,
                          _cell(r, "note")) for _, r in group.claims)
     return Review(key[0], key[1], claims, key[2], reviewed_at)
 

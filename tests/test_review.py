@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from chatbot.errors import InputError
 from harness.cli import main
@@ -18,7 +19,7 @@ from harness.evaluate import run_evaluation
 from harness.review import (Claim, Resolution, Review, ReviewBook, apply_reviews, apply_to_run, load_reviews,
                             read_reviews, reviews_path, save_reviews, sentence_split)
 from harness.review_csv import export_csv, import_csv, passages_by_answer
-from harness.records import Row
+from harness.records import ClaimRecord, Row
 from harness.rows import answer_sha256, validate_row
 from harness.runs import read_rows, summarize
 from harness.settings import RunSettings
@@ -312,3 +313,20 @@ def test_a_disagreement_is_pending_until_resolved(tmp_path):
     # a row with a disagreement matches the published schema and reads back into the same record
     validate_row(open_.to_json())
     assert Row.model_validate_json(open_.line()) == open_
+
+
+def test_claim_record_fields_and_older_rows():
+    """Rows written before reviewers were kept carry claims without status, reviews or resolution: they read as
+    seen by one reviewer. A claims file's own annotations (unknown keys) are kept."""
+    old = ClaimRecord.model_validate({"claim": "A.", "verdict": "supported", "source_id": "doc.pdf#p1.1",
+                                      "note": "", "page_hint": 3})
+    assert (old.status, old.reviews, old.resolution, old.settled) == ("one_reviewer", (), None, True)
+    assert old.model_dump(mode="json")["page_hint"] == 3
+    with pytest.raises(ValidationError, match="status"):
+        ClaimRecord.model_validate({"claim": "A.", "verdict": None, "status": "undecided"})
+    row = _row().model_copy(update={"claims": (ClaimRecord(claim="A.", verdict=None, status="disagreement"),)})
+    validate_row(row.to_json())  # a null verdict is in the published schema
+    data = row.to_json()
+    data["claims"][0]["status"] = "undecided"
+    with pytest.raises(ValueError, match="breaks the row schema at claims"):
+        validate_row(data)

@@ -18,10 +18,10 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
 from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from ..records import ReviewerVerdict, Row, Summary
+from ..records import RetrievedPassage, ReviewerVerdict, Row, Summary
 from ..report import find_quote
 from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
-                      apply_to_run, read_reviews, reviewed_answers, reviews_path, run_ks, save_reviews,
+                      apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks, save_reviews,
                       sentence_split)
 from ..review_agreement import AgreementReport, agreement_report
 from ..review_csv import export_csv, export_disagreements_csv, import_csv, passages_by_answer
@@ -201,7 +201,7 @@ def _show_answer(row: Row, heading: str) -> None:
     print(f"passages: {len(passages)} retrieved ({', '.join(passages) or 'none'}); p shows them in full")
 
 
-def _passages(row: Row) -> list:
+def _passages(row: Row) -> list[RetrievedPassage]:
     return sorted(row.retrieved, key=lambda p: p.rank)
 
 
@@ -236,7 +236,7 @@ def _ask(prompt: str, row: Row) -> str:
 def _to_review(rows: list[Row], book: ReviewBook, reviewer: str) -> list[Row]:
     """The answers `reviewer` has not reviewed. A row reviewed without any review in the book (its claims came
     from a claims file) is left alone."""
-    return [row for row in reviewed_answers(rows) if book.review_of(answer_key(row), reviewer) is None
+    return [row for row in distinct_answers(rows) if book.review_of(answer_key(row), reviewer) is None
             and (row.human_claim_review != "reviewed" or book.for_answer(answer_key(row)))]
 
 
@@ -316,7 +316,7 @@ def _source(given: str, retrieved: list[str], cited: str | None) -> str | None:
 # Resolving disagreements -----------------------------------------------------------------------------------------
 
 def _open_disagreements(rows: list[Row], book: ReviewBook) -> list[tuple[Row, ClaimState]]:
-    return [(row, s) for row in reviewed_answers(rows) for s in book.claim_states(answer_key(row)) or []
+    return [(row, s) for row in distinct_answers(rows) for s in book.claim_states(answer_key(row)) or []
             if s.status == "disagreement"]
 
 
