@@ -194,8 +194,8 @@ class ClaimResolution(_Record):
 class ClaimRecord(BaseModel):
     """A reviewed claim (see `rag-eval review`). `verdict` is the one that counts: the only reviewer's, the
     reviewers' common one, or the resolution's; None while reviewers disagree (the row then stays pending).
-    `status` says which; `reviews` holds every reviewer's verdict when two or more rated the claim.
-    Unknown keys are kept, so a claims file's annotations survive scoring."""
+    `status` says which; `reviews` holds each reviewer's verdict (empty for claims from a claims file, and in rows
+    written before reviewers were kept). Unknown keys are kept, so a claims file's annotations survive scoring."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
     claim: str
