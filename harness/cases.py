@@ -16,6 +16,16 @@ from chatbot.pdfs import Document
 from chatbot.text import fold
 
 
+DRAFTED_TAG = "drafted"  # cases written by `rag-eval draft cases`
+ORIGINS = ("hand-written", "drafted")
+
+
+def origin(tags: tuple[str, ...] | list[str]) -> str:
+    """`drafted` for a case carrying the drafted tag, else `hand-written`: the model that drafted a case may be
+    the one answering it, so the two are summarised apart."""
+    return ORIGINS[1] if DRAFTED_TAG in tags else ORIGINS[0]
+
+
 @dataclass(frozen=True)
 class Evidence:
     """A page that answers the case; `quote`, when given, must be inside a retrieved chunk for it to count."""

@@ -294,6 +294,9 @@ class Summary(BaseModel):
     collection: dict[str, Any] = Field(default_factory=dict)
     na_as_pass: bool = False
     repeat_stability: dict[str, Any] | None = None
+    by_origin: dict[str, dict[str, MetricSummary]] | None = Field(
+        default=None, description="per origin (hand-written, drafted), when a run has both: the same metrics "
+                                  "over each group, since the model that drafted a case may be the one answering")
 
     def mean(self, metric: str) -> float | None:
         found = self.metrics.get(metric)

@@ -48,12 +48,11 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
               host: str | None = None, warnings: Sequence[str] = (),
               claims: Sequence[ClaimRecord] | None = None) -> Row:
     """The row of one case. An answer with an error still gets a row, whose metrics are all null.
-    Records are assembled from validated parts without re-validation (it dominated bulk scoring); the
-    RowWriter validates every row before it is written."""
+    The RowWriter validates every row again, from its JSON, before it is written."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = {p.source_id: p.text for p in answer.retrieved}
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
-    record = AnswerRecord.model_construct(
+    record = AnswerRecord(
         status=_status(answer, citations), text=answer.details.get("shown", "" if answer.abstains else answer.answer),
         model_answer=answer.answer, answer_sha256=answer_sha256(answer.answer), raw=answer.raw,
         citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
@@ -61,7 +60,7 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         abstained=answer.abstains)
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
     reviewed = claims is not None and answer.error is None
-    row = Row.model_construct(
+    row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
         expected=expected_of(case), retrieved=retrieved, answer=record,
         usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)}, error=answer.error,
@@ -71,10 +70,11 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
     return score_row(row, case, judging.ks)
 
 
+@lru_cache(maxsize=4096)
 def expected_of(case: Case) -> Expected:
-    return Expected.model_construct(
+    return Expected(
         abstain=case.abstain, facts=case.facts,
-        evidence=tuple(EvidenceItem.model_construct(source_id=e.source_id, quote=e.quote) for e in case.evidence))
+        evidence=tuple(EvidenceItem(source_id=e.source_id, quote=e.quote) for e in case.evidence))
 
 
 _NOT_APPLICABLE = QuoteValidation(status="not_applicable")
@@ -95,11 +95,11 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
-    facts = tuple(FactResult.model_construct(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
+    facts = tuple(FactResult(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
         "fact_results": facts,
-        "quote_validation": QuoteValidation.model_construct(status=quote, reasons=bad if quote == "failed" else ()),
+        "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
         "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
 
 
@@ -195,7 +195,7 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
     match = _SOURCE_ID.match(source_id)
     doc, page = (match["doc"], int(match["page"])) if match else (source_id, None)
     page_id = f"{doc}#p{page}" if page is not None else source_id
-    return RetrievedPassage.model_construct(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
+    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
                                             page=page or None, score=None if score is None else round(score, 6),
                                             text=text)
 
@@ -203,11 +203,11 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
 def _judge_citation(source_id: str, quote: str, passages: Mapping[str, str], judging: Judging) -> CitationResult:
     if not judging.check_quotes and not quote:
         known = source_id in passages
-        return CitationResult.model_construct(
+        return CitationResult(
             source_id=source_id, quote=quote, valid=None if known else False,
             reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
     verdict = check_quote(source_id, quote, passages, min_words=judging.min_quote_words)
-    return CitationResult.model_construct(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
+    return CitationResult(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
 
 
 def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> Status:

@@ -364,10 +364,6 @@ def test_a_live_runs_saved_outputs_score_to_the_same_rows(tmp_path):
     _replay_matches_the_run(run)
 
 
-@pytest.mark.xfail(strict=True, raises=InputError, reason=(
-    "design question for #10: saved/chunks.jsonl holds only retrieved passages, but load_saved requires every "
-    "expected and cited id to be a chunk; page-level evidence ids (doc#pN) with smaller chunks (doc#pN.M), pages "
-    "never retrieved, and citations of passages the system was not given make the replay unloadable"))
 def test_a_replay_with_chunks_smaller_than_pages_scores_to_the_same_rows(tmp_path):
     sample = WORKSHOP.parent
     run = run_evaluation(RunSettings(system="offline", out=str(tmp_path), docs=str(sample),
