@@ -126,6 +126,9 @@ def test_two_reviewers_agreement_pending_disagreements_and_csv_resolution(run, t
     report = _agreement(run, capsys)
     assert report["kappa"] == pytest.approx(121 / 172)  # agreement measures the reviewers, not the resolutions
     assert [d["resolution"]["resolver"] for d in report["disagreements"]] == ["carol"] * 3
+    assert main(["review", str(run), "--agreement", "--resamples", "200"]) == 0
+    text = capsys.readouterr().out
+    assert "disagreements: 3 (0 open, 3 resolved)" in text and "    resolved by carol: supported by " in text
 
     # A third reviewer who agrees with ann everywhere: Krippendorff's alpha instead of kappa.
     # Per claim: 14 unanimous (0); three split 2-1, each (3^2 - (2^2 + 1^2)) / 2 = 2: observed 6.
@@ -232,3 +235,16 @@ def test_quote_in_context_is_cut_and_highlighted(monkeypatch):
     monkeypatch.setattr("sys.stdout.isatty", lambda: True)
     assert "\x1b[7mthe quoted words here\x1b[0m" in quote_context(passage, "the quoted words here")
     assert quote_context("short text", "absent quote").endswith("(quote not found in this passage)")
+
+
+def test_terminal_walk_offers_each_reviewer_only_their_own_unreviewed_answers(run, tmp_path, monkeypatch, capsys):
+    assert main(["review", str(run), "--import", str(_fill(run, tmp_path, "ann", ANN)), "--reviewer", "ann"]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["review", str(run), "--reviewer", "ann"]) == 0
+    assert "0 answer(s) to review as ann" in capsys.readouterr().out
+    # bob reviews blind: every answer is offered, and ann's verdicts are not on his screen
+    monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
+    assert main(["review", str(run), "--reviewer", "bob"]) == 0
+    out = capsys.readouterr().out
+    assert "21 answer(s) to review as bob" in out and "ann read it" not in out and "supported by" not in out

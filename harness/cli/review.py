@@ -18,7 +18,7 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
 from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from ..records import RetrievedPassage, ReviewerVerdict, Row, Summary
+from ..records import ClaimResolution, RetrievedPassage, ReviewerVerdict, Row, Summary
 from ..report import find_quote
 from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
                       apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks, save_reviews,
@@ -141,14 +141,13 @@ def render_agreement(report: AgreementReport) -> str:
         lines += [f"    {_verdict_text(v)}" for v in d.claim.reviews]
         if d.claim.resolution:
             res = d.claim.resolution
-            lines.append(f"    resolved by {res.resolver or '(unnamed)'}: "
-                         + _verdict_text(ReviewerVerdict(reviewer="", claim=res.claim, verdict=res.verdict,
-                                                         source_id=res.source_id, note=res.note), named=False))
+            lines.append(f"    resolved by {res.resolver or '(unnamed)'}: {_verdict_text(res)}")
     return "\n".join(lines)
 
 
-def _verdict_text(v: ReviewerVerdict, *, named: bool = True) -> str:
-    who = f"{v.reviewer or '(unnamed)'}: " if named else ""
+def _verdict_text(v: ReviewerVerdict | ClaimResolution) -> str:
+    """`ann: supported by doc.pdf#p1 (note)`; a resolution without the name."""
+    who = f"{v.reviewer or '(unnamed)'}: " if isinstance(v, ReviewerVerdict) else ""
     return f"{who}{v.verdict}" + (f" by {v.source_id}" if v.source_id else "") + (f" ({v.note})" if v.note else "")
 
 
