@@ -90,7 +90,7 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
         cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
         quotes_valid=all(c.valid for c in checked) if checked else None,
-        claims=None if row.claims is None else tuple(c.verdict == "supported" for c in row.claims))
+        claims=_claim_flags(row))
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
@@ -101,6 +101,13 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         "fact_results": facts,
         "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
         "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
+
+
+def _claim_flags(row: Row) -> tuple[bool, ...] | None:
+    """Each claim supported or not; None while the row is unreviewed or reviewers disagree on a claim."""
+    if row.claims is None or not all(c.settled for c in row.claims):
+        return None
+    return tuple(c.verdict == "supported" for c in row.claims)
 
 
 def _abstained(row: Row) -> bool:
@@ -150,7 +157,8 @@ def _citation_precision_reasons(case: Case, row: Row) -> list[str]:
 def _claim_reasons(row: Row, abstained: bool) -> list[str]:
     if row.claims is None:
         return []
-    out = [f"claim {_short(c.claim)} {c.verdict}" for c in row.claims if c.verdict != "supported"]
+    out = [f"claim {_short(c.claim)} {c.verdict or 'in disagreement between reviewers'}" for c in row.claims
+           if c.verdict != "supported"]
     if not row.claims and not abstained:
         out.append("answered, but no claim is annotated")
     return out
@@ -168,10 +176,11 @@ def _missed(alternatives: Sequence[str]) -> str:
 
 
 def with_review(row: Row, claims: Sequence[ClaimRecord] | None, ks: Sequence[int]) -> Row:
-    """`row` reviewed with `claims` (None: pending again), its metrics recomputed."""
+    """`row` reviewed with `claims` (None: pending again), its metrics recomputed. A claim in disagreement
+    between reviewers keeps the row pending, its claims shown."""
     if row.error is not None:
         return row
-    state = "pending" if claims is None else "reviewed"
+    state = "reviewed" if claims is not None and all(c.settled for c in claims) else "pending"
     updated = row.model_copy(update={"human_claim_review": state, "claims": None if claims is None else tuple(claims)})
     return score_row(updated, case_of(row), ks)
 

@@ -16,7 +16,7 @@ from chatbot.store import atomic_write_text
 from pydantic import ValidationError
 
 from .cases import ORIGINS, origin
-from .records import Manifest, MetricSummary, Row, Summary, field_problem
+from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -128,6 +128,7 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
     return Summary(rows=len(rows), errored=errored, passes=sum(1 for r in rows if r.metrics.get("passed") == 1.0),
                    metrics=out, answer_statuses=statuses, collection=collection, na_as_pass=na_as_pass,
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
+                   claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
                    by_origin=by_origin)
 
@@ -146,6 +147,15 @@ def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,
         out[name] = MetricSummary(mean=total / count if count else None, scored=len(scored),
                                   not_applicable=len(values) - len(scored), errored=errored)
     return out
+
+
+def claim_counts(rows: Sequence[Row]) -> ClaimCounts:
+    """Reviewed claims of the rows without an error, by status (a disagreement is pending until resolved)."""
+    counts = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
+    for row in (r for r in rows if not r.errored):
+        for claim in row.claims or ():
+            counts["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
+    return ClaimCounts(**counts)
 
 
 def repeat_stability(rows: Sequence[Row], metric_names: Iterable[str]) -> dict:
