@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from chatbot.errors import InputError
 
-from .cases import Problems
+from .cases import Problems, open_csv
 from .records import Row, Verdict
 from .review import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
 from .review_book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
@@ -104,17 +103,7 @@ def import_csv(path: str | Path, *, reviewer: str, reviewed_at: str,
     to the source ids of its passages: lines for other answers, or citing other passages, are problems. `book`,
     when given, holds the stored reviews: a resolution must name a claim its reviewers disagree on. Every problem
     is reported at once as file:line: field: message."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    problems = Problems(str(path))
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in _REQUIRED if c not in (reader.fieldnames or [])]
-    if missing:
-        problems.add(1, f"header: missing column(s) {', '.join(missing)}; expected {','.join(CSV_COLUMNS)}")
-        problems.raise_if_any("the review CSV")
+    reader, problems = open_csv(path, _REQUIRED, CSV_COLUMNS, "the review CSV")
     groups: dict[tuple[str, str, str], _Group] = {}
     resolutions: list[tuple[int, Resolution]] = []
     start = 2
