@@ -47,7 +47,8 @@ def dry_run(plan: SweepPlan) -> DryRun:
     for cell in plan.cells:
         s = cell.settings
         if s.system != "chatbot":
-            skipped.append(cell.label)
+            if s.system != "offline":  # the offline baseline makes no model call at all
+                skipped.append(cell.label)
             continue
         server = servers.get((s.servers()[0], s.chat_model, s.embed_model))
         if server is None:

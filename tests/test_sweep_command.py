@@ -183,3 +183,15 @@ def test_leaderboard_html_is_self_contained_and_escaped(server, tmp_path):
     assert "<b>odd" not in html and "&lt;b&gt;odd &amp; prompt.txt" in html
     assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "<svg" in html and "<table>" in html
+
+
+def test_an_offline_sweep_needs_no_server(tmp_path, capsys):
+    args = ["sweep", "--grid", "chunk-size=800,2000", "--offline", "--docs", str(HANDBOOK), "--cases",
+            sample_cases(tmp_path), "--k", "1", "2", "--out", str(tmp_path / "off")]
+    assert main(args + ["--dry-run"]) == 0
+    assert "chat calls: 0 distinct" in capsys.readouterr().out
+    assert main(args) == 0
+    sweep_dir = only_sweep(tmp_path, "off")
+    assert read_manifest(sweep_dir / "chunk-size=800").settings["system"] == "offline"
+    board, _ = read_leaderboard(sweep_dir / "leaderboard.json")
+    assert board.entry("chunk-size=2000").p_holm is not None

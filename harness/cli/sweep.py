@@ -42,6 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def sweep(args: argparse.Namespace) -> int:
     flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache"))
     flags["answer_cache"] = False if args.no_answer_cache else (None if args.resume else True)
+    if flags.pop("offline", None):  # --offline is an alias of --system offline, as for rag-eval run
+        flags["system"] = "offline"
     for key in _PATHS:  # saved in sweep.json: a resume from another folder must find the same files
         if flags.get(key) is not None:
             flags[key] = str(Path(flags[key]).resolve())
