@@ -67,7 +67,8 @@ class SweepStopped(RagError):
     def __init__(self, sweep_dir: Path, cell: Cell, cause: RunStopped):
         self.sweep_dir, self.cause = sweep_dir, cause
         self.exit_code = cause.exit_code
-        super().__init__(f"sweep stopped in cell {cell.label}: {cause.cause}\nfinished cells are kept in "
+        why = "interrupted" if isinstance(cause.cause, KeyboardInterrupt) else str(cause.cause)
+        super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
                          f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
 
 
@@ -124,10 +125,16 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     futures = [pool.submit(one, n, c) for n, c in enumerate(plan.cells, start=1)]
     try:
         return [f.result() for f in futures]
-    except BaseException as exc:
+    except BaseException:
         stop.set()
         pool.shutdown(wait=True, cancel_futures=True)
-        raise (first[0] if first else exc) from None
+        if first:  # a cell failed on its own: that is the reason, not the stops it caused
+            raise first[0] from None
+        stopped = [f.exception() for f in futures if f.done() and not f.cancelled()]
+        cell_stop = next((e for e in stopped if isinstance(e, SweepStopped)), None)
+        if cell_stop is not None:  # Ctrl-C: say how to resume
+            raise cell_stop from None
+        raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
 

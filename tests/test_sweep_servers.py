@@ -175,3 +175,24 @@ def test_draft_refuses_servers_with_different_builds(two, tmp_path, capsys):
                  str(tmp_path / "d.jsonl")]) == 2
     assert "differs between servers" in capsys.readouterr().err
     assert a.count("/api/chat") == b.count("/api/chat") == 0
+
+
+def test_ctrl_c_stops_a_sweep_resumably(server, tmp_path):
+    server.delay_s, server.embed_delay_s = 0.05, 0.0
+    env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache")}
+    command = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", "sweep", "--grid",
+               "top-k=2,4", "--k", "1", "--host", server.url, "--docs", str(HANDBOOK), "--cases",
+               sample_cases(tmp_path), "--out", str(tmp_path / "o")]
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+            p.read_text().count("\n") >= 2 for p in (tmp_path / "o").glob("*/*/rows.jsonl")):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "rag-eval sweep --resume" in err
+    [sweep_dir] = (tmp_path / "o").iterdir()
+    server.delay_s = 0.0
+    assert main(["sweep", "--resume", str(sweep_dir)]) == 0
+    assert all(len(read_rows(sweep_dir / c)) == 21 for c in ("top-k=2", "top-k=4"))
