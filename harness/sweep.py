@@ -13,6 +13,9 @@ sweep), a chat call made by one cell, or by an earlier sweep, is never made agai
 leaderboard is the server's own `total_ms` of the reply (stored with a cached reply, so a cached cell reports the
 time it really took); for a system that reports none, the row's wall time.
 
+Cells run in plan order, two at a time when every cell is the bundled chatbot: they share each server's
+`--workers` slots, so the servers stay busy while one cell builds its index or finishes its last cases.
+
 Resuming: cells whose run is complete are kept, the interrupted cell's run is resumed (`run_evaluation(resume=)`),
 the others run. A sweep file whose content changed, different --grid arguments, or different base flags (other
 than those that cannot change a row: workers, hosts, timeouts, retries) are refused.
