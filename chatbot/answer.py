@@ -8,7 +8,7 @@ import string
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 import jsonschema
 
@@ -114,6 +114,15 @@ class Answer:
         return data
 
 
+class AnswerOrigin(TypedDict):
+    """The fields of an Answer that say what was asked and how, whatever the outcome."""
+
+    question: str
+    prompt_sha256: str
+    model: str
+    model_digest: str
+
+
 @dataclass(frozen=True)
 class PromptTemplate:
     """A prompt file with `$question` and `$passages` (Python string.Template syntax; `$$` is a literal $)."""
@@ -154,8 +163,8 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
            template: PromptTemplate) -> Answer:
     """Answer one question. Per-question failures become an Answer with status `error`; a server that is
     down, busy or missing the model raises, since every later question would fail the same way."""
-    base = {"question": question, "prompt_sha256": template.sha256, "model": generator.model,
-            "model_digest": generator.digest}
+    base = AnswerOrigin(question=question, prompt_sha256=template.sha256, model=generator.model,
+                        model_digest=generator.digest)
     hits: list[Hit] = []
     try:
         hits = retriever.retrieve(question, settings.top_k)
@@ -172,33 +181,34 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     return judge_reply(reply, hits, settings, base)
 
 
-def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: dict) -> Answer:
+def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: AnswerOrigin) -> Answer:
     """Parse the reply and validate every citation; only a fully valid, cited answer is `answered`."""
     content, leaked = split_thinking(reply.content)
     thinking_chars = len(reply.thinking) + len(leaked)
-    common = dict(hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
-                  done_reason=reply.done_reason, usage=_usage(reply), **base)
     withheld = settings.no_answer_message
+
+    def judged(status: str, text: str, model_answer: str, citations: tuple[Citation, ...],
+               reasons: tuple[str, ...] = ()) -> Answer:
+        return Answer(status=status, text=text, model_answer=model_answer, citations=citations, reasons=reasons,
+                      hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
+                      done_reason=reply.done_reason, usage=_usage(reply), **base)
+
     problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings)
     if problem:
-        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(problem,),
-                      **common)
+        return judged("malformed_output", withheld, "", (), (problem,))
     parsed, problem = _parse(content)
     if problem:
-        return Answer(status="malformed_output", text=withheld, model_answer="", citations=(), reasons=(problem,),
-                      **common)
+        return judged("malformed_output", withheld, "", (), (problem,))
     model_answer = parsed["answer"].strip()
     citations = tuple(validate_citation(c["source_id"], c["quote"], hits, min_words=settings.min_quote_words)
                       for c in parsed["citations"])
     if not model_answer or not citations:
         reason = "the model gave no answer" if not model_answer else "the answer has no citation"
-        return Answer(status="no_answer", text=withheld, model_answer=model_answer, citations=citations,
-                      reasons=(reason,), **common)
-    bad = tuple(c.reason for c in citations if not c.valid)
+        return judged("no_answer", withheld, model_answer, citations, (reason,))
+    bad = tuple(c.reason for c in citations if c.reason is not None)  # set exactly when the citation is invalid
     if bad:
-        return Answer(status="invalid_citation", text=withheld, model_answer=model_answer, citations=citations,
-                      reasons=bad, **common)
-    return Answer(status="answered", text=model_answer, model_answer=model_answer, citations=citations, **common)
+        return judged("invalid_citation", withheld, model_answer, citations, bad)
+    return judged("answered", model_answer, model_answer, citations)
 
 
 def _size_problem(reply: ChatReply, settings: AnswerSettings) -> str | None:
@@ -232,7 +242,7 @@ def split_thinking(content: str) -> tuple[str, str]:
 def _parse(content: str) -> tuple[dict, str | None]:
     try:
         parsed = json.loads(content)
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         return {}, f"reply is not JSON ({exc.msg} at character {exc.pos})"
     error = jsonschema.exceptions.best_match(_ANSWER_VALIDATOR.iter_errors(parsed))
     if error is not None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Callable
 
-from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, PromptTemplate, answer
+from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, PromptTemplate, answer
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, default_cache_dir, embed_query
@@ -58,7 +58,7 @@ class Chatbot:
     index: Index
     documents: list[Document]
     retriever: Retriever
-    generator: OllamaGenerator
+    generator: Generator  # an OllamaGenerator, or a CachingGenerator over one
     settings: AnswerSettings
     template: PromptTemplate
     warnings: tuple[str, ...] = ()

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .answer import AnswerSettings
 from .bot import Chatbot, open_chatbot
 from .chunking import ChunkSettings, chunk_pages
@@ -193,7 +193,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="build an index of a PDF file or folder")
     p.add_argument("docs", help="a PDF file or a folder of PDFs (searched recursively)")
     p.add_argument("--out", default=DEFAULT_INDEX_DIR, help=f"index directory (default {DEFAULT_INDEX_DIR})")
-    add_server_args(p), add_chunk_args(p), add_answer_args(p)
+    add_server_args(p)
+    add_chunk_args(p)
+    add_answer_args(p)
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("pages", help="list every source id with its first words (for writing labels)")
@@ -207,7 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     src.add_argument("--docs", help="build a fresh index from these PDFs")
     src.add_argument("--index", help=f"use a saved index (default {DEFAULT_INDEX_DIR} when present)")
     p.add_argument("--json", action="store_true", help="print the whole answer record as JSON")
-    add_server_args(p), add_chunk_args(p), add_answer_args(p)
+    add_server_args(p)
+    add_chunk_args(p)
+    add_answer_args(p)
     p.set_defaults(func=_cmd_ask)
     return parser
 

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
+from .answer import Generator
 from .answer_cache import CachingGenerator
 from .bot import Chatbot, OllamaGenerator, OllamaRetriever
 from .errors import InputError
 from .ollama_client import (ClientSettings, OllamaClient, ServerInfo, canonical_model, load_chat_model, preflight,
                             resolve_host)
+from .retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 __all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
 
@@ -87,8 +89,8 @@ class HostPool:
         digest differs between servers: different builds would make answers depend on which server was free."""
         servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model, load=False)
                         for c in self.clients)
-        problems = [_digest_problem(model, servers) for model in (embed_model, chat_model) if model is not None]
-        problems = [p for p in problems if p]
+        problems = [problem for model in (embed_model, chat_model) if model is not None
+                    if (problem := _digest_problem(model, servers))]
         if problems:  # before loading anything anywhere
             raise InputError("\n".join(problems))
         if chat_model is not None:
@@ -119,11 +121,11 @@ class HostPool:
 
 
 class _Board:
-    """Hands out item indices in order and collects results by index."""
+    """Hands out item indices in order and collects results (or the exception an item raised) by index."""
 
     def __init__(self, size: int):
         self.size, self.next, self.stopped = size, 0, False
-        self.done: dict[int, tuple[Served | None, BaseException | None]] = {}
+        self.done: dict[int, Served | BaseException] = {}
         self.cond = threading.Condition()
 
     def take(self) -> int | None:
@@ -133,10 +135,10 @@ class _Board:
             self.next += 1
             return self.next - 1
 
-    def put(self, index: int, served: Served | None, error: BaseException | None) -> None:
+    def put(self, index: int, outcome: Served | BaseException) -> None:
         with self.cond:
-            self.done[index] = (served, error)
-            if error is not None:
+            self.done[index] = outcome
+            if isinstance(outcome, BaseException):
                 self.stopped = True  # later items would most likely fail the same way (server gone)
             self.cond.notify_all()
 
@@ -144,13 +146,13 @@ class _Board:
         with self.cond:
             while index not in self.done:
                 if self.stopped and index >= self.next:  # never started: report the failure that stopped us
-                    error = next(e for _, e in sorted((i, e) for i, (_, e) in self.done.items()) if e is not None)
-                    raise error
+                    raise next(outcome for _, outcome in sorted(self.done.items(), key=lambda item: item[0])
+                               if isinstance(outcome, BaseException))
                 self.cond.wait()
-            served, error = self.done.pop(index)
-        if error is not None:
-            raise error
-        return served
+            outcome = self.done.pop(index)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
 
     def stop(self) -> None:
         with self.cond:
@@ -161,9 +163,9 @@ class _Board:
 def _worker(board: _Board, client: OllamaClient, work: Callable, items: Sequence) -> None:
     while (index := board.take()) is not None:
         try:
-            board.put(index, Served(work(client, items[index]), client.host), None)
+            board.put(index, Served(work(client, items[index]), client.host))
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread, which raises it
-            board.put(index, None, exc)
+            board.put(index, exc)
 
 
 def _digest_problem(model: str, servers: Sequence[ServerInfo]) -> str | None:
@@ -194,8 +196,22 @@ def bind_to(bot: Chatbot, client: OllamaClient) -> Chatbot:
     generator = bot.generator
     cache = generator if isinstance(generator, CachingGenerator) else None
     inner = cache.inner if cache is not None else generator
-    rebound = OllamaGenerator(client, inner.model, inner.digest, inner.capabilities)
+    if not isinstance(inner, OllamaGenerator):
+        raise TypeError(f"cannot bind {type(inner).__name__} to another server: only an OllamaGenerator (possibly "
+                        "behind a CachingGenerator) asks a server")
+    rebound: Generator = OllamaGenerator(client, inner.model, inner.digest, inner.capabilities)
     if cache is not None:
         rebound = CachingGenerator(rebound, cache.cache, cache.repeat, format=cache.format)
-    return dataclasses.replace(bot, client=client, generator=rebound,
-                               retriever=OllamaRetriever(client, bot.index, bot.retriever.embedding))
+    return dataclasses.replace(bot, client=client, generator=rebound, retriever=_rebind(bot.retriever, client))
+
+
+def _rebind(retriever: Retriever, client: OllamaClient) -> Retriever:
+    """The same retriever, embedding its queries through `client`; bm25 asks no server and is kept as it is."""
+    if isinstance(retriever, OllamaRetriever):
+        return OllamaRetriever(client, retriever.index, retriever.embedding)
+    if isinstance(retriever, HybridRetriever):
+        return HybridRetriever(_rebind(retriever.dense, client), retriever.lexical, depth=retriever.depth)
+    if isinstance(retriever, LexicalRetriever):
+        return retriever
+    raise TypeError(f"cannot bind {type(retriever).__name__} to another server: it is not one of the bundled "
+                    "retrievers")

@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import __version__
+from ._version import __version__
 from .chunking import Chunk, ChunkSettings, chunk_pages
 from .errors import BadReply, InputError, InputTooLong
 from .ollama_client import OllamaClient, prefixes_for

@@ -17,7 +17,7 @@ from .text import normalize
 
 _WORD = re.compile(r"\w+")
 
-__all__ = ["LexicalIndex", "rank", "tokenize"]
+__all__ = ["LexicalIndex", "tokenize"]
 
 
 def tokenize(text: str) -> list[str]:
@@ -61,7 +61,3 @@ class LexicalIndex:
         order = sorted(range(self._size), key=lambda i: (-scores[i], i))
         return [(i, scores[i]) for i in order[:k]]
 
-
-def rank(query: str, texts: Sequence[str], k: int) -> list[int]:
-    """Return the positions of the `k` texts that best match `query` (see `LexicalIndex.search`)."""
-    return [i for i, _ in LexicalIndex(texts).search(query, k)]

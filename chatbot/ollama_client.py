@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, Literal, Sequence, TypeVar
 
 import httpx
 import numpy as np
@@ -170,9 +170,10 @@ class OllamaClient:
             dim = rows[-1].shape[1]
         return _unit_rows(np.vstack(rows))
 
-    def chat(self, model: str, messages: list[dict], *, format: dict | str | None, options: dict,
+    def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
              think: bool | None) -> ChatReply:
-        """One non-streaming chat call. `think=None` leaves the field out (the server decides)."""
+        """One non-streaming chat call. `format` is a JSON Schema, "json" or ""/None (no constraint), the values
+        Ollama accepts; `think=None` leaves the field out (the server decides)."""
         reply, retries = self._call("chat", model, lambda: self._client.chat(
             model=model, messages=messages, format=format, options=options, think=think, stream=False))
         message = reply.message

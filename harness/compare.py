@@ -24,6 +24,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
+from .mde import minimum_detectable_difference
 from .records import Manifest, Row
 from .runs import read_manifest, read_rows
 
@@ -80,6 +81,7 @@ class MetricComparison:
     losses: int
     fixed: tuple[str, ...]
     broke: tuple[str, ...]
+    mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.mde)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
@@ -203,7 +205,7 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
     return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
-                            len(broke), fixed, broke)
+                            len(broke), fixed, broke, minimum_detectable_difference(a, b).mde)
 
 
 def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES

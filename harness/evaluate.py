@@ -106,7 +106,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
     rows = read_rows(run_dir)
     summary = summarize(rows, manifest.metrics, manifest.collection)
     write_json(run_dir / SUMMARY, summary.to_json())
-    write_replay(run_dir, rows)
+    write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
     manifest = manifest.model_copy(update={"status": "complete"})
     write_json(run_dir / MANIFEST, manifest.to_json())
     return RunResult(run_dir, summary, manifest)

@@ -15,9 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimRecord", "EvidenceItem", "Expected", "FactResult",
-           "Manifest", "MetricSummary", "Passage", "QuoteValidation", "RetrievedPassage", "Row", "STATUSES",
-           "Summary", "SystemAnswer", "SystemReply", "field_problem", "published_schemas"]
+__all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution",
+           "ClaimStatus", "EvidenceItem", "Expected", "FactResult", "Manifest", "MetricSummary", "Passage",
+           "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "STATUSES", "Summary", "SystemAnswer",
+           "SystemReply", "Verdict", "field_problem", "published_schemas"]
 
 STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")
 Status = Literal["answered", "no_answer", "invalid_citation", "malformed_output", "error"]
@@ -165,14 +166,50 @@ class AnswerRecord(_Record):
                                                               "before this field: status != answered)")
 
 
+Verdict = Literal["supported", "unsupported", "contradicted"]
+ClaimStatus = Literal["one_reviewer", "agreed", "disagreement", "resolved"]
+
+
+class ReviewerVerdict(_Record):
+    """One reviewer's verdict on a claim, as that reviewer wrote the claim."""
+
+    reviewer: str
+    claim: str
+    verdict: Verdict
+    source_id: str | None = None
+    note: str = ""
+
+
+class ClaimResolution(_Record):
+    """The verdict that settles a claim on which reviewers disagree; `resolved_at` is UTC ISO 8601."""
+
+    claim: str
+    verdict: Verdict
+    source_id: str | None = None
+    note: str = ""
+    resolver: str
+    resolved_at: str
+
+
 class ClaimRecord(BaseModel):
-    """A reviewed claim (see `rag-eval review`)."""
+    """A reviewed claim (see `rag-eval review`). `verdict` is the one that counts: the only reviewer's, the
+    reviewers' common one, or the resolution's; None while reviewers disagree (the row then stays pending).
+    `status` says which; `reviews` holds each reviewer's verdict (empty for claims from a claims file, and in rows
+    written before reviewers were kept). Unknown keys are kept, so a claims file's annotations survive scoring."""
 
     model_config = ConfigDict(frozen=True, extra="allow")
     claim: str
-    verdict: Literal["supported", "unsupported", "contradicted"]
+    verdict: Verdict | None = Field(description="the verdict that counts; null while reviewers disagree")
     source_id: str | None = None
     note: str = ""
+    status: ClaimStatus = "one_reviewer"
+    reviews: tuple[ReviewerVerdict, ...] = Field(default=(), description="every reviewer's verdict on this claim")
+    resolution: ClaimResolution | None = None
+
+    @property
+    def settled(self) -> bool:
+        """A verdict counts: not an open disagreement."""
+        return self.verdict is not None
 
 
 class FactResult(_Record):
@@ -224,6 +261,16 @@ class Row(_Record):
 # ---------------------------------------------------------------- run files
 
 
+class ClaimCounts(_Record):
+    """Reviewed claims of the rows without an error, by status. Claims of rows written before there were
+    statuses count as seen by one reviewer."""
+
+    agreed: int = 0
+    in_disagreement: int = Field(default=0, description="pending until resolved")
+    resolved: int = 0
+    one_reviewer: int = 0
+
+
 class MetricSummary(_Record):
     """Mean over the rows where the metric applies (None when none does), with the counts behind it."""
 
@@ -243,9 +290,13 @@ class Summary(BaseModel):
     metrics: dict[str, MetricSummary]
     answer_statuses: dict[str, int]
     human_claim_review: dict[str, int]
+    claims: ClaimCounts = Field(default_factory=ClaimCounts)
     collection: dict[str, Any] = Field(default_factory=dict)
     na_as_pass: bool = False
     repeat_stability: dict[str, Any] | None = None
+    by_origin: dict[str, dict[str, MetricSummary]] | None = Field(
+        default=None, description="per origin (hand-written, drafted), when a run has both: the same metrics "
+                                  "over each group, since the model that drafted a case may be the one answering")
 
     def mean(self, metric: str) -> float | None:
         found = self.metrics.get(metric)

@@ -9,7 +9,7 @@ retrieval and answer checks from these files alone. Errored rows are left out: t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from chatbot.store import atomic_write_text
@@ -19,8 +19,11 @@ from .records import Row
 SAVED = "saved"
 
 
-def write_replay(run_dir: Path, rows: Sequence[Row]) -> Path:
-    """Write `saved/cases.jsonl` and `saved/chunks.jsonl` for the first repeat of every unerrored row."""
+def write_replay(run_dir: Path, rows: Sequence[Row], *, pages: Mapping[str, str] | None = None,
+                 min_quote_words: int = 1) -> Path:
+    """Write `saved/cases.jsonl` and `saved/chunks.jsonl` for the first repeat of every unerrored row. Every
+    expected page is a chunk too (its page text from `pages`), so labels resolve when chunks are smaller than
+    pages or an expected page was never retrieved; the run's `min_quote_words` travels in each case."""
     folder = Path(run_dir) / SAVED
     folder.mkdir(exist_ok=True)
     chunks: dict[str, str] = {}
@@ -30,14 +33,17 @@ def write_replay(run_dir: Path, rows: Sequence[Row]) -> Path:
             continue
         for passage in row.retrieved:
             chunks.setdefault(passage.source_id, passage.text)
-        cases.append(_case(row))
+        for item in row.expected.evidence:
+            if pages is not None and item.source_id in pages:
+                chunks.setdefault(item.source_id, pages[item.source_id])
+        cases.append(_case(row, min_quote_words))
     atomic_write_text(folder / "chunks.jsonl", "".join(
         json.dumps({"chunk_id": cid, "text": text}, ensure_ascii=False) + "\n" for cid, text in chunks.items()))
     atomic_write_text(folder / "cases.jsonl", "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))
     return folder
 
 
-def _case(row: Row) -> dict:
+def _case(row: Row, min_quote_words: int) -> dict:
     abstained = row.answer.abstained if row.answer.abstained is not None else row.answer.status != "answered"
     return {
         "case_id": row.case_id, "question": row.question,
@@ -49,5 +55,5 @@ def _case(row: Row) -> dict:
         "retrieved_chunk_ids": [p.source_id for p in row.retrieved],
         "metadata": {"evidence": [e.model_dump(exclude_none=True) for e in row.expected.evidence],
                      "citations": [{"source_id": c.source_id, "quote": c.quote} for c in row.answer.citations],
-                     "status": row.answer.status, "tags": list(row.tags)},
+                     "status": row.answer.status, "tags": list(row.tags), "min_quote_words": min_quote_words},
     }

@@ -19,6 +19,7 @@ from .metrics import Retrieved, family, first_rank
 from .records import Row, Summary
 from .report_funnel import stage
 from .report_sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
+from .report_agreement import agreement_section
 from .runs import summarize
 
 __all__ = ["render_report", "find_quote", "highlight_quote", "chart_families"]
@@ -100,7 +101,8 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(svg_grouped_bars(chart_title, chart_metrics, series))
-    body += ["</div>", _case_table(runs, index, failing=True), _case_table(runs, index, failing=False)]
+    body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
+             _case_table(runs, index, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)

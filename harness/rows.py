@@ -48,33 +48,33 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
               host: str | None = None, warnings: Sequence[str] = (),
               claims: Sequence[ClaimRecord] | None = None) -> Row:
     """The row of one case. An answer with an error still gets a row, whose metrics are all null.
-    Records are assembled from validated parts without re-validation (it dominated bulk scoring); the
-    RowWriter validates every row before it is written."""
+    The RowWriter validates every row again, from its JSON, before it is written."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = {p.source_id: p.text for p in answer.retrieved}
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
-    record = AnswerRecord.model_construct(
+    record = AnswerRecord(
         status=_status(answer, citations), text=answer.details.get("shown", "" if answer.abstains else answer.answer),
         model_answer=answer.answer, answer_sha256=answer_sha256(answer.answer), raw=answer.raw,
         citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
         abstained=answer.abstains)
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
-    reviewed = claims is not None and answer.error is None
-    row = Row.model_construct(
+    reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
+    row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
         expected=expected_of(case), retrieved=retrieved, answer=record,
         usage=dict(answer.usage) | {"elapsed_ms": round(elapsed_ms, 3)}, error=answer.error,
-        human_claim_review="reviewed" if reviewed else "pending", claims=tuple(claims) if reviewed else None,
+        human_claim_review="reviewed" if reviewed_claims is not None else "pending", claims=reviewed_claims,
         metrics={}, fact_results=(), quote_validation=_NOT_APPLICABLE, failure_reasons=(),
         warnings=(*warnings, *page_warnings), host=host)
     return score_row(row, case, judging.ks)
 
 
+@lru_cache(maxsize=4096)
 def expected_of(case: Case) -> Expected:
-    return Expected.model_construct(
+    return Expected(
         abstain=case.abstain, facts=case.facts,
-        evidence=tuple(EvidenceItem.model_construct(source_id=e.source_id, quote=e.quote) for e in case.evidence))
+        evidence=tuple(EvidenceItem(source_id=e.source_id, quote=e.quote) for e in case.evidence))
 
 
 _NOT_APPLICABLE = QuoteValidation(status="not_applicable")
@@ -90,17 +90,24 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
         cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
         quotes_valid=all(c.valid for c in checked) if checked else None,
-        claims=None if row.claims is None else tuple(c.verdict == "supported" for c in row.claims))
+        claims=_claim_flags(row))
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
-    facts = tuple(FactResult.model_construct(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
+    facts = tuple(FactResult(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
         "fact_results": facts,
-        "quote_validation": QuoteValidation.model_construct(status=quote, reasons=bad if quote == "failed" else ()),
+        "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
         "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
+
+
+def _claim_flags(row: Row) -> tuple[bool, ...] | None:
+    """Each claim supported or not; None while the row is unreviewed or reviewers disagree on a claim."""
+    if row.claims is None or not all(c.settled for c in row.claims):
+        return None
+    return tuple(c.verdict == "supported" for c in row.claims)
 
 
 def _abstained(row: Row) -> bool:
@@ -150,7 +157,8 @@ def _citation_precision_reasons(case: Case, row: Row) -> list[str]:
 def _claim_reasons(row: Row, abstained: bool) -> list[str]:
     if row.claims is None:
         return []
-    out = [f"claim {_short(c.claim)} {c.verdict}" for c in row.claims if c.verdict != "supported"]
+    out = [f"claim {_short(c.claim)} {c.verdict or 'in disagreement between reviewers'}" for c in row.claims
+           if c.verdict != "supported"]
     if not row.claims and not abstained:
         out.append("answered, but no claim is annotated")
     return out
@@ -168,10 +176,11 @@ def _missed(alternatives: Sequence[str]) -> str:
 
 
 def with_review(row: Row, claims: Sequence[ClaimRecord] | None, ks: Sequence[int]) -> Row:
-    """`row` reviewed with `claims` (None: pending again), its metrics recomputed."""
+    """`row` reviewed with `claims` (None: pending again), its metrics recomputed. A claim in disagreement
+    between reviewers keeps the row pending, its claims shown."""
     if row.error is not None:
         return row
-    state = "pending" if claims is None else "reviewed"
+    state = "reviewed" if claims is not None and all(c.settled for c in claims) else "pending"
     updated = row.model_copy(update={"human_claim_review": state, "claims": None if claims is None else tuple(claims)})
     return score_row(updated, case_of(row), ks)
 
@@ -186,7 +195,7 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
     match = _SOURCE_ID.match(source_id)
     doc, page = (match["doc"], int(match["page"])) if match else (source_id, None)
     page_id = f"{doc}#p{page}" if page is not None else source_id
-    return RetrievedPassage.model_construct(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
+    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
                                             page=page or None, score=None if score is None else round(score, 6),
                                             text=text)
 
@@ -194,11 +203,11 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
 def _judge_citation(source_id: str, quote: str, passages: Mapping[str, str], judging: Judging) -> CitationResult:
     if not judging.check_quotes and not quote:
         known = source_id in passages
-        return CitationResult.model_construct(
+        return CitationResult(
             source_id=source_id, quote=quote, valid=None if known else False,
             reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
     verdict = check_quote(source_id, quote, passages, min_words=judging.min_quote_words)
-    return CitationResult.model_construct(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
+    return CitationResult(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
 
 
 def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> Status:

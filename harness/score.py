@@ -57,8 +57,8 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
     for case in saved.cases:
         retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
             (lexical.top(case.question), f"retrieved ids from the lexical retriever (top {k})")
-        quotes = bool((case.metadata or {}).get("citations"))
-        judging = Judging(KS, check_quotes=quotes, min_quote_words=1)
+        meta = case.metadata or {}
+        judging = Judging(KS, check_quotes=bool(meta.get("citations")), min_quote_words=meta.get("min_quote_words", 1))
         reviewed = _claim_records(claims.get(case.case_id, ())) if has_claims else None
         rows.append(build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
                               warnings=(by,) if by else (), claims=reviewed))
@@ -127,16 +127,15 @@ def _case(case: SavedCase) -> Case:
 
 def _answer(case: SavedCase, retrieved: Sequence[str], texts: dict[str, str]) -> SystemAnswer:
     quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
-    # model_construct: the loader has validated every field already.
-    return SystemAnswer.model_construct(
+    return SystemAnswer(
         answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
         error=None, details={},
-        retrieved=tuple(Passage.model_construct(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
+        retrieved=tuple(Passage(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
                         for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation.model_construct(source_id=cid, quote=quotes.get(cid, ""))
+        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, ""))
                         for cid in case.cited_chunk_ids))
 
 
 def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
-    return [ClaimRecord.model_construct(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
+    return [ClaimRecord(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
                         source_id=c.support_chunk_ids[0] if c.support_chunk_ids else None) for c in claims]

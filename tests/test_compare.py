@@ -192,3 +192,16 @@ def test_cli_refuses_different_case_sets_with_exit_2(sample_runs, tmp_path, caps
     assert "2 only in A" in capsys.readouterr().err
     assert main(["compare", str(a), str(cut), "--shared-only"]) == 0
     assert "left out: 2 cases only in A" in capsys.readouterr().out
+
+
+def test_compare_reports_the_smallest_detectable_difference():
+    # 0/1 metric, 18 cases, 4 of which differ between the runs: McNemar's normal approximation (harness.mde).
+    from harness.mde import mde_binary
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(18)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 4 else 1.0, "facts": 1.0}) for i in range(18)])
+    hit = next(m for m in compare_rows(a, b).metrics if m.metric == "hit@1")
+    assert hit.mde == pytest.approx(mde_binary(18, 4 / 18))
+    assert 0.2 < hit.mde < 0.4
+    facts = next(m for m in compare_rows(a, b).metrics if m.metric == "facts")
+    assert facts.mde is None  # no case differs: no spread to scale by
+    assert "mde" in hit.to_dict()

@@ -179,17 +179,18 @@ def test_limits_are_used():
 
 
 def test_drafted_and_hand_written_rows_are_summarised_apart():
-    from harness.drafting.origin import by_origin
-    rows = [{"tags": ["dev"], "metrics": {"hit@1": 1.0, "facts": None}},
-            {"tags": ["drafted", "draft:number"], "metrics": {"hit@1": 0.0, "facts": 1.0}},
-            {"tags": ["drafted"], "metrics": {"hit@1": 1.0, "facts": 0.0}},
-            {"tags": ["drafted"], "metrics": {"hit@1": None, "facts": None}, "error": "timeout"}]
-    out = by_origin(rows, ["hit@1", "facts"])
-    assert out["hand-written"] == {"rows": 1, "metrics": {
-        "hit@1": {"mean": 1.0, "scored": 1, "not_applicable": 0, "errored": 0},
-        "facts": {"mean": None, "scored": 0, "not_applicable": 1, "errored": 0}}}
-    assert out["drafted"]["rows"] == 3 and out["drafted"]["metrics"]["hit@1"] == \
-        {"mean": 0.5, "scored": 2, "not_applicable": 0, "errored": 1}
+    from harness.runs import summarize
+    from tests.rowkit import make_row
+    rows = [make_row("h1", {"hit@1": 1.0, "facts": None}, tags=("dev",)),
+            make_row("d1", {"hit@1": 0.0, "facts": 1.0}, tags=("drafted", "draft:number")),
+            make_row("d2", {"hit@1": 1.0, "facts": 0.0}, tags=("drafted",)),
+            make_row("d3", {"hit@1": None, "facts": None}, tags=("drafted",), error="timeout")]
+    out = summarize(rows, ["hit@1", "facts"], {}).by_origin
+    hand, drafted = out["hand-written"], out["drafted"]
+    assert (hand["hit@1"].mean, hand["hit@1"].scored, hand["facts"].mean, hand["facts"].not_applicable) == \
+        (1.0, 1, None, 1)
+    assert (drafted["hit@1"].mean, drafted["hit@1"].scored, drafted["hit@1"].errored) == (0.5, 2, 1)
+    assert summarize(rows[:1], ["hit@1"], {}).by_origin is None  # one origin only: nothing to split
 
 
 @pytest.mark.parametrize("given, kept", [

@@ -169,3 +169,16 @@ def test_manifest_of_a_locked_and_finished_run_is_complete(tmp_path):
     result = run_evaluation(RunSettings(cases=sample_cases(tmp_path), out=str(tmp_path / "o"), system="offline"))
     assert read_manifest(result.run_dir).status == "complete"
     assert (result.run_dir / ".lock").exists()  # the lock file stays; the lock itself went with the process
+
+
+def test_drafted_and_hand_written_cases_are_summarised_apart(tmp_path, capsys):
+    lines = [json.loads(line) for line in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if line.strip()]
+    lines[0]["tags"] = ["drafted", "draft:number"]
+    cases = _write_cases(tmp_path, lines)
+    assert rag_eval(["run", "--offline", "--docs", str(SAMPLE_DOCS / "handbook.pdf"), "--cases", cases,
+                     "--out", str(tmp_path / "out")]) == 0
+    out = capsys.readouterr().out
+    assert "drafted and hand-written cases apart" in out
+    summary = json.loads(next((tmp_path / "out").glob("*/summary.json")).read_text())
+    assert summary["by_origin"]["drafted"]["passed"]["scored"] == 1
+    assert summary["by_origin"]["hand-written"]["passed"]["scored"] == 20

@@ -7,17 +7,21 @@ import csv
 import io
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.review import (Claim, Review, apply_reviews, apply_to_run, export_csv, import_csv, load_reviews,
-                            passages_by_answer, read_reviews, reviews_path, save_reviews, sentence_split)
-from harness.rows import answer_sha256
-from harness.runs import read_rows
+from harness.review import (Claim, Resolution, Review, ReviewBook, apply_reviews, apply_to_run, load_reviews,
+                            read_reviews, reviews_path, save_reviews, sentence_split)
+from harness.review_csv import export_csv, import_csv, passages_by_answer
+from harness.records import ClaimRecord, Row
+from harness.rows import answer_sha256, validate_row
+from harness.runs import read_rows, summarize
 from harness.settings import RunSettings
 from tests.rowkit import make_row
 
@@ -62,7 +66,7 @@ def test_claims_supported(verdicts, share):
 
 
 def test_apply_reviews_matches_case_and_answer_hash():
-    reviews = {("c1", SHA): _review()}
+    reviews = ReviewBook.of([_review()])
     row = _row()
     done = apply_reviews(row, reviews, KS)
     assert done.human_claim_review == "reviewed" and done.metrics["claims_supported"] == 0.5
@@ -75,8 +79,7 @@ def test_apply_reviews_matches_case_and_answer_hash():
     assert apply_reviews(_row(answer=" The limit is  EUR 160.\nBreakfast is included. "), reviews,
                          KS).human_claim_review == "reviewed"
     assert apply_reviews(_row(error="timeout"), reviews, KS).human_claim_review == "pending"
-    empty = apply_reviews(_row(answer=""), {("c1", answer_sha256("")): _review(sha=answer_sha256(""), verdicts=())},
-                          KS)
+    empty = apply_reviews(_row(answer=""), ReviewBook.of([_review(sha=answer_sha256(""), verdicts=())]), KS)
     assert (empty.human_claim_review, empty.claims) == ("reviewed", ())
     assert empty.metrics["claims_supported"] is None
 
@@ -84,10 +87,10 @@ def test_apply_reviews_matches_case_and_answer_hash():
 def test_reviews_file_beside_the_cases_round_trips(tmp_path):
     cases = tmp_path / "my_cases.jsonl"
     assert reviews_path(cases) == tmp_path / "my_cases.reviews.jsonl"
-    assert load_reviews(cases) == {}
+    assert load_reviews(cases) == ReviewBook()
     reviews = {("c2", SHA): _review("c2"), ("c1", SHA): _review("c1", verdicts=())}
     save_reviews(reviews_path(cases), reviews)
-    assert load_reviews(cases) == reviews
+    assert load_reviews(cases) == ReviewBook.of(reviews.values())
     assert [json.loads(line)["case_id"] for line in reviews_path(cases).read_text().splitlines()] == ["c1", "c2"]
 
 
@@ -105,17 +108,19 @@ def test_bad_reviews_file_reports_every_line(tmp_path):
 
 def test_csv_export_then_import_round_trips(tmp_path):
     rows = [_row("c1", question="Hotel?", retrieved=["doc.pdf#p1.1"]), _row("c2", answer="", question="CEO?")]
-    reviews = {("c1", SHA): _review()}
-    text = export_csv(rows, reviews)
+    reviews = ReviewBook.of([_review()])
+    text = export_csv(rows, reviews, reviewer="ann")
     lines = text.splitlines()
-    assert lines[0] == "case_id,answer_sha256,question,answer,claim,verdict,source_id,note"
-    assert len(lines) == 4 and lines[3].startswith(f"c2,{answer_sha256('')},CEO?,,,,")
+    assert lines[0] == "case_id,answer_sha256,question,answer,reviewer,claim,verdict,source_id,note,resolution"
+    assert len(lines) == 4 and lines[3] == f"c2,{answer_sha256('')},CEO?,,ann,,,,,"
     path = tmp_path / "r.csv"
     path.write_text(text)
     back = import_csv(path, reviewer="ann", reviewed_at="2026-01-01T00:00:00+00:00", known=passages_by_answer(rows))
     assert back == reviews  # c2 has blank verdicts: still pending
-    path.write_text(text.replace(f"{lines[3]}", lines[3][:-3] + ",none,,"))
-    assert import_csv(path, reviewer="ann", reviewed_at="t")[("c2", answer_sha256(""))].claims == ()
+    path.write_text(text.replace(f"{lines[3]}", lines[3][:-3] + "none,,,"))
+    assert import_csv(path, reviewer="ann", reviewed_at="t").review_of(("c2", answer_sha256("")), "ann").claims == ()
+    # another reviewer's export is blind: ann's verdicts are not in it
+    assert ",ann," not in export_csv(rows, reviews, reviewer="bob")
 
 
 def test_csv_import_reports_every_problem_with_line_and_field(tmp_path):
@@ -133,8 +138,16 @@ def test_csv_import_reports_every_problem_with_line_and_field(tmp_path):
                      f"{path}:4: answer_sha256: expected 64", f"{path}:5: source_id: 'doc.pdf#p9.9' is not among",
                      f"{path}:6: answer_sha256: no row of this run has this answer for case 'c3'"):
         assert expected in message
+    # a CSV in the layout before the reviewer and resolution columns imports as the importing reviewer's
+    path.write_text(head + f"c1,{SHA},q,a,one,unsupported,,\n" + f"c1,{SHA},q,a,two,contradicted,,why\n")
+    old = import_csv(path, reviewer="ann", reviewed_at="t", known={("c1", SHA): {"doc.pdf#p1.1"}})
+    assert old == ReviewBook.of([Review("c1", SHA, (Claim("one", "unsupported"), Claim("two", "contradicted", None,
+                                                                                        "why")), "ann", "t")])
     path.write_text(head + f"c1,{SHA},q,a,one,unsupported,,\n" + f"c1,{SHA},q,a,two,,,\n")
     with pytest.raises(InputError, match=r"r\.csv:3: verdict: blank while other claims"):
+        import_csv(path, reviewer="ann", reviewed_at="t")
+    path.write_text(head + f"c1,{SHA},q,a,The limit.,unsupported,,\n" + f"c1,{SHA},q,a,the  LIMIT.,contradicted,,\n")
+    with pytest.raises(InputError, match=r"r\.csv:3: claim: the same claim as line 2 of case 'c1'"):
         import_csv(path, reviewer="ann", reviewed_at="t")
 
 
@@ -163,8 +176,8 @@ def test_terminal_review_saves_and_updates_rows_and_summary(tmp_path, cases_copy
     out = capsys.readouterr().out
     assert f"question: {first.question}" in out and "passages:" in out and "»" in out
     reviews = load_reviews(cases_copy)
-    assert len(reviews) == 3
-    review = reviews[(first.case_id, first.answer.answer_sha256)]
+    assert len(reviews.reviews) == 3
+    review = reviews.review_of((first.case_id, first.answer.answer_sha256), "ann")
     assert review.claims[0].verdict == "supported" and review.claims[0].note == "checked"
     assert review.claims[0].source_id == first.answer.citations[0].source_id
     rows = read_rows(run)
@@ -217,3 +230,103 @@ def test_review_needs_a_findable_cases_file(tmp_path, cases_copy, monkeypatch, c
     assert main(["review", str(run)]) == 2
     assert "pass --reviews FILE" in capsys.readouterr().err
     assert main(["review", str(run), "--reviews", str(tmp_path / "r.jsonl")]) == 0
+
+
+# Several reviewers ----------------------------------------------------------------------------------------------
+
+def _by(reviewer: str, *claims: tuple[str, str], sha: str = SHA, at: str = "2026-01-02T00:00:00+00:00") -> Review:
+    return Review("c1", sha, tuple(Claim(text, v, "doc.pdf#p1.1" if v == "supported" else None, f"{reviewer} says")
+                                   for text, v in claims), reviewer, at)
+
+
+def test_reviews_file_in_the_format_before_reviewers_still_loads(tmp_path):
+    """A file exactly as `save_reviews` wrote it before several reviewers were kept: one line per answer. Two
+    lines for one answer by different reviewers are now both kept; the same reviewer twice: the later wins."""
+    path = tmp_path / "cases.reviews.jsonl"
+    path.write_text(
+        '{"case_id": "c1", "answer_sha256": "' + SHA + '", "claims": [{"claim": "The limit is EUR 160.", '
+        '"verdict": "supported", "source_id": "doc.pdf#p1.1", "note": ""}, {"claim": "Breakfast is included.", '
+        '"verdict": "unsupported", "source_id": null, "note": "not in the text"}], "reviewer": "ann", '
+        '"reviewed_at": "2026-01-01T00:00:00+00:00"}\n'
+        '{"case_id": "c2", "answer_sha256": "' + SHA + '", "claims": [], "reviewer": "ann", '
+        '"reviewed_at": "2026-01-01T00:00:00+00:00"}\n'
+        '{"case_id": "c2", "answer_sha256": "' + SHA + '", "claims": [], "reviewer": "ann", '
+        '"reviewed_at": "2026-01-03T00:00:00+00:00"}\n')
+    book = read_reviews(path)
+    assert sorted(book.reviews) == [("c1", SHA, "ann"), ("c2", SHA, "ann")]
+    assert book.review_of(("c2", SHA), "ann").reviewed_at == "2026-01-03T00:00:00+00:00"
+    done = apply_reviews(_row(), book, KS)
+    assert (done.human_claim_review, done.metrics["claims_supported"]) == ("reviewed", 0.5)
+    assert [(c.verdict, c.status, c.note) for c in done.claims] == [
+        ("supported", "one_reviewer", ""), ("unsupported", "one_reviewer", "not in the text")]
+    save_reviews(path, book)
+    assert read_reviews(path) == book
+
+
+def test_reviewing_again_replaces_only_that_reviewers_verdicts():
+    book = ReviewBook.of([_by("ann", ("A.", "supported")), _by("bob", ("A.", "unsupported"))])
+    again = book.with_records([_by("ann", ("A.", "unsupported"), at="2026-02-01T00:00:00+00:00")])
+    assert again.review_of(("c1", SHA), "bob") == book.review_of(("c1", SHA), "bob")
+    assert again.review_of(("c1", SHA), "ann").claims[0].verdict == "unsupported"
+    assert len(again.reviews) == 2
+    assert [s.status for s in again.claim_states(("c1", SHA))] == ["agreed"]
+
+
+def test_claims_are_matched_by_normalised_case_folded_text():
+    book = ReviewBook.of([_by("ann", ("The limit is EUR 160.", "supported"), ("Breakfast is included.", "supported")),
+                          _by("bob", ("the limit  is EUR\n160.", "supported"), ("Parking is free.", "unsupported"))])
+    states = book.claim_states(("c1", SHA))
+    assert [(s.claim, s.status, [r for r, _ in s.reviews]) for s in states] == [
+        ("The limit is EUR 160.", "agreed", ["ann", "bob"]),
+        ("Breakfast is included.", "one_reviewer", ["ann"]),
+        ("Parking is free.", "one_reviewer", ["bob"])]
+    done = apply_reviews(_row(), book, KS)
+    # agreed S, ann's S, bob's U: 2 of 3 supported; notes of both reviewers kept on the agreed claim
+    assert done.metrics["claims_supported"] == pytest.approx(2 / 3)
+    assert done.claims[0].note == "ann: ann says; bob: bob says"
+    assert [(r.reviewer, r.claim) for r in done.claims[0].reviews] == [
+        ("ann", "The limit is EUR 160."), ("bob", "the limit  is EUR\n160.")]
+
+
+def test_a_disagreement_is_pending_until_resolved(tmp_path):
+    book = ReviewBook.of([_by("ann", ("A.", "supported"), ("B.", "supported")),
+                          _by("bob", ("A.", "supported"), ("B.", "contradicted"))])
+    open_ = apply_reviews(_row(), book, KS)
+    assert (open_.human_claim_review, open_.metrics["claims_supported"]) == ("pending", None)
+    assert open_.metrics["claim_support"] is None  # the five-check metric reads the same claims
+    assert [(c.status, c.verdict) for c in open_.claims] == [("agreed", "supported"), ("disagreement", None)]
+    assert "claim 'B.' in disagreement between reviewers" in open_.failure_reasons
+    resolved = book.with_records([Resolution("c1", SHA, "b.", "unsupported", None, "B is not in p1", "carol", "t")])
+    done = apply_reviews(_row(), resolved, KS)
+    assert (done.human_claim_review, done.metrics["claims_supported"]) == ("reviewed", 0.5)
+    assert done.claims[1].status == "resolved" and done.claims[1].resolution.resolver == "carol"
+    rows = [open_, apply_reviews(_row("c2"), ReviewBook.of(replace(r, case_id="c2") for r in resolved.records()),
+                                 KS), _row("c3")]
+    summary = summarize(rows, ["claims_supported"], {})
+    assert summary.claims.model_dump() == {"agreed": 2, "in_disagreement": 1, "resolved": 1, "one_reviewer": 0}
+    assert summary.human_claim_review == {"pending": 2, "reviewed": 1}
+    assert (summary.mean("claims_supported"), summary.metrics["claims_supported"].scored) == (0.5, 1)
+    path = tmp_path / "r.jsonl"
+    save_reviews(path, resolved)
+    assert read_reviews(path) == resolved
+    assert json.loads(path.read_text().splitlines()[-1])["kind"] == "resolution"
+    # a row with a disagreement matches the published schema and reads back into the same record
+    validate_row(open_.to_json())
+    assert Row.model_validate_json(open_.line()) == open_
+
+
+def test_claim_record_fields_and_older_rows():
+    """Rows written before reviewers were kept carry claims without status, reviews or resolution: they read as
+    seen by one reviewer. A claims file's own annotations (unknown keys) are kept."""
+    old = ClaimRecord.model_validate({"claim": "A.", "verdict": "supported", "source_id": "doc.pdf#p1.1",
+                                      "note": "", "page_hint": 3})
+    assert (old.status, old.reviews, old.resolution, old.settled) == ("one_reviewer", (), None, True)
+    assert old.model_dump(mode="json")["page_hint"] == 3
+    with pytest.raises(ValidationError, match="status"):
+        ClaimRecord.model_validate({"claim": "A.", "verdict": None, "status": "undecided"})
+    row = _row().model_copy(update={"claims": (ClaimRecord(claim="A.", verdict=None, status="disagreement"),)})
+    validate_row(row.to_json())  # a null verdict is in the published schema
+    data = row.to_json()
+    data["claims"][0]["status"] = "undecided"
+    with pytest.raises(ValueError, match="breaks the row schema at claims"):
+        validate_row(data)

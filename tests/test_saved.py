@@ -87,15 +87,23 @@ def test_bad_csv_is_rejected_with_file_line_and_field(workshop, capsys, break_it
 
 def test_every_problem_is_reported_at_once(workshop):
     _set_cell(workshop / "cases.csv", "W03", "should_abstain", "maybe")
-    _set_cell(workshop / "cases.csv", "W04", "cited_chunk_ids", "P4|P42")
+    _set_cell(workshop / "cases.csv", "W04", "expected_chunk_ids", "P4|P42")
     _append(workshop / "cases.csv", _rows(workshop / "cases.csv")[2])
     _append(workshop / "claims.csv", ["W99", "Parking is free.", "P0"])
     message = _load_error(workshop / "cases.csv")
     assert message.startswith("5 problems in the saved outputs:")
-    for expected in ("cases.csv:4: should_abstain:", "cases.csv:5: cited_chunk_ids: unknown chunk id 'P42'",
+    for expected in ("cases.csv:4: should_abstain:", "cases.csv:5: expected_chunk_ids: unknown chunk id 'P42'",
                      "cases.csv:12: case_id: duplicate", "claims.csv:12: case_id: unknown case 'W99'",
                      "claims.csv:12: support_chunk_ids: unknown chunk id 'P0'"):
         assert expected in message
+
+
+def test_citing_an_unknown_chunk_is_a_result_not_a_broken_file(workshop):
+    # A system that cites what it never retrieved has failed citation precision; the file is still valid.
+    _set_cell(workshop / "cases.csv", "W04", "cited_chunk_ids", "P42")
+    row = next(r for r in score_saved(workshop / "cases.csv").rows if r.case_id == "W04")
+    assert row.metrics["citation_precision"] == 0.0
+    assert any(reason.startswith("cited P42, not retrieved") for reason in row.failure_reasons)
 
 
 def test_a_broken_header_does_not_flood_the_other_files_with_unknown_references(workshop):
@@ -138,8 +146,8 @@ def test_lists_points_and_unsaved_retrieval():
     w01, w02, w09 = saved.cases[0], saved.cases[1], saved.cases[8]
     assert w02.retrieved_chunk_ids == ("P2", "P1") and w01.retrieved_chunk_ids is None
     assert w02.required_points == (("72 hours", "three days"), ("full account credit",))
-    assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_for("W09") == ()
-    assert [c.supported for c in saved.claims_for("W04")] == [True, False]
+    assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_by_case().get("W09", ()) == ()
+    assert [c.supported for c in saved.claims_by_case()["W04"]] == [True, False]
     assert saved.chunks[3] == SavedChunk("P4", saved.chunks[3].text, "late entry")
 
 

@@ -161,3 +161,19 @@ def test_a_chatbot_bound_to_each_server_answers_cases_through_the_pool(two_serve
     assert len(a.chat_bodies()) + len(b.chat_bodies()) == 4
     assert b.count("/api/embed") == len(b.chat_bodies())  # B embedded its questions itself, built no index
     assert a.count("/api/embed") - embeds_at_build == len(a.chat_bodies())
+
+
+def test_a_hybrid_or_bm25_chatbot_bound_to_another_server_keeps_its_retriever(two_servers):
+    a, b = two_servers
+    a.chat_rule = b.chat_rule = overlap_rule
+    hybrid = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
+                          settings=AnswerSettings(retriever="hybrid"))
+    bound = bind_to(hybrid, OllamaClient(ClientSettings(host=b.url, backoff_s=0.0)))
+    assert type(bound.retriever) is type(hybrid.retriever)
+    assert bound.retriever.lexical is hybrid.retriever.lexical and bound.retriever.dense.client.host == b.url
+    embeds_at_b = b.count("/api/embed")
+    assert bound.ask("What is the hotel reimbursement limit per night?").status == "answered"
+    assert b.count("/api/embed") == embeds_at_b + 1 and len(b.chat_bodies()) == 1
+    bm25 = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
+                        settings=AnswerSettings(retriever="bm25"))
+    assert bind_to(bm25, OllamaClient(ClientSettings(host=b.url, backoff_s=0.0))).retriever is bm25.retriever

@@ -75,11 +75,13 @@ def _header(c: Comparison) -> list[str]:
 
 def render_table(c: Comparison) -> str:
     """The terminal view: header, metric table, flips per metric, manifest diff."""
-    lines = _header(c) + ["", f"{'metric':<18}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
-                              f"{'W/T/L':>10}"]
+    lines = _header(c) + ["", f"{'metric':<20}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
+                              f"{'W/T/L':>10}{'MDE':>8}"]
     for m in c.metrics:
-        lines.append(f"{m.metric:<18}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}")
+        lines.append(f"{m.metric:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
+                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_num(m.mde):>8}")
+    lines.append("MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, "
+                 "from the observed spread); a smaller delta needs more cases (`rag-eval draft`).")
     one_sided = [f"{m.metric} {m.unpaired}" for m in c.metrics if m.unpaired]
     if one_sided:
         lines.append(f"(n counts cases where the metric applies in both runs; in one run only: {', '.join(one_sided)})")
@@ -126,10 +128,11 @@ def _md(text: str) -> str:
 def render_markdown(c: Comparison) -> str:
     """The same content as Markdown: a metric table, a flips table, a manifest-diff table."""
     lines = [f"**A:** `{c.run_a}`  ", f"**B:** `{c.run_b}`  ", "  \n".join(_header(c)[2:]), "",
-             "| metric | n | A | B | delta | 95% CI | p | W/T/L |", "|---|---:|---:|---:|---:|---|---:|---:|"]
+             "| metric | n | A | B | delta | 95% CI | p | W/T/L | MDE |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
     for m in c.metrics:
         lines.append(f"| {m.metric} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} |")
+                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_num(m.mde)} |")
     lines += _disagreements(c)
     lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
     for m in c.metrics:

@@ -137,7 +137,7 @@ def _cases(args: argparse.Namespace) -> int:
     atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
     try:
         documents = read_documents(settings.docs)
-        load_checked_cases(staged, documents, Collection.of(documents, settings.chunking()).chunks)
+        load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks))
         os.replace(staged, out)
     except InputError as exc:
         raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc

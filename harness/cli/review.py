@@ -1,27 +1,37 @@
-"""`rag-eval review RUN`: review the claims of pending answers in the terminal, or through a CSV file.
+"""`rag-eval review RUN`: review the claims of a run's answers in the terminal or through a CSV file, measure how
+far reviewers agree, and resolve their disagreements.
 
-Reviews are saved after every answer in `<cases stem>.reviews.jsonl` beside the run's cases file, keyed by case
-id and answer hash; afterwards the run's rows and summary are rewritten with the reviews applied.
+Reviews are saved after every answer in `<cases stem>.reviews.jsonl` beside the run's cases file, one review per
+answer and reviewer; afterwards the run's rows and summary are rewritten with the reviews applied. A claim on
+which reviewers disagree keeps its answer pending until someone resolves it (`--resolve`).
 """
 
 from __future__ import annotations
 
 import argparse
 import getpass
+import json
+import sys
 from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..records import ClaimResolution, RetrievedPassage, ReviewerVerdict, Row, Summary
 from ..report import find_quote
-from ..review import (VERDICTS, Claim, Review, ReviewKey, apply_to_run, export_csv, import_csv, passages_by_answer,
-                      read_reviews, reviews_path, save_reviews, sentence_split)
-from ..records import Row
+from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
+                      apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks, save_reviews,
+                      sentence_split)
+from ..review_agreement import AgreementReport, agreement_report
+from ..review_csv import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..runs import read_manifest, read_rows, utc_now
 
-_HELP_SPLIT = "[Enter] accept these claims · e edit them · k skip this answer · q quit"
-_HELP_CLAIM = ("s ID supported by passage ID (or its rank: s 1; plain s = the cited passage) · u unsupported · "
-               "c contradicted · n TEXT note · q quit")
+_KEYS = """keys (type ? to see them again):
+  on an answer:  Enter accept the offered claims · e edit them · k skip this answer
+  on a claim:    s [ID|rank] supported (plain s: the cited passage) · u unsupported · c contradicted · n TEXT note
+  anywhere:      p show the full passages · ? these keys · q quit (finished reviews are kept)"""
+_CONTEXT_CHARS = 300
 
 
 class _Quit(Exception):
@@ -29,15 +39,25 @@ class _Quit(Exception):
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("review", help="review the claims of a run's answers (terminal, or CSV export/import)",
+    p = sub.add_parser("review", help="review the claims of a run's answers (terminal, or CSV export/import), "
+                                      "measure reviewer agreement, resolve disagreements",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run directory")
     p.add_argument("--reviews", metavar="FILE", help="reviews file (default: <cases stem>.reviews.jsonl beside the "
                                                      "run's cases file)")
     p.add_argument("--reviewer", help="your name in the reviews (default: your login name)")
-    io_group = p.add_mutually_exclusive_group()
-    io_group.add_argument("--export", metavar="FILE.csv", help="write every answer's claims to a CSV and stop")
-    io_group.add_argument("--import", dest="import_", metavar="FILE.csv", help="read reviews from a CSV and stop")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--export", metavar="FILE.csv", help="write your claims (blank verdicts where you have not "
+                                                           "reviewed) to a CSV and stop; with --resolve, the "
+                                                           "claims reviewers disagree on")
+    mode.add_argument("--import", dest="import_", metavar="FILE.csv", help="read verdicts and resolutions from a "
+                                                                          "CSV and stop")
+    mode.add_argument("--agreement", action="store_true", help="how far reviewers agree, and their disagreements")
+    p.add_argument("--resolve", action="store_true", help="walk the claims reviewers disagree on and settle each")
+    p.add_argument("--json", action="store_true", help="with --agreement: print JSON")
+    p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed for --agreement (default 0)")
+    p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
+                   help=f"bootstrap resamples for --agreement (default {DEFAULT_RESAMPLES})")
     p.set_defaults(func=run)
 
 
@@ -45,29 +65,90 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run)
     rows = read_rows(run_dir)
     path = Path(args.reviews) if args.reviews else _default_reviews(run_dir)
-    reviews = read_reviews(path)
-    reviewer = args.reviewer or _user()
-    if args.export:
-        text = export_csv(rows, reviews)
-        atomic_write_text(args.export, text)
-        print(f"wrote {text.count(chr(10)) - 1} claim line(s) to {args.export}; fill in verdict (supported, "
-              f"unsupported, contradicted, or none for an answer without claims) and source_id, then "
-              f"`rag-eval review {args.run} --import {args.export}`")
+    book = read_reviews(path)
+    reviewer = args.reviewer if args.reviewer is not None else _user()
+    if args.json and not args.agreement:
+        raise InputError("--json goes with --agreement")
+    if args.agreement:
+        ks = run_ks(read_manifest(run_dir))
+        report = agreement_report([apply_reviews(r, book, ks) for r in rows], seed=args.seed,
+                                  resamples=args.resamples)
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else render_agreement(report))
         return 0
+    if args.export:
+        return _export(args, rows, book, reviewer)
     if args.import_:
-        new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows))
-        reviews = reviews | new
-        save_reviews(path, reviews)
-        print(f"imported {len(new)} review(s) from {args.import_} into {path}")
+        new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows),
+                         book=book)
+        book = book.merged(new)
+        save_reviews(path, book)
+        print(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
+              f"{args.import_} into {path}")
+    elif args.resolve:
+        book = _walk_disagreements(rows, book, path, reviewer)
     else:
-        _walk(rows, reviews, path, reviewer)
-    summary = apply_to_run(run_dir, reviews)
-    review = summary.human_claim_review
+        book = _walk(rows, book, path, reviewer)
+    print("\n" + _summary_line(run_dir, apply_to_run(run_dir, book), path))
+    return 0
+
+
+def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewer: str) -> int:
+    text = export_disagreements_csv(rows, book) if args.resolve else export_csv(rows, book, reviewer=reviewer)
+    atomic_write_text(args.export, text)
+    lines = text.count("\n") - 1
+    if args.resolve:
+        print(f"wrote {lines} claim(s) reviewers disagree on to {args.export}; fill in resolution (supported, "
+              f"unsupported or contradicted; source_id for supported), then "
+              f"`rag-eval review {args.run} --import {args.export} --reviewer YOU`")
+    else:
+        print(f"wrote {lines} claim line(s) for reviewer {reviewer!r} to {args.export}; fill in verdict "
+              f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id, then "
+              f"`rag-eval review {args.run} --import {args.export}`")
+    return 0
+
+
+def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
+    review, counts = summary.human_claim_review, summary.claims
     claims = summary.metrics.get("claims_supported")
     mean = "n/a" if claims is None or claims.mean is None else f"{claims.mean:.3f}"
-    print(f"\n{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported {mean} "
-          f"over {claims.scored if claims else 0} answers with claims; reviews in {path}")
-    return 0
+    return (f"{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported {mean} "
+            f"over {claims.scored if claims else 0} answers with claims; claims: {counts.agreed} agreed, "
+            f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
+            f"{counts.one_reviewer} by one reviewer; reviews in {path}")
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def render_agreement(report: AgreementReport) -> str:
+    """The agreement report as text: the figures, then each disagreement with every reviewer's verdict."""
+    a = report.agreement
+    label = "Cohen's kappa" if a.coefficient == "kappa" else "Krippendorff's alpha (nominal)"
+    pi, ci = a.percent_interval, a.interval
+    reviewers = ", ".join(r or "(unnamed)" for r in a.reviewers) or "none"
+    lines = [f"claims seen by two or more reviewers: {a.items} (reviewers: {reviewers})",
+             f"percent agreement: {_fmt(a.percent_agreement)} [{_fmt(pi.low)}, {_fmt(pi.high)}]",
+             f"{label}: {_fmt(a.value)} [{_fmt(ci.low)}, {_fmt(ci.high)}]"
+             + (f" (undefined: {a.reason})" if a.reason else ""),
+             f"intervals: {int(ci.level * 100)}% percentile bootstrap over claims, {ci.resamples} resamples, "
+             f"seed {ci.seed}" + (f"; {ci.undefined_resamples} resamples undefined" if ci.undefined_resamples
+                                  else "")]
+    total, open_ = len(report.disagreements), report.open_disagreements
+    lines.append(f"disagreements: {total} ({open_} open, {total - open_} resolved)")
+    for d in report.disagreements:
+        lines.append(f"- case {d.case_id}: {d.claim.claim}")
+        lines += [f"    {_verdict_text(v)}" for v in d.claim.reviews]
+        if d.claim.resolution:
+            res = d.claim.resolution
+            lines.append(f"    resolved by {res.resolver or '(unnamed)'}: {_verdict_text(res)}")
+    return "\n".join(lines)
+
+
+def _verdict_text(v: ReviewerVerdict | ClaimResolution) -> str:
+    """`ann: supported by doc.pdf#p1 (note)`; a resolution without the name."""
+    who = f"{v.reviewer or '(unnamed)'}: " if isinstance(v, ReviewerVerdict) else ""
+    return f"{who}{v.verdict}" + (f" by {v.source_id}" if v.source_id else "") + (f" ({v.note})" if v.note else "")
 
 
 def _user() -> str:
@@ -85,53 +166,97 @@ def _default_reviews(run_dir: Path) -> Path:
     return reviews_path(cases)
 
 
-def _walk(rows: list[Row], reviews: dict[ReviewKey, Review], path: Path, reviewer: str) -> None:
-    """Ask about every pending answer; each finished review is saved at once, so quitting loses nothing."""
-    pending = [r for r in rows if not r.errored and r.human_claim_review != "reviewed"
-               and (r.case_id, r.answer.answer_sha256) not in reviews]
-    seen: set[ReviewKey] = set()
-    print(f"{len(pending)} answer(s) to review; reviews go to {path}")
+# The terminal screen ---------------------------------------------------------------------------------------------
+
+def _mark(text: str) -> str:
+    """The quote highlighted: reverse video on a terminal, »guillemets« when the output goes to a file or pipe."""
+    return f"\x1b[7m{text}\x1b[0m" if sys.stdout.isatty() else f"»{text}«"
+
+
+def quote_context(passage: str, quote: str, chars: int = _CONTEXT_CHARS) -> str:
+    """The normalised passage cut to about `chars` characters around the quote, the quote highlighted; the start
+    of the passage when the quote is not in it."""
+    text, span = find_quote(passage, quote)
+    if span is None:
+        return text[:chars] + ("…" if len(text) > chars else "") + "  (quote not found in this passage)"
+    a, b = span
+    side = max(0, (chars - (b - a)) // 2)
+    start, end = max(0, a - side), min(len(text), b + side)
+    return (("…" if start else "") + text[start:a] + _mark(text[a:b]) + text[b:end]
+            + ("…" if end < len(text) else ""))
+
+
+def _show_answer(row: Row, heading: str) -> None:
+    ans = row.answer
+    print(f"\n{heading} · case {row.case_id} (repeat {row.repeat}) · status {ans.status}")
+    print(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
+    passages = {p.source_id: p for p in _passages(row)}
+    print("citations:" if ans.citations else "citations: none")
+    for i, c in enumerate(ans.citations, start=1):
+        state = "valid" if c.valid else c.reason
+        passage = passages.get(c.source_id)
+        body = quote_context(passage.text, c.quote) if passage else f"\"{c.quote}\" (passage not retrieved)"
+        print(f"  {i}. {c.source_id} ({state}): {body}")
+    print(f"passages: {len(passages)} retrieved ({', '.join(passages) or 'none'}); p shows them in full")
+
+
+def _passages(row: Row) -> list[RetrievedPassage]:
+    return sorted(row.retrieved, key=lambda p: p.rank)
+
+
+def _show_passages(row: Row) -> None:
+    quotes: dict[str, str] = {}
+    for c in row.answer.citations:
+        quotes.setdefault(c.source_id, c.quote)
+    for p in _passages(row):
+        text, span = find_quote(p.text, quotes.get(p.source_id, ""))
+        if span:
+            text = text[:span[0]] + _mark(text[span[0]:span[1]]) + text[span[1]:]
+        print(f"  [{p.rank}] {p.source_id} (page {p.page}): {text}")
+
+
+def _ask(prompt: str, row: Row) -> str:
+    """One line of input; `p` and `?` are answered here and asked again, `q` or end of input stops."""
+    while True:
+        try:
+            answer = input(prompt).strip()
+        except (EOFError, KeyboardInterrupt):  # stop cleanly: finished reviews are saved and applied
+            raise _Quit from None
+        if answer.lower() == "q":
+            raise _Quit
+        if answer.lower() == "p":
+            _show_passages(row)
+        elif answer == "?":
+            print(_KEYS)
+        else:
+            return answer
+
+
+def _to_review(rows: list[Row], book: ReviewBook, reviewer: str) -> list[Row]:
+    """The answers `reviewer` has not reviewed. A row reviewed without any review in the book (its claims came
+    from a claims file) is left alone."""
+    return [row for row in distinct_answers(rows) if book.review_of(answer_key(row), reviewer) is None
+            and (row.human_claim_review != "reviewed" or book.for_answer(answer_key(row)))]
+
+
+def _walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> ReviewBook:
+    """Ask `reviewer` about every answer they have not reviewed (other reviewers' verdicts are not shown);
+    each finished review is saved at once, so quitting loses nothing."""
+    todo = _to_review(rows, book, reviewer)
+    print(f"{len(todo)} answer(s) to review as {reviewer or '(unnamed)'}; reviews go to {path}\n{_KEYS}")
     try:
-        for number, row in enumerate(pending, start=1):
-            key = (row.case_id, row.answer.answer_sha256)
-            if key in seen:  # the same answer in another repeat
-                continue
-            _show(row, number, len(pending))
+        for number, row in enumerate(todo, start=1):
+            _show_answer(row, f"answer {number} of {len(todo)}")
             claims = _review_row(row)
             if claims is None:
                 continue
-            reviews[key] = Review(key[0], key[1], tuple(claims), reviewer, utc_now())
-            seen.add(key)
-            save_reviews(path, reviews)
+            book = book.with_records([Review(row.case_id, row.answer.answer_sha256, tuple(claims), reviewer,
+                                             utc_now())])
+            save_reviews(path, book)
             print(f"saved ({len(claims)} claim(s))")
     except _Quit:
         print("stopped; finished reviews are saved")
-
-
-def _ask(prompt: str) -> str:
-    try:
-        answer = input(prompt)
-    except (EOFError, KeyboardInterrupt):  # stop cleanly: finished reviews are saved and applied
-        raise _Quit from None
-    if answer.strip().lower() == "q":
-        raise _Quit
-    return answer.strip()
-
-
-def _show(row: Row, number: int, total: int) -> None:
-    ans = row.answer
-    print(f"\n[{number}/{total}] case {row.case_id} (repeat {row.repeat}), status {ans.status}")
-    print(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
-    quotes: dict[str, str] = {}
-    for c in ans.citations:
-        print(f"cites {c.source_id}: \"{c.quote}\" ({'valid' if c.valid else c.reason})")
-        quotes.setdefault(c.source_id, c.quote)
-    print("passages:")
-    for p in row.retrieved:
-        text, span = find_quote(p.text, quotes.get(p.source_id, ""))
-        if span:
-            text = f"{text[:span[0]]}»{text[span[0]:span[1]]}«{text[span[1]:]}"
-        print(f"  [{p.rank}] {p.source_id} (page {p.page}): {text}")
+    return book
 
 
 def _review_row(row: Row) -> list[Claim] | None:
@@ -140,25 +265,30 @@ def _review_row(row: Row) -> list[Claim] | None:
     print("offered claims (sentence split):" if offered else "no claims offered (empty answer)")
     for i, claim in enumerate(offered, start=1):
         print(f"  {i}. {claim}")
-    choice = _ask(f"{_HELP_SPLIT}\n> ").lower()
+    choice = _ask("accept / e / k > ", row).lower()
     while choice not in ("", "e", "k"):
-        choice = _ask(f"unknown command {choice!r}; {_HELP_SPLIT}\n> ").lower()
+        choice = _ask(f"unknown key {choice!r} (? lists the keys) > ", row).lower()
     if choice == "k":
         return None
     texts = offered
     if choice == "e":
         print("type the claims, one a line; an empty line ends (none at all: the answer makes no claims)")
-        texts = list(iter(lambda: _ask("claim> "), ""))
+        texts = list(iter(lambda: _ask("claim> ", row), ""))
     return [_verdict(row, text, i, len(texts)) for i, text in enumerate(texts, start=1)]
 
 
-def _verdict(row: Row, text: str, number: int, total: int) -> Claim:
-    retrieved = [p.source_id for p in sorted(row.retrieved, key=lambda p: p.rank)]
+def _passage_ids(row: Row) -> tuple[list[str], str | None]:
+    retrieved = [p.source_id for p in _passages(row)]
     cited = next((c.source_id for c in row.answer.citations if c.source_id in retrieved), None)
+    return retrieved, cited
+
+
+def _verdict(row: Row, text: str, number: int, total: int) -> Claim:
+    retrieved, cited = _passage_ids(row)
     note = ""
-    print(f"claim {number}/{total}: {text}")
+    print(f"claim {number} of {total}: {text}")
     while True:
-        command, _, rest = _ask(f"{_HELP_CLAIM}\n> ").partition(" ")
+        command, _, rest = _ask("s/u/c/n > ", row).partition(" ")
         command, rest = command.lower(), rest.strip()
         if command == "n":
             note = rest
@@ -171,7 +301,7 @@ def _verdict(row: Row, text: str, number: int, total: int) -> Claim:
                 return Claim(text, VERDICTS[0], source, note)
             print(f"which passage? one of {', '.join(retrieved) or 'none'} (or its rank)")
         else:
-            print(f"unknown command {command!r}")
+            print(f"unknown key {command!r} (? lists the keys)")
 
 
 def _source(given: str, retrieved: list[str], cited: str | None) -> str | None:
@@ -180,3 +310,52 @@ def _source(given: str, retrieved: list[str], cited: str | None) -> str | None:
     if given.isdigit() and 1 <= int(given) <= len(retrieved):
         return retrieved[int(given) - 1]
     return given if given in retrieved else None
+
+
+# Resolving disagreements -----------------------------------------------------------------------------------------
+
+def _open_disagreements(rows: list[Row], book: ReviewBook) -> list[tuple[Row, ClaimState]]:
+    return [(row, s) for row in distinct_answers(rows) for s in book.claim_states(answer_key(row)) or []
+            if s.status == "disagreement"]
+
+
+def _walk_disagreements(rows: list[Row], book: ReviewBook, path: Path, resolver: str) -> ReviewBook:
+    """Show each open disagreement with every reviewer's verdict and ask for the verdict that counts."""
+    todo = _open_disagreements(rows, book)
+    print(f"{len(todo)} claim(s) on which reviewers disagree; resolutions by {resolver or '(unnamed)'} go to "
+          f"{path}\nkeys: s [ID|rank] supported · u unsupported · c contradicted · n TEXT note · k skip · "
+          "p full passages · q quit")
+    try:
+        for number, (row, state) in enumerate(todo, start=1):
+            _show_answer(row, f"disagreement {number} of {len(todo)}")
+            print(f"claim: {state.claim}")
+            for verdict in state.to_record().reviews:
+                print(f"  {_verdict_text(verdict)}")
+            claim = _resolution(row, state.claim)
+            if claim is None:
+                continue
+            book = book.with_records([Resolution(row.case_id, row.answer.answer_sha256, state.claim, claim.verdict,
+                                                 claim.source_id, claim.note, resolver, utc_now())])
+            save_reviews(path, book)
+            print(f"resolved: {claim.verdict}")
+    except _Quit:
+        print("stopped; finished resolutions are saved")
+    return book
+
+
+def _resolution(row: Row, text: str) -> Claim | None:
+    retrieved, cited = _passage_ids(row)
+    note = ""
+    while True:
+        command, _, rest = _ask("resolve s/u/c/n/k > ", row).partition(" ")
+        command, rest = command.lower(), rest.strip()
+        if command == "k":
+            return None
+        if command == "n":
+            note = rest
+        elif command in ("u", "c"):
+            return Claim(text, VERDICTS[1] if command == "u" else VERDICTS[2], None, note)
+        elif command == "s" and (source := _source(rest, retrieved, cited)) is not None:
+            return Claim(text, VERDICTS[0], source, note)
+        else:
+            print(f"unknown key {command!r}, or no such passage ({', '.join(retrieved) or 'none'})")

@@ -127,6 +127,11 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
         lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
+    if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
+        lines += ["", "drafted and hand-written cases apart (mean, scored):"]
+        for name in ("passed", "hit@1", "facts", "behaviour"):
+            parts = [f"{o} {fmt(m[name].mean)} ({m[name].scored})" for o, m in summary.by_origin.items() if name in m]
+            lines.append(f"  {name:<12}" + "; ".join(parts))
     if summary.repeat_stability:
         flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]
         lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]

@@ -1,11 +1,10 @@
 """Drafting test cases from pages: select pages, ask the model, verify deterministically, let a human decide.
 
-See harness/drafting/README_SECTION.md for the workflow and every check's definition.
+See README.md, "Drafting cases from your own PDFs", for the workflow and every check's definition.
 """
 
 from .decisions import Collection, decide, edit, export_csv, import_csv
 from .export import Export, to_case, to_cases
-from .origin import by_origin
 from .pipeline import DraftRun, run_drafting
 from .records import Decision, Draft, Provenance, Reason, Verification, read_drafts, write_drafts
 from .report import DraftReport, build_report, render_report
@@ -14,6 +13,6 @@ from .settings import DraftSettings
 from .verify import Limits, PageView, check_draft
 
 __all__ = ["Collection", "Decision", "Draft", "DraftReport", "DraftRun", "DraftSettings", "Export", "Limits",
-           "PageView", "Provenance", "Reason", "Selection", "Verification", "build_report", "by_origin",
+           "PageView", "Provenance", "Reason", "Selection", "Verification", "build_report",
            "check_draft", "decide", "edit", "export_csv", "import_csv", "read_drafts", "render_report",
            "run_drafting", "select_pages", "to_case", "to_cases", "write_drafts"]

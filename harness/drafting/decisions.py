@@ -16,7 +16,7 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.text import fold
 
-from ..cases import Problems
+from ..cases import open_csv
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
 from .verify import Limits, check_draft, is_deictic
@@ -111,18 +111,8 @@ def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection
     """The drafts with the decisions of a CSV in the export layout. A blank decision leaves a draft as it is;
     `accepted` (or `edited`) with a changed question, quote or facts is an edit. Every problem is reported at
     once as file:line: field: message, and then nothing is changed."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    problems = Problems(str(path))
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in ("draft_id", "question", "quote", "facts", "decision", "reason")
-               if c not in (reader.fieldnames or [])]
-    if missing:
-        problems.add(1, f"header: missing column(s) {', '.join(missing)}; expected {','.join(CSV_COLUMNS)}")
-        problems.raise_if_any("the drafts CSV")
+    reader, problems = open_csv(path, ("draft_id", "question", "quote", "facts", "decision", "reason"), CSV_COLUMNS,
+                                "the drafts CSV")
     by_id = {d.draft_id: i for i, d in enumerate(drafts)}
     out = list(drafts)
     line = 1

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..cases import DRAFTED_TAG
 from .records import Draft
 
 EXPORTED = ("accepted", "edited")
@@ -27,7 +28,7 @@ class Export:
 def to_case(draft: Draft) -> dict:
     """One draft as a case dict in the cases-file layout."""
     unreviewed = draft.decision.status == "pending"
-    tags = ["drafted", f"draft:{draft.type}", *(t for t in draft.verification.tags if t != "unanswerable"),
+    tags = [DRAFTED_TAG, f"draft:{draft.type}", *(t for t in draft.verification.tags if t != "unanswerable"),
             *(["unreviewed"] if unreviewed else [])]
     p = draft.provenance
     origin = (f"drafted from {draft.source_id} by {p.model} (digest {p.model_digest[:12]}), prompt sha256 "
@@ -48,7 +49,8 @@ def to_case(draft: Draft) -> dict:
 def to_cases(drafts: Sequence[Draft], *, include_unreviewed: bool = False) -> Export:
     """Accepted and edited drafts that pass verification (plus pending ones that pass, with
     `include_unreviewed`), in file order."""
-    cases, left_out = [], Counter()
+    cases: list[dict] = []
+    left_out: Counter[str] = Counter()
     for draft in drafts:
         status = draft.decision.status
         if draft.kind == "error":

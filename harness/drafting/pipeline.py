@@ -22,7 +22,8 @@ from chatbot.text import fold, normalize
 
 from ..metrics import fact_found
 from .collection import Collection, evidence_rank
-from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, ReplyCache, Template, drafts_schema, sha256
+from .prompting import (PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, Failed, ReplyCache, Template, drafts_schema,
+                        sha256)
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
 from .select import Selection, select_pages
 from .settings import DraftSettings
@@ -124,11 +125,12 @@ def _draft_page(ctx: _Context, page: Page) -> tuple[list[Draft], bool]:
     outcome = ctx.asker.ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
                             page=text)
     provenance = _provenance(ctx, template, text, outcome.from_cache)
-    if outcome.error is not None:
+    if isinstance(outcome, Failed):
         error = Draft(draft_id("error", page.source_id, "", ""), "error", page.source_id, provenance=provenance,
                       verification=Verification(False, (Reason("draft_error", outcome.error),)), error=outcome.error)
         return [error], False
-    drafts, ids = [], set()
+    drafts: list[Draft] = []
+    ids: set[str] = set()
     for item in outcome.reply["drafts"]:
         question, quote, facts = item["question"].strip(), strip_wrapping(item["quote"]), tuple(item["facts"])
         checked = check_draft(question, quote, facts, page.source_id, ctx.collection.view, ctx.settings.limits())
@@ -191,16 +193,16 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
                                 digest=digest, cache=cache)
         prefix = embedding.prefixes[1]
         keys = [EmbeddingCache.key(digest, prefix, q) for q in questions]
-        vectors = [cache.get(k) for k in keys]
-        missing = [j for j, v in enumerate(vectors) if v is None]
+        cached = [cache.get(k) for k in keys]
+        missing = [j for j, v in enumerate(cached) if v is None]
+        fresh: dict[int, np.ndarray] = {}
         if missing:
-            fresh = ctx.client.embed(embedding.model, [prefix + questions[j] for j in missing])
-            for j, vector in zip(missing, fresh):
-                vectors[j] = vector
+            fresh = dict(zip(missing, ctx.client.embed(embedding.model, [prefix + questions[j] for j in missing])))
+            for j, vector in fresh.items():
                 cache.put(keys[j], vector)
     except OllamaError as exc:
         return None, f"{type(exc).__name__}: {exc}"
-    return np.vstack(vectors).astype(np.float32), None
+    return np.vstack([fresh[j] if v is None else v for j, v in enumerate(cached)]).astype(np.float32), None
 
 
 def _dedupe(ctx: _Context, drafts: list[Draft], vectors: dict[int, np.ndarray]) -> list[Draft]:
@@ -246,7 +248,7 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
     for n, i in enumerate(todo, start=1):
         draft = drafts[i]
         outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
-        if outcome.error is not None:
+        if isinstance(outcome, Failed):
             out[i] = _amend(draft, notes=(f"parametric check failed: {outcome.error}",))
         else:
             answer = outcome.reply["answer"]
@@ -273,7 +275,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
         # The nth visit of a page asks again with a note, so that two drafts from one page differ.
         outcome = ctx.asker.ask(template, UNANSWERABLE_SCHEMA, page=text + _variant(n // len(pages)))
         provenance = _provenance(ctx, template, text, outcome.from_cache)
-        if outcome.error is not None:
+        if isinstance(outcome, Failed):
             drafts.append(Draft(_unique(draft_id("error", page.source_id, "unanswerable", str(n)), ids), "error",
                                 page.source_id, type="unanswerable", provenance=provenance, error=outcome.error,
                                 verification=Verification(False, (Reason("draft_error", outcome.error),))))

@@ -115,12 +115,25 @@ class ReplyCache:
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """One request's result: the parsed reply, or the reason it failed. `from_cache` when no call was made."""
+class Replied:
+    """A request that produced JSON matching its schema. `from_cache` when no call was made."""
 
-    reply: Any | None
-    error: str | None
-    from_cache: bool
+    reply: Any  # the parsed JSON; an object for every bundled schema
+    from_cache: bool = False
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A request that failed, and why."""
+
+    error: str
+
+    @property
+    def from_cache(self) -> bool:
+        return False  # failures are never cached, so a rerun asks again
+
+
+Outcome = Replied | Failed  # one request's result
 
 
 # Ollama cuts an over-long prompt silently; the same conservative estimate as the answer path catches that.
@@ -129,7 +142,7 @@ _CHARS_PER_TOKEN = 3
 
 class Asker:
     """Sends prompts through the one Ollama client and caches what parses. Never raises for one request's
-    failure (a timeout, a malformed reply, a server gone away): it becomes `Outcome.error`."""
+    failure (a timeout, a malformed reply, a server gone away): it becomes a `Failed` outcome."""
 
     def __init__(self, client: OllamaClient, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
                  cache: ReplyCache | None):
@@ -142,38 +155,39 @@ class Asker:
         key = ReplyCache.key(self.digest, template.sha256, prompt, self.chat.options() | {"think": self.think},
                              schema)
         if self.cache is not None and (cached := self.cache.get(key)) is not None:
-            return Outcome(cached, None, True)
+            return Replied(cached, from_cache=True)
         estimate = len(prompt) // _CHARS_PER_TOKEN
         if estimate + self.chat.num_predict > self.chat.num_ctx:
-            return Outcome(None, f"the prompt (~{estimate} tokens) plus num_predict={self.chat.num_predict} may "
-                                 f"exceed num_ctx={self.chat.num_ctx}; raise --num-ctx or lower --num-predict", False)
-        reply, error = self._call(prompt, schema)
-        if reply is not None and self.cache is not None:
-            self.cache.put(key, reply)
-        return Outcome(reply, error, False)
+            return Failed(f"the prompt (~{estimate} tokens) plus num_predict={self.chat.num_predict} may "
+                          f"exceed num_ctx={self.chat.num_ctx}; raise --num-ctx or lower --num-predict")
+        outcome = self._call(prompt, schema)
+        if isinstance(outcome, Replied) and self.cache is not None:
+            self.cache.put(key, outcome.reply)
+        return outcome
 
-    def _call(self, prompt: str, schema: dict) -> tuple[Any | None, str | None]:
+    def _call(self, prompt: str, schema: dict) -> Outcome:
         self.chat_calls += 1
         try:
             reply = self.client.chat(self.chat.model, [{"role": "user", "content": prompt}], format=schema,
                                      options=self.chat.options(), think=self.think)
         except OllamaError as exc:  # timeouts, server errors, a server gone away: this request only
-            return None, f"{type(exc).__name__}: {exc}"
+            return Failed(f"{type(exc).__name__}: {exc}")
         if reply.done_reason == "length":
-            return None, (f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "
+            return Failed(f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "
                           "--num-predict")
         content, _ = split_thinking(reply.content)
         return parse_reply(content, schema)
 
 
-def parse_reply(content: str, schema: dict) -> tuple[Any | None, str | None]:
-    """(parsed JSON, None) when `content` is JSON matching `schema`, else (None, what is wrong)."""
+def parse_reply(content: str, schema: dict) -> Outcome:
+    """`Replied` with the parsed JSON when `content` is JSON matching `schema`, else `Failed` saying what is
+    wrong."""
     try:
         parsed = json.loads(content)
-    except ValueError as exc:
-        return None, f"malformed output: reply is not JSON ({exc.msg} at character {exc.pos})"
+    except json.JSONDecodeError as exc:
+        return Failed(f"malformed output: reply is not JSON ({exc.msg} at character {exc.pos})")
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(parsed))
     if error is not None:
         where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        return None, f"malformed output: reply does not match the schema at {where}: {error.message}"
-    return parsed, None
+        return Failed(f"malformed output: reply does not match the schema at {where}: {error.message}")
+    return Replied(parsed)

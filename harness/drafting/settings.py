@@ -117,7 +117,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from exc
-    values, problems = {}, []
+    values: dict[str, Any] = {}
+    problems: list[str] = []
     for key, value in data.items():
         name = key.replace("-", "_")
         if name not in FIELDS:
@@ -132,6 +133,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if problems:
         raise InputError("\n".join(problems))
     for name in ("docs", "out"):  # paths in a config file are relative to the file
-        if isinstance(values.get(name), str) and not Path(values[name]).is_absolute():
-            values[name] = str(path.parent / values[name])
+        given = values.get(name)
+        if isinstance(given, str) and not Path(given).is_absolute():
+            values[name] = str(path.parent / given)
     return values

@@ -1,0 +1,55 @@
+"""The report's reviewer-agreement section: per run, the agreement figures and every disagreement."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from .chart import fmt
+from .compare import LoadedRun
+from .review_agreement import AgreementReport, Disagreement, agreement_report
+
+__all__ = ["agreement_section"]
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _name(who: str) -> str:
+    return _e(who or "(unnamed)")
+
+
+def _disagreement_row(d: Disagreement) -> str:
+    verdicts = "".join(f"<li>{_name(v.reviewer)}: {_e(v.verdict)}"
+                       + (f' <span class="muted">({_e(v.note)})</span>' if v.note else "") + "</li>"
+                       for v in d.claim.reviews)
+    res = d.claim.resolution
+    resolution = (f"{_e(res.verdict)} by {_name(res.resolver)}" if res is not None
+                  else '<span class="bad">open (pending)</span>')
+    return (f"<tr><td>{_e(d.case_id)}</td><td>{_e(d.claim.claim)}</td><td><ul>{verdicts}</ul></td>"
+            f"<td>{resolution}</td></tr>")
+
+
+def _run_part(label: str, name: str, report: AgreementReport) -> str:
+    a = report.agreement
+    value = fmt(a.value) + (f" [{fmt(a.interval.low)}, {fmt(a.interval.high)}]" if a.value is not None
+                            else f" (undefined: {_e(a.reason)})")
+    who = "Cohen" if a.coefficient == "kappa" else "Krippendorff"
+    rows = "".join(_disagreement_row(d) for d in report.disagreements)
+    return (f"<h3>{label}: {_e(name)}</h3><p>{a.items} claims rated by two or more reviewers "
+            f"({', '.join(_name(r) for r in a.reviewers)}); percent agreement {fmt(a.percent_agreement)}; "
+            f"{who}'s {a.coefficient} {value} (95% bootstrap over claims, seed {a.interval.seed})</p>"
+            "<table><tr><th>case</th><th>claim</th><th>verdicts</th><th>resolution</th></tr>"
+            + (rows or '<tr><td colspan="4">no disagreements</td></tr>') + "</table>")
+
+
+def agreement_section(runs: Sequence[LoadedRun]) -> str:
+    """HTML for each run whose claims two or more reviewers rated (labelled A, B like the rest of the report);
+    empty when no run has such claims. All reviewer and claim text is escaped."""
+    parts = []
+    for label, run in zip("AB", runs):
+        report = agreement_report(run.rows)
+        if report.agreement.items:
+            parts.append(_run_part(label, run.name, report))
+    return "<h2>Reviewer agreement</h2>" + "".join(parts) if parts else ""
