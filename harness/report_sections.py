@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .chart import fmt
 from .compare import LoadedRun
 from .records import Row
-from .report_funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage_index, stage_of
+from .report_funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
 from .runs import summarize
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
@@ -87,12 +87,12 @@ def funnel_section(runs: Sequence[LoadedRun]) -> str:
            '<p class="muted">Each case counts once, at the first stage it fails, in the order below; '
            'the stages read the failure reasons and statuses stored on each row.</p>',
            f"<table><tr><th>stage</th>{head}<th>definition</th></tr>"]
-    for stage in STAGES:
-        if stage.key == "other" and not any(c["other"] for c in counts):
+    for st in STAGES:
+        if st.key == "other" and not any(c["other"] for c in counts):
             continue
-        cells = "".join(_funnel_cell(c[stage.key], total, stage.key) for c, total in zip(counts, totals))
-        out.append(f'<tr class="stage-{stage.key}"><td><b>{esc(stage.label)}</b></td>{cells}'
-                   f'<td class="muted">{esc(stage.definition)}</td></tr>')
+        cells = "".join(_funnel_cell(c[st.key], total, st.key) for c, total in zip(counts, totals))
+        out.append(f'<tr class="stage-{st.key}"><td><b>{esc(st.label)}</b></td>{cells}'
+                   f'<td class="muted">{esc(st.definition)}</td></tr>')
     out.append("</table></section>")
     return "\n".join(out)
 
@@ -111,12 +111,22 @@ def contents_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
            f'<a href="#failing">failing cases ({failing})</a> · <a href="#passing">passing cases '
            f'({len(index.keys) - failing})</a> · <a href="#funnel">funnel</a> · <a href="#breakdown">breakdown by '
            'tag and document</a> · <a href="#summary">summary</a> · <a href="#charts">charts</a></p>']
+    out.append(_groups("By where it was lost", _by_stage(index), index, len(runs)))
     out.append(_groups("By failure kind", _by_kind(runs, index), index, len(runs)))
     out.append(_groups("By tag", _by_label(index, lambda r: r.tags or (NO_TAG,)), index, len(runs)))
     out.append(_groups("By document", _by_label(index, lambda r: documents_of(r) or (NO_EVIDENCE,)), index,
                        len(runs)))
     out.append("</nav>")
     return "\n".join(out)
+
+
+def _by_stage(index: CaseIndex) -> dict[str, list[Key]]:
+    """Funnel stage label -> cases lost there in any run, in funnel order (passing cases left out)."""
+    out: dict[str, list[Key]] = {s.label: [] for s in STAGES if s.key != "passed"}
+    for key in index.keys:
+        for found in dict.fromkeys(s for s in index.stages[key] if s not in (None, "passed")):
+            out[stage(found).label].append(key)
+    return {label: keys for label, keys in out.items() if keys}
 
 
 def _by_kind(runs: Sequence[LoadedRun], index: CaseIndex) -> dict[str, list[Key]]:

@@ -149,6 +149,9 @@ def test_every_contents_link_has_its_anchor(bundle):
     for tag in ("superseded-trap", "non-english", "scanned"):
         assert f"<summary>{tag}: " in page
     assert "<summary>collection/standort-hamburg-de.pdf: 9 cases" in page
+    counts = funnel(bundle.rows)
+    assert f"<summary>lost at retrieval: {counts['retrieval']} cases, {counts['retrieval']} failing</summary>" in page
+    assert "<summary>lost at citation validation:" not in page  # no case was lost there: no empty group
 
 
 def test_breakdown_counts_match_the_rows(bundle):
