@@ -14,6 +14,8 @@ slow call. The fake has no separate embed delay, so this benchmark measures two 
                     is then cases x delay / slots + one delay for the first query embedding + the index build.
 
 Wall time is the whole `run_evaluation` call (reading the PDF, preflight, index build, answering, writing rows).
+The documents are sample_docs/handbook.pdf and its cases unless `--docs` and `--cases-from` name others (e.g.
+`--docs sample_docs --cases-from sample_docs/all_cases.jsonl --cases 195`: the whole bundle).
 Run from the repo root: python bench/bench_concurrency.py [--delay 0.2 --slots 4 --cases 40]
 """
 
@@ -36,9 +38,9 @@ from tests.fake_ollama import FakeOllama
 TARGET = 1.15  # wall / ideal, from the issue
 DOCS = SAMPLE_DOCS / "handbook.pdf"
 
-def write_cases(path: Path, count: int) -> None:
-    """`count` cases: sample_docs/cases.jsonl repeated, ids made unique with a `~n` suffix."""
-    base = [json.loads(line) for line in (SAMPLE_DOCS / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+def write_cases(path: Path, count: int, source: Path = SAMPLE_DOCS / "cases.jsonl") -> None:
+    """`count` cases: `source` (default sample_docs/cases.jsonl) repeated, ids made unique with a `~n` suffix."""
+    base = [json.loads(line) for line in source.read_text(encoding="utf-8").splitlines()
             if line.strip() and not line.lstrip().startswith("//")]
     lines = []
     for i in range(count):
@@ -48,14 +50,14 @@ def write_cases(path: Path, count: int) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def measure(server: FakeOllama, root: Path, cases: Path, workers: int, chunk_size: int) -> dict:
+def measure(server: FakeOllama, root: Path, cases: Path, workers: int, chunk_size: int, docs: Path = DOCS) -> dict:
     """One evaluation; returns wall seconds, the answering phase and what the server saw."""
     marks: dict[str, float] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
         marks[stage] = time.perf_counter()  # the last "embedding" mark is the end of the index build
 
-    settings = RunSettings(docs=str(DOCS), cases=str(cases), out=str(root / "results"), host=server.url,
+    settings = RunSettings(docs=str(docs), cases=str(cases), out=str(root / "results"), host=server.url,
                            workers=workers, chunk_size=chunk_size, chunk_overlap=min(200, chunk_size // 4),
                            cache_dir=str(root / f"cache-{time.monotonic_ns()}"))  # fresh cache: same work each run
     before_chat, before_embed = server.count("/api/chat"), server.count("/api/embed")
@@ -65,14 +67,14 @@ def measure(server: FakeOllama, root: Path, cases: Path, workers: int, chunk_siz
     wall = time.perf_counter() - start
     return {"wall_s": wall, "answer_s": time.perf_counter() - marks.get("embedding", start),
             "build_s": marks.get("embedding", start) - start,
-            "rows": result.summary["rows"], "errored": result.summary["errored"],
+            "rows": result.summary.rows, "errored": result.summary.errored,
             "chats": server.count("/api/chat") - before_chat, "embeds": server.count("/api/embed") - before_embed,
             "peak_chats": server.peak_chat_in_flight}
 
 
-def build_batches(chunk_size: int) -> int:
+def build_batches(chunk_size: int, docs: Path = DOCS) -> int:
     """How many /api/embed requests the index build makes (chunks / batch size)."""
-    chunks = chunk_pages([p for d in read_documents(DOCS) for p in d.pages],
+    chunks = chunk_pages([p for d in read_documents(docs) for p in d.pages],
                          ChunkSettings(chunk_size, min(200, chunk_size // 4)))
     return math.ceil(len(chunks) / RunSettings.batch_size)
 
@@ -85,19 +87,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk-size", type=int, default=ChunkSettings.size_chars,
                         help=f"chunk size in characters (default {ChunkSettings.size_chars})")
     parser.add_argument("--skip-shipped", action="store_true", help="only the chat-only-delay setup")
+    parser.add_argument("--docs", type=Path, default=DOCS, help="PDF file or folder (default sample_docs/handbook.pdf)")
+    parser.add_argument("--cases-from", type=Path, default=SAMPLE_DOCS / "cases.jsonl",
+                        help="cases file repeated to --cases cases (default sample_docs/cases.jsonl)")
     args = parser.parse_args(argv)
+    docs = args.docs.resolve()
     d, s, n = args.delay, args.slots, args.cases
-    print(f"bench_concurrency: {n} cases, chat delay {d:g} s, {s} slots, handbook.pdf, chunk size {args.chunk_size}")
+    print(f"bench_concurrency: {n} cases, chat delay {d:g} s, {s} slots, {docs.name}, chunk size {args.chunk_size}")
     print(machine_line())
     rows, notes = [], []
     with isolated_state("concurrency") as root:
         cases = root / "cases.jsonl"
-        write_cases(cases, n)
-        batches = build_batches(args.chunk_size)
+        write_cases(cases, n, args.cases_from.resolve())
+        batches = build_batches(args.chunk_size, docs)
         with FakeOllama(delay_s=d, slots=s) as server:
             server.embed_delay_s = 0.0
-            par = measure(server, root, cases, s, args.chunk_size)
-            seq = measure(server, root, cases, 1, args.chunk_size)
+            par = measure(server, root, cases, s, args.chunk_size, docs)
+            seq = measure(server, root, cases, 1, args.chunk_size, docs)
         ideal = n * d / s
         rows.append(["chat-only delay", s, f"{par['wall_s']:.2f}", f"{ideal:.2f}", f"{par['wall_s'] / ideal:.3f}",
                      f"<= {TARGET}", verdict(par["wall_s"] / ideal, TARGET, higher_is_better=False)])
@@ -111,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"{par['errored']} errored")
         if not args.skip_shipped:
             with FakeOllama(delay_s=d, slots=s) as server:
-                shipped = measure(server, root, cases, s, args.chunk_size)
-                shipped_seq = measure(server, root, cases, 1, args.chunk_size)
-                wide = measure(server, root, cases, 2 * s, args.chunk_size)
+                shipped = measure(server, root, cases, s, args.chunk_size, docs)
+                shipped_seq = measure(server, root, cases, 1, args.chunk_size, docs)
+                wide = measure(server, root, cases, 2 * s, args.chunk_size, docs)
             ideal_shipped = batches * d + n * 2 * d / s
             ideal_wide = batches * d + d + n * d / s
             seq_ideal = batches * d + n * 2 * d

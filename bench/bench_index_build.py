@@ -9,7 +9,10 @@ Timed, each as the median of `--repeats` runs after one warm-up:
                        server with no delay: adds preflight, the /api/embed round trips (the fake computes a
                        lexical stand-in vector in pure Python), and writing one cache file per chunk
 
-Run from the repo root: python bench/bench_index_build.py [--pages 300 --repeats 3]
+With `--docs PATH` (a PDF or a folder of them, e.g. `sample_docs` for the bundled collection) the same three
+paths are timed on those PDFs instead of the generated one; raw pypdf then loops over every PDF in the folder.
+
+Run from the repo root: python bench/bench_index_build.py [--pages 300 --repeats 3] [--docs sample_docs]
 """
 
 from __future__ import annotations
@@ -30,9 +33,15 @@ from tests.fake_ollama import FakeOllama
 TARGET = 0.8  # pages/s of the library path over pages/s of raw pypdf extraction, from the issue
 
 
+def pdf_files(path: Path) -> list[Path]:
+    """The PDFs under `path` (itself when it is a file), sorted, as read_documents finds them."""
+    return [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.suffix.lower() == ".pdf")
+
+
 def raw_extract(path: Path) -> None:
-    for page in PdfReader(path).pages:
-        page.extract_text()
+    for pdf in pdf_files(path):
+        for page in PdfReader(pdf).pages:
+            page.extract_text()
 
 
 def read_and_chunk(path: Path) -> int:
@@ -43,13 +52,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=300, help="pages in the generated PDF (default 300)")
     parser.add_argument("--repeats", type=int, default=3, help="timed runs per variant, median (default 3)")
+    parser.add_argument("--docs", type=Path, help="time these PDFs (a file or folder) instead of a generated one")
     args = parser.parse_args(argv)
-    print(f"bench_index_build: {args.pages}-page generated PDF, median of {args.repeats} runs")
+    docs = args.docs.resolve() if args.docs else None  # before isolated_state changes what is around
+    pages = sum(len(PdfReader(p).pages) for p in pdf_files(docs)) if docs else args.pages
+    what = f"{docs} ({len(pdf_files(docs))} PDFs, {pages} pages)" if docs else f"{pages}-page generated PDF"
+    print(f"bench_index_build: {what}, median of {args.repeats} runs")
     print(machine_line())
     with isolated_state("index-build") as root:
-        pdf = root / "docs" / "generated.pdf"
-        pdf.parent.mkdir()
-        load_pdfgen().write_text_pdf(pdf, synthetic_pages(args.pages))
+        pdf = docs or root / "docs" / "generated.pdf"
+        if docs is None:
+            pdf.parent.mkdir()
+            load_pdfgen().write_text_pdf(pdf, synthetic_pages(args.pages))
         chunks = read_and_chunk(pdf)
         raw = median_time(lambda: raw_extract(pdf), args.repeats)
         ours = median_time(lambda: read_and_chunk(pdf), args.repeats)
@@ -58,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             full = median_time(lambda: open_chatbot(docs=pdf, client_settings=ClientSettings(host=server.url),
                                                     cache_dir=next(caches)), args.repeats)
             embed_requests = server.count("/api/embed")
-    n = args.pages
+    n = pages
     rows = [["raw pypdf extract_text", f"{raw:.3f}", f"{n / raw:.0f}", "1.000", "-", "-"]]
     for name, secs, gate in (("read + chunk", ours, True), ("read + chunk + embed (fake, 0 delay)", full, False)):
         ratio = raw / secs  # pages/s of this path over pages/s of raw extraction

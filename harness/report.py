@@ -17,6 +17,8 @@ from .chart import fmt, svg_grouped_bars
 from .compare import LoadedRun, manifest_diff
 from .metrics import Retrieved, family, first_rank
 from .records import Row, Summary
+from .report_funnel import stage
+from .report_sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
 from .report_agreement import agreement_section
 from .runs import summarize
 
@@ -34,6 +36,9 @@ text-align:left}th{background:#f3f3f3}td.num{text-align:right;font-variant-numer
 .charts{display:flex;flex-wrap:wrap;gap:1em}.passage{white-space:pre-wrap;font-size:.9em;background:#fafafa;
 padding:.4em;border-left:3px solid #ccc}mark{background:#ffe27a}.status{font-weight:bold}.bad{color:#a11}
 .good{color:#171}.muted{color:#666;font-size:.9em}ul{margin:.2em 0;padding-left:1.2em}
+.track{background:#eee;height:.7em;width:12em;margin-top:.2em}.fill{height:100%}.fill.bad{background:#c44}
+.fill.good{background:#4a4}.funnel td{vertical-align:middle}.stage{font-weight:bold;margin-bottom:.3em}
+ul.toc{list-style:none;padding-left:0}ul.toc a{margin-right:.2em}
 """
 
 
@@ -76,23 +81,28 @@ def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
-    """The whole HTML page: header, manifest differences (with `vs`), summary table, charts, per-case table.
-    `vs` is the baseline: it is shown as A and `run` as B, as in `rag-eval compare VS RUN`."""
+    """The whole HTML page, what failed first: header, failure funnel, contents (by failure kind, tag and
+    document), manifest differences (with `vs`), breakdown by tag and document, summary table, charts, then the
+    failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
+    `rag-eval compare VS RUN`."""
     runs = [vs, run] if vs is not None else [run]
     summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection) for r in runs]
     names = [r.name for r in runs]
+    index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
-    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries)]
+    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries), funnel_section(runs), contents_section(runs, index)]
     if vs is not None:
         body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
     metrics = run.manifest.metrics
-    body += [_summary_table(metrics, summaries, names), '<h2>Charts</h2><div class="charts">']
+    body += [breakdown_section(runs, index), _summary_table(metrics, summaries, names),
+             '<h2 id="charts">Charts</h2><div class="charts">']
     for chart_title, chart_metrics in chart_families(metrics):
         series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(svg_grouped_bars(chart_title, chart_metrics, series))
-    body += ["</div>", agreement_section(runs), _case_table(runs)]
+    body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
+             _case_table(runs, index, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
             f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)
@@ -123,7 +133,7 @@ def _diff_table(a: dict, b: dict) -> str:
 def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:
     head = "".join(f"<th>{_e(label)}: {_e(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
-    out = [f"<h2>Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
+    out = [f"<h2 id=\"summary\">Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
     for name in metrics:
         cells, means = [], []
         for s in summaries:
@@ -139,17 +149,24 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
     return "".join(out) + "</table>"
 
 
-def _case_table(runs: Sequence[LoadedRun]) -> str:
-    by_key = [{r.key: r for r in run.rows} for run in runs]
-    keys = list(dict.fromkeys(k for rows in by_key for k in rows))
+def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -> str:
+    """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each."""
+    keys = [k for k in index.keys if index.failing(k) == failing]
+    anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
     head = "".join(f"<th>{label}: {_e(run.name)}</th>" for label, run in zip("AB", runs))
-    out = [f"<h2>Cases</h2><table><tr><th>case</th>{head}</tr>"]
+    out = [f'<h2 id="{anchor}">{title} ({len(keys)})</h2><table><tr><th>case</th>{head}</tr>']
     for key in keys:
-        rows = [rows.get(key) for rows in by_key]
-        case_row = next(r for r in rows if r is not None)
-        cells = "".join(f"<td>{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>' for r in rows)
-        out.append(f"<tr><td>{_case_cell(case_row, key[1])}</td>{cells}</tr>")
+        cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
+                        for r, s in zip(index.rows[key], index.stages[key]))
+        out.append(f'<tr id="{_e(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
+    if not keys:
+        out.append(f'<tr><td colspan="{len(runs) + 1}" class="muted">none</td></tr>')
     return "\n".join(out) + "</table>"
+
+
+def _stage_badge(key: str | None) -> str:
+    found = stage(key or "passed")
+    return f'<div class="stage {"good" if found.key == "passed" else "bad"}">{_e(found.label)}</div>'
 
 
 def _case_cell(row: Row, repeat: int) -> str:

@@ -204,7 +204,8 @@ def test_offline_run_from_the_command_line(tmp_path):
     assert out.returncode == 0, out.stderr
     [run_dir] = tmp_path.iterdir()
     rows = read_rows(run_dir)
-    assert len(rows) == len([l for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()])
+    # the default cases: the handbook's, then the collection's
+    assert len(rows) == len([l for l in (SAMPLE_DOCS / "all_cases.jsonl").read_text().splitlines() if l.strip()])
     for row in rows:
         validate_row(row.to_json())
     manifest = json.loads((run_dir / "manifest.json").read_text())

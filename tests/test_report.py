@@ -127,7 +127,7 @@ def test_side_by_side_report_with_charts_diff_and_review(sample_pair):
     assert "human claim review: 1 reviewed, 20 pending" in page
     assert "claims supported 1.000" in page and "&lt;i&gt;ok&lt;/i&gt;" in page
     assert page.count("claim review: pending") == 20 + 21
-    assert len(re.findall(r"<tr><td><b>", page)) == 21  # one table row per case
+    assert len(re.findall(r'<tr id="case-[^"]+"><td><b>', page)) == 21  # one anchored table row per case
 
 
 def test_cli_writes_the_report(sample_pair, tmp_path, capsys):

@@ -1,34 +1,48 @@
-"""Optional tier: render the hostile report in headless Chromium and read back the DOM it built.
+"""Browser tier: render reports in headless Chromium, read back the DOM it built, and screenshot the page.
 
-Run with `pytest -m browser`; skipped when /usr/bin/chromium is missing (`apt-get install chromium`).
+Run with `pytest -m browser` (`.ci/run` does, after installing Debian's chromium when it is missing); the default
+`pytest` deselects it, and it is skipped when chromium is not installed (`apt-get install chromium`).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
+import struct
 import subprocess
+import zlib
 from pathlib import Path
 
 import pytest
 
 from harness.compare import load_run
+from harness.evaluate import run_evaluation
 from harness.report import render_report
+from harness.report_funnel import STAGES, funnel
+from harness.settings import RunSettings
+from tests.conftest import SAMPLE_DOCS
 from tests.test_report import hostile_run
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")]
 
 
-def dump_dom(page: Path, profile: Path) -> str:
-    """The DOM after load, as Chromium serialises it (scripts, if any ran, have changed it by then)."""
+def _chromium(profile: Path, *args: str) -> subprocess.CompletedProcess:
     result = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--virtual-time-budget=2000", "--dump-dom", page.as_uri()],
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}", *args],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
-    return result.stdout
+    return result
+
+
+def dump_dom(page: Path, profile: Path) -> str:
+    """The DOM after load, as Chromium serialises it (scripts, if any ran, have changed it by then)."""
+    return _chromium(profile, "--virtual-time-budget=2000", "--dump-dom", page.as_uri()).stdout
+
+
+def screenshot(page: Path, png: Path, profile: Path) -> None:
+    _chromium(profile, f"--screenshot={png}", "--window-size=1400,2000", page.as_uri())
 
 
 def _title(dom: str) -> str:
@@ -58,3 +72,88 @@ def test_hostile_pdf_text_stays_text(tmp_path, keep_csp):
     assert "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in dom
     assert "&lt;img src=x onerror=alert(1)&gt;" in dom
     assert "<mark>The attacker wrote &lt;script&gt;" in dom
+
+
+def png_rows(path: Path, limit: int) -> tuple[int, int, list[bytes]]:
+    """(width, height, the first `limit` pixel rows as RGB bytes) of an 8-bit RGB or RGBA PNG, unfiltered by the
+    rules of the PNG spec (no image library in the test extra)."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, header = 8, b"", None
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        header = struct.unpack(">IIBBBBB", body) if kind == b"IHDR" else header
+        idat += body if kind == b"IDAT" else b""
+        pos += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    assert depth == 8 and colour in (2, 6) and interlace == 0, header
+    bpp = 3 if colour == 2 else 4
+    raw, stride, prev, rows = zlib.decompress(idat), width * bpp, bytearray(width * bpp), []
+    for y in range(min(limit, height)):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        prev = line
+        rows.append(bytes(line) if bpp == 3 else bytes(v for j, v in enumerate(line) if j % 4 != 3))
+    return width, height, rows
+
+
+@pytest.fixture(scope="module")
+def bundle_report(tmp_path_factory) -> tuple[Path, dict[str, int]]:
+    """The report of the offline baseline on the default cases (handbook + collection), and its funnel."""
+    root = tmp_path_factory.mktemp("bundle")
+    settings = RunSettings(system="offline", out=str(root / "runs"), docs=str(SAMPLE_DOCS),
+                           cases=str(SAMPLE_DOCS / "all_cases.jsonl"))
+    run = load_run(run_evaluation(settings).run_dir)
+    page = root / "report.html"
+    page.write_text(render_report(run), encoding="utf-8")
+    return page, funnel(run.rows)
+
+
+def test_funnel_is_in_the_rendered_dom_before_the_cases(bundle_report, tmp_path):
+    page, counts = bundle_report
+    dom = dump_dom(page, tmp_path / "profile")
+    start = dom.index('<section id="funnel" class="funnel">')
+    assert start < dom.index('id="contents"') < dom.index('id="failing"') < dom.index('id="passing"')
+    section = dom[start:dom.index("</section>", start)]
+    for stage in STAGES:
+        if stage.key != "other":
+            assert re.search(rf'<tr class="stage-{stage.key}"><td><b>{re.escape(stage.label)}</b></td>'
+                             rf'<td class="num">{counts[stage.key]} ', section), stage.key
+
+
+def test_screenshot_shows_the_funnel_bars(bundle_report, tmp_path):
+    page, counts = bundle_report
+    png = tmp_path / "report.png"
+    screenshot(page, png, tmp_path / "profile")
+    width, height, rows = png_rows(png, 1000)  # the funnel sits in the first ~900 pixels at this width
+    assert (width, height) == (1400, 2000)
+    pixels = {row[i:i + 3] for row in rows for i in range(0, len(row), 3)}
+    assert len(pixels) > 50, "the screenshot is (nearly) blank"
+    # the funnel's bars: red for stages that lost cases, green for the cases that passed (report CSS colours)
+    assert bytes.fromhex("cc4444") in pixels and counts["retrieval"] > 0
+    assert bytes.fromhex("44aa44") in pixels and counts["passed"] > 0
+
+
+def test_png_reader_control(tmp_path):
+    # The control: a page with no bars has neither colour, so the check above can fail.
+    page = tmp_path / "plain.html"
+    page.write_text("<!DOCTYPE html><html><body><p>nothing here</p></body></html>")
+    png = tmp_path / "plain.png"
+    screenshot(page, png, tmp_path / "profile")
+    _, _, rows = png_rows(png, 1000)
+    pixels = {row[i:i + 3] for row in rows for i in range(0, len(row), 3)}
+    assert bytes.fromhex("cc4444") not in pixels and bytes.fromhex("44aa44") not in pixels
+    assert bytes.fromhex("ffffff") in pixels

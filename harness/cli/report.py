@@ -14,10 +14,14 @@ from ..report import render_report
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of a run (optionally beside another)",
-                       description="One HTML file with no script and no external assets: a chart per metric "
-                                   "family, and a per-case table with question, expected evidence, retrieved "
-                                   "ranks, answer, citations with the quote marked in its passage, failure "
-                                   "reasons and review status. All document and model text is escaped.")
+                       description="One HTML file with no script and no external assets. It opens with what "
+                                   "failed: a funnel of where cases were lost (retrieval, the answer's facts, "
+                                   "citation validation, the answer/abstain decision, errored, passed), contents "
+                                   "by failure kind, tag and document with links to the cases, and a per-tag and "
+                                   "per-document breakdown of the main metrics; then a chart per metric family and "
+                                   "the cases, failing ones first, each with question, expected evidence, retrieved "
+                                   "ranks, answer, citations with the quote marked in its passage, failure reasons "
+                                   "and review status. All document and model text is escaped.")
     p.add_argument("run", metavar="RUN", help="run directory")
     p.add_argument("--vs", metavar="BASELINE", help="a baseline run shown beside RUN: the baseline is A and RUN is B "
                                                     "everywhere, as in `rag-eval compare BASELINE RUN`")

@@ -1,0 +1,206 @@
+"""The report's opening sections: the failure funnel, the table of contents (by failure kind, tag and document,
+with anchors to the case rows) and the per-tag and per-document breakdown of the main metrics.
+
+Plain HTML only: links and `<details>` need no script, so the report keeps its `default-src 'none'` policy. Every
+case id, tag, document name and reason goes through `esc` before it is placed in the page.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .chart import fmt
+from .compare import LoadedRun
+from .records import Row
+from .report_funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
+from .runs import summarize
+
+__all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
+           "breakdown_metrics"]
+
+Key = tuple[str, int]
+NO_EVIDENCE = "(no evidence: should abstain)"
+NO_TAG = "(no tag)"
+
+
+def esc(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+@dataclass(frozen=True)
+class CaseIndex:
+    """Every case of the report once, in display order (failing in any run first), with its anchor and, per
+    run, its row (None when the run lacks it) and funnel stage."""
+
+    keys: tuple[Key, ...]
+    anchors: dict[Key, str]
+    rows: dict[Key, tuple[Row | None, ...]]
+    stages: dict[Key, tuple[str | None, ...]]
+
+    def failing(self, key: Key) -> bool:
+        return any(s not in (None, "passed") for s in self.stages[key])
+
+    def first(self, key: Key) -> Row:
+        return next(r for r in self.rows[key] if r is not None)
+
+
+def index_cases(runs: Sequence[LoadedRun]) -> CaseIndex:
+    """Failing cases first, ordered by the stage they are lost at in the last run (the run under study), then in
+    the earlier one; passing cases after, each group in case order."""
+    by_key = [{r.key: r for r in run.rows} for run in runs]
+    keys = list(dict.fromkeys(k for rows in by_key for k in rows))
+    rows = {k: tuple(rows.get(k) for rows in by_key) for k in keys}
+    stages = {k: tuple(None if r is None else stage_of(r) for r in rows[k]) for k in keys}
+    last = len(STAGES)
+
+    def order(key: Key) -> tuple[int, ...]:
+        return tuple(last if s is None else stage_index(s) for s in reversed(stages[key]))
+
+    keys.sort(key=order)  # stable: case order within a stage
+    return CaseIndex(tuple(keys), _anchors(keys), rows, stages)
+
+
+def _anchors(keys: Sequence[Key]) -> dict[Key, str]:
+    """An id per case usable in a URL fragment; a counter keeps two ids that differ only in odd characters apart."""
+    out: dict[Key, str] = {}
+    used: set[str] = set()
+    for case_id, repeat in keys:
+        base = "case-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", case_id) + (f"-r{repeat}" if repeat else "")
+        anchor, n = base, 1
+        while anchor in used:
+            n += 1
+            anchor = f"{base}-{n}"
+        used.add(anchor)
+        out[(case_id, repeat)] = anchor
+    return out
+
+
+def funnel_section(runs: Sequence[LoadedRun]) -> str:
+    """A table: one line per stage with each run's count, share and bar, and the stage's definition."""
+    counts = [funnel(run.rows) for run in runs]
+    totals = [len(run.rows) for run in runs]
+    head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
+    out = ['<section id="funnel" class="funnel"><h2>Where cases were lost</h2>',
+           '<p class="muted">Each case counts once, at the first stage it fails, in the order below; '
+           'the stages read the failure reasons and statuses stored on each row.</p>',
+           f"<table><tr><th>stage</th>{head}<th>definition</th></tr>"]
+    for st in STAGES:
+        if st.key == "other" and not any(c["other"] for c in counts):
+            continue
+        cells = "".join(_funnel_cell(c[st.key], total, st.key) for c, total in zip(counts, totals))
+        out.append(f'<tr class="stage-{st.key}"><td><b>{esc(st.label)}</b></td>{cells}'
+                   f'<td class="muted">{esc(st.definition)}</td></tr>')
+    out.append("</table></section>")
+    return "\n".join(out)
+
+
+def _funnel_cell(count: int, total: int, key: str) -> str:
+    share = count / total if total else 0.0
+    colour = "good" if key == "passed" else "bad"
+    return (f'<td class="num">{count} <span class="muted">({share:.0%})</span>'
+            f'<div class="track"><div class="fill {colour}" style="width:{share * 100:.1f}%"></div></div></td>')
+
+
+def contents_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
+    """Links to every case grouped by failure kind, by tag and by document; each group folds open."""
+    failing = sum(1 for k in index.keys if index.failing(k))
+    out = ['<nav id="contents"><h2>Contents</h2><p>',
+           f'<a href="#failing">failing cases ({failing})</a> · <a href="#passing">passing cases '
+           f'({len(index.keys) - failing})</a> · <a href="#funnel">funnel</a> · <a href="#breakdown">breakdown by '
+           'tag and document</a> · <a href="#summary">summary</a> · <a href="#charts">charts</a></p>']
+    out.append(_groups("By where it was lost", _by_stage(index), index, len(runs)))
+    out.append(_groups("By failure kind", _by_kind(runs, index), index, len(runs)))
+    out.append(_groups("By tag", _by_label(index, lambda r: r.tags or (NO_TAG,)), index, len(runs)))
+    out.append(_groups("By document", _by_label(index, lambda r: documents_of(r) or (NO_EVIDENCE,)), index,
+                       len(runs)))
+    out.append("</nav>")
+    return "\n".join(out)
+
+
+def _by_stage(index: CaseIndex) -> dict[str, list[Key]]:
+    """Funnel stage label -> cases lost there in any run, in funnel order (passing cases left out)."""
+    out: dict[str, list[Key]] = {s.label: [] for s in STAGES if s.key != "passed"}
+    for key in index.keys:
+        for found in dict.fromkeys(s for s in index.stages[key] if s not in (None, "passed")):
+            out[stage(found).label].append(key)
+    return {label: keys for label, keys in out.items() if keys}
+
+
+def _by_kind(runs: Sequence[LoadedRun], index: CaseIndex) -> dict[str, list[Key]]:
+    """Kind label -> cases that have a reason of that kind in any run."""
+    out: dict[str, list[Key]] = {}
+    for run in runs:
+        for key, positions in reason_kinds(run.rows).items():
+            found = out.setdefault(kind_label(key), [])
+            found += [run.rows[i].key for i in positions if run.rows[i].key not in found]
+    order = {k: i for i, k in enumerate(index.keys)}
+    return {label: sorted(keys, key=order.__getitem__) for label, keys in out.items()}
+
+
+def _by_label(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[str, list[Key]]:
+    out: dict[str, list[Key]] = {}
+    for key in index.keys:
+        for label in labels(index.first(key)):
+            out.setdefault(label, []).append(key)
+    return dict(sorted(out.items()))
+
+
+def _groups(title: str, groups: dict[str, list[Key]], index: CaseIndex, n_runs: int) -> str:
+    items = []
+    for label, keys in groups.items():
+        failing = [sum(1 for k in keys if index.stages[k][i] not in (None, "passed")) for i in range(n_runs)]
+        fail_text = " / ".join(str(f) for f in failing)
+        links = " ".join(_link(index, k, n_runs) for k in keys)
+        items.append(f"<li><details><summary>{esc(label)}: {len(keys)} cases, {fail_text} failing"
+                     f"{' (A / B)' if n_runs > 1 else ''}</summary><p>{links}</p></details></li>")
+    return f"<h3>{esc(title)}</h3><ul class=\"toc\">" + ("".join(items) or "<li>none</li>") + "</ul>"
+
+
+def _link(index: CaseIndex, key: Key, n_runs: int) -> str:
+    case_id, repeat = key
+    stages = index.stages[key]
+    mark = "bad" if index.failing(key) else "good"
+    where = " / ".join("—" if s is None else s for s in stages)
+    return (f'<a class="{mark}" href="#{esc(index.anchors[key])}">{esc(case_id)}'
+            + (f" (repeat {repeat})" if repeat else "") + f"</a> <span class=\"muted\">[{esc(where)}]</span>")
+
+
+def breakdown_metrics(metrics: Sequence[str]) -> list[str]:
+    """`passed`, hit at the smallest k, recall at the largest k, facts, behaviour and quote_valid: those the run
+    has."""
+    ks = sorted(int(m.split("@")[1]) for m in metrics if m.startswith("hit@"))
+    wanted = ["passed", *([f"hit@{ks[0]}", f"recall@{ks[-1]}"] if ks else []), "facts", "behaviour", "quote_valid"]
+    return [m for m in wanted if m in metrics]
+
+
+def breakdown_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
+    """Per tag and per document: case count, failing count, and each main metric's mean with its scored count."""
+    metrics = breakdown_metrics(runs[-1].manifest.metrics)
+    parts = ['<section id="breakdown"><h2>Breakdown by tag and document</h2>',
+             '<p class="muted">Each cell: the mean over the cases where the metric applies, and that count in '
+             "brackets" + ("; A → B" if len(runs) > 1 else "") + ". Errored rows are left out of the means.</p>"]
+    for title, labels in (("By tag", lambda r: r.tags or (NO_TAG,)),
+                          ("By document (of the expected evidence)", lambda r: documents_of(r) or (NO_EVIDENCE,))):
+        parts.append(_breakdown_table(title, _by_label(index, labels), index, metrics, len(runs)))
+    return "\n".join(parts) + "</section>"
+
+
+def _breakdown_table(title: str, groups: dict[str, list[Key]], index: CaseIndex, metrics: Sequence[str],
+                     n_runs: int) -> str:
+    head = "".join(f"<th>{esc(m)}</th>" for m in metrics)
+    out = [f"<h3>{esc(title)}</h3><table><tr><th>group</th><th>cases</th><th>failing</th>{head}</tr>"]
+    for label, keys in groups.items():
+        per_run = []
+        for i in range(n_runs):
+            rows = [r for k in keys if (r := index.rows[k][i]) is not None]
+            per_run.append((rows, summarize(rows, metrics, {})))
+        failing = " → ".join(str(sum(1 for r in rows if stage_of(r) != "passed")) for rows, _ in per_run)
+        cells = "".join('<td class="num">' + " → ".join(
+            f"{fmt(s.mean(m))} <span class=\"muted\">({s.metrics[m].scored})</span>" for _, s in per_run) + "</td>"
+            for m in metrics)
+        out.append(f'<tr><td>{esc(label)}</td><td class="num">{len(keys)}</td><td class="num">{failing}</td>'
+                   f"{cells}</tr>")
+    return "".join(out) + "</table>"
