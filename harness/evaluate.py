@@ -41,11 +41,14 @@ class RunResult:
     manifest: Manifest
 
 
-def prepare(settings: RunSettings, progress: Progress | None = None) -> tuple[list[Document], list[Case]]:
-    """Read the documents and cases and check every label against the documents: before any model call.
-    The check that evidence quotes fit in one chunk applies to the built-in systems only (it is about our
-    chunker)."""
-    documents = read_documents(settings.docs, (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
+def prepare(settings: RunSettings, progress: Progress | None = None, *,
+            documents: list[Document] | None = None) -> tuple[list[Document], list[Case]]:
+    """Read the documents (unless given, already read from `settings.docs`) and cases, and check every label
+    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to the
+    built-in systems only (it is about our chunker)."""
+    if documents is None:
+        documents = read_documents(settings.docs,
+                                   (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if is_builtin(settings.system) else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)
@@ -53,13 +56,14 @@ def prepare(settings: RunSettings, progress: Progress | None = None) -> tuple[li
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
                    system: System | None = None, resume: str | Path | None = None,
-                   run_dir: str | Path | None = None) -> RunResult:
+                   run_dir: str | Path | None = None, documents: list[Document] | None = None) -> RunResult:
     """Run every case through the system and write the run directory. Rows land in case order, each flushed as
     it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
     directory is finished instead, if its settings and inputs are unchanged. `run_dir` names the new run's
     directory (it must not exist yet; a sweep places its cells so) instead of `<out>/<time>-<label>`. The run
-    directory is locked while this process writes it."""
-    documents, cases = prepare(settings, progress)
+    directory is locked while this process writes it. `documents` are `settings.docs` already read (a sweep
+    reads them once for all its cells)."""
+    documents, cases = prepare(settings, progress, documents=documents)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     fresh = _manifest(settings, documents, argv)
     with ExitStack() as stack:

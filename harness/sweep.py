@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.errors import InputError, RagError
+from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
 from .evaluate import Progress, RunStopped, run_evaluation
@@ -115,9 +116,11 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
         if progress:
             progress(stage, done, total)
 
+    shelf = _Documents()
+
     def one(number: int, cell: Cell) -> Path:
         try:
-            return _run_cell(sweep_dir, plan, cell, number, watched, on_cell, argv)
+            return _run_cell(sweep_dir, plan, cell, number, watched, on_cell, argv, shelf)
         except BaseException as exc:
             if not stop.is_set():
                 first.append(exc)
@@ -142,8 +145,23 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+class _Documents:
+    """Each documents folder read once for the whole sweep (the cells' label checks and indexes share it)."""
+
+    def __init__(self) -> None:
+        self._read: dict[str, list[Document]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, docs: str, progress: Progress | None) -> list[Document]:
+        with self._lock:
+            if docs not in self._read:
+                self._read[docs] = read_documents(docs, (lambda d, t: progress("reading PDFs", d, t))
+                                                  if progress else None)
+            return self._read[docs]
+
+
 def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progress: Progress | None,
-              on_cell: CellHook | None, argv: list[str] | None) -> Path:
+              on_cell: CellHook | None, argv: list[str] | None, shelf: _Documents) -> Path:
     run_dir = sweep_dir / cell.slug
     settings = dataclasses.replace(cell.settings, label=cell.label)
     state = _cell_state(run_dir)
@@ -153,7 +171,8 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
         return run_dir
     try:
         run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,
-                       run_dir=None if state == "resume" else run_dir)
+                       run_dir=None if state == "resume" else run_dir,
+                       documents=shelf.get(settings.docs, progress))
     except RunStopped as exc:
         raise SweepStopped(sweep_dir, cell, exc) from exc
     if on_cell:
