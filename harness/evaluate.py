@@ -27,7 +27,7 @@ from .rows import Judging, build_row, fold_pages
 from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_manifest, read_rows,
                    summarize, utc_now, write_json)
 from .settings import RunSettings
-from .systems import System, SystemContext, SystemDown, is_builtin, load_system, to_answer
+from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -68,21 +68,22 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     fresh = _manifest(settings, documents, argv)
     with ExitStack() as stack:
         done: set[tuple[str, int]] = set()
+        target: Path
         if resume is not None:  # cheap checks first: before the preflight and the index build
-            run_dir = Path(resume)
-            stack.enter_context(RunLock(run_dir))  # before reading what is done: nobody else appends now
-            manifest, done = _resumable(run_dir, fresh)
+            target = Path(resume)
+            stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
+            manifest, done = _resumable(target, fresh)
         system = system or load_system(settings.system, SystemContext(settings, documents, progress))
         description = system.describe()
         if resume is None:
-            run_dir = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
-            stack.enter_context(RunLock(run_dir))
-            manifest = fresh.model_copy(update={"run_id": run_dir.name, "system": description,
+            target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
+            stack.enter_context(RunLock(target))
+            manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
         elif _digests(manifest.system) != _digests(description):
-            raise InputError(f"{run_dir}: cannot resume, the model digests changed: {_digests(manifest.system)} "
+            raise InputError(f"{target}: cannot resume, the model digests changed: {_digests(manifest.system)} "
                              f"-> {_digests(description)}")
-        return _answer_into(run_dir, manifest, system, cases, done, reviews, settings, documents, progress)
+        return _answer_into(target, manifest, system, cases, done, reviews, settings, documents, progress)
 
 
 def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[Case], done: set[tuple[str, int]],
@@ -202,9 +203,8 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                          host=None if client is None else client.host)
 
-    pool = getattr(system, "pool", None)
-    if pool is not None and callable(getattr(system, "answer_with", None)):
-        for served in pool.imap(lambda client, job: one(job, client), jobs):
+    if isinstance(system, PooledSystem):
+        for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value
         return
     if settings.workers == 1:
@@ -224,7 +224,7 @@ def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> Sys
     """One answer; a failure of this case alone becomes its error, one that would fail every case raises.
     With `client` (a server of the system's pool) the system answers through that server."""
     try:
-        if client is not None:
+        if client is not None and isinstance(system, PooledSystem):
             return to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat, client=client))
         return to_answer(system.answer(case.question, case_id=case.id))
     except FATAL:

@@ -55,9 +55,9 @@ class _Context:
     client: OllamaClient
     server: ServerInfo
     cache_root: Path
+    pool: HostPool  # the servers the pages are spread over, each with its own asker
+    askers: dict[str, Asker]
     index: Index | None = None  # the dense index, built when the first round trip needs it
-    pool: HostPool | None = None  # the servers the pages are spread over, each with its own asker
-    askers: dict[str, Asker] | None = None
 
 
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
@@ -83,7 +83,7 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     drafts = _parametric(ctx, drafts, progress)
     drafts += _unanswerable(ctx, selection.pages, progress)
     drafts = merge_previous(drafts, previous, selection, documents)
-    calls = sum(a.chat_calls for a in ctx.askers.values())  # ctx.asker is the first server's
+    calls: int = sum(a.chat_calls for a in ctx.askers.values())  # ctx.asker is the first server's
     return DraftRun(tuple(drafts), selection, calls, cached, ctx.server.to_dict(), settings)
 
 

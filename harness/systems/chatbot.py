@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from chatbot import __version__
-from chatbot.answer import Answer, answer
+from chatbot.answer import Generator, answer
 from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo
@@ -32,8 +32,8 @@ from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, default_cac
 from chatbot.ollama_client import ClientSettings, OllamaClient, resolve_host
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
-from ..records import Citation, Passage, SystemAnswer
-from .base import SystemContext
+from ..records import SystemAnswer
+from .interface import SystemContext, from_chatbot
 
 NAME = "pdf-rag-eval chatbot over Ollama"
 
@@ -124,7 +124,7 @@ class _OnceGenerator:
 class ChatbotSystem:
     bot: Chatbot
     settings: Any
-    pool: HostPool | None = None  # the servers that answer cases, each with `workers` slots
+    pool: HostPool  # the servers that answer cases, each with `workers` slots
     pool_info: PoolInfo | None = None  # set when several servers were preflighted together
     answers: AnswerCache | None = None
     _lanes: dict[str, tuple[Retriever, OllamaGenerator]] = field(default_factory=dict)
@@ -160,6 +160,7 @@ class ChatbotSystem:
             retriever = (dense if lexical is None else lexical if s.retriever == "bm25"
                          else HybridRetriever(dense, lexical))
             gen = bot.generator
+            assert isinstance(gen, OllamaGenerator)  # open_chatbot always builds one
             generator = OllamaGenerator(client, gen.model, gen.digest, gen.capabilities)
             self._lanes[client.host] = (retriever, generator)
 
@@ -185,9 +186,10 @@ class ChatbotSystem:
 
     def answer_with(self, question: str, *, case_id: str, repeat: int, client: OllamaClient) -> SystemAnswer:
         """Answer through `client`'s server; with the answer cache, the reply for this repeat index is reused."""
-        retriever, generator = self._lanes[client.host]
+        retriever, ollama = self._lanes[client.host]
+        generator: Generator = ollama
         if self.answers is not None:
-            generator = _OnceGenerator(CachingGenerator(generator, self.answers, repeat), generator)
+            generator = _OnceGenerator(CachingGenerator(ollama, self.answers, repeat), ollama)
         with _gate(client.host, self.settings.workers):
             return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
 
@@ -197,16 +199,3 @@ def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:
     if isinstance(retriever, LexicalRetriever):
         return retriever
     return retriever.lexical if isinstance(retriever, HybridRetriever) else None
-
-
-def from_chatbot(a: Answer) -> SystemAnswer:
-    """The chatbot's answer record as the harness reads it; the harness re-validates every citation."""
-    return SystemAnswer(
-        answer=a.model_answer, abstained=a.status != "answered", raw=a.raw, usage=dict(a.usage),
-        retrieved=tuple(Passage(source_id=h.chunk.source_id, text=h.chunk.text, rank=h.rank, score=h.score)
-                        for h in a.hits),
-        citations=tuple(Citation(source_id=c.source_id, quote=c.quote) for c in a.citations),
-        malformed="; ".join(a.reasons) or "malformed reply" if a.status == "malformed_output" else None,
-        error=a.error if a.status == "error" else None,
-        details={"shown": a.text, "thinking_chars": a.thinking_chars, "done_reason": a.done_reason,
-                 "reasons": list(a.reasons)})

@@ -10,7 +10,7 @@ import httpx
 from pydantic import ValidationError
 
 from ..records import SystemAnswer, SystemReply, field_problem
-from .base import SystemDown
+from .interface import SystemDown
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 

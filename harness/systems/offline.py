@@ -11,8 +11,7 @@ from chatbot.chunking import chunk_pages
 
 from ..offline import SYSTEM_NAME, ExtractiveGenerator, LexicalRetriever
 from ..records import SystemAnswer
-from .base import SystemContext
-from .chatbot import from_chatbot
+from .interface import SystemContext, from_chatbot
 
 
 @dataclass

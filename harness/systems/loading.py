@@ -1,4 +1,4 @@
-"""The system interface, and loading a system from its `--system` name."""
+"""Loading a system from its `--system` name: the built-ins, entry points, `package.module:factory`, HTTP."""
 
 from __future__ import annotations
 
@@ -7,54 +7,19 @@ import inspect
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from pydantic import ValidationError
+from chatbot.errors import InputError
 
-from chatbot.errors import InputError, RagError
-from chatbot.pdfs import Document
-
-from ..records import SystemAnswer, SystemReply, field_problem
+from .chatbot import ChatbotSystem
+from .http import HttpSystem
+from .interface import System, SystemContext
+from .offline import OfflineSystem
 
 ENTRY_POINT_GROUP = "pdf_rag_eval.systems"
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
-
-@runtime_checkable
-class System(Protocol):
-    """What the harness needs of a RAG system."""
-
-    def describe(self) -> dict[str, Any]: ...
-
-    def answer(self, question: str, *, case_id: str) -> SystemAnswer: ...
-
-
-class SystemDown(RagError):
-    """The system cannot answer any question now (its server is gone): the run stops and can be resumed."""
-
-
-@dataclass(frozen=True)
-class SystemContext:
-    """What a built-in system is built from: the run's settings, the documents already read, progress."""
-
-    settings: Any  # harness.settings.RunSettings (typed loosely to keep this module below settings)
-    documents: list[Document]
-    progress: Progress | None = None
-
-
-def _chatbot(ctx: SystemContext) -> System:
-    from .chatbot import ChatbotSystem
-    return ChatbotSystem.open(ctx)
-
-
-def _offline(ctx: SystemContext) -> System:
-    from .offline import OfflineSystem
-    return OfflineSystem.open(ctx)
-
-
-BUILTIN: dict[str, Callable[[SystemContext], System]] = {"chatbot": _chatbot, "offline": _offline}
+BUILTIN: dict[str, Callable[[SystemContext], System]] = {"chatbot": ChatbotSystem.open, "offline": OfflineSystem.open}
 
 
 def is_builtin(spec: str) -> bool:
@@ -66,7 +31,6 @@ def load_system(spec: str, ctx: SystemContext) -> System:
     if spec in BUILTIN:
         return BUILTIN[spec](ctx)
     if spec.startswith(("http://", "https://")):
-        from .http import HttpSystem
         return HttpSystem(spec, ctx.settings)
     if ":" in spec:
         return _checked(spec, _call_factory(spec, _import_factory(spec), ctx))
@@ -108,17 +72,3 @@ def _checked(spec: str, system: Any) -> System:
         raise InputError(f"--system {spec!r}: the factory returned {type(system).__name__}, which has no "
                          f"{' or '.join(missing)}(); see README 'Evaluate your own RAG system'")
     return system
-
-
-def to_answer(value: Any, *, raw: str = "") -> SystemAnswer:
-    """A system's return value as a SystemAnswer: one already, or a dict in the HTTP reply's shape.
-    Raises ValueError naming the field that breaks the contract."""
-    if isinstance(value, SystemAnswer):
-        return value
-    if not isinstance(value, dict):
-        raise ValueError(f"answer() returned {type(value).__name__}; expected a SystemAnswer or a dict with "
-                         "answer, retrieved, citations")
-    try:
-        return SystemReply.model_validate(value).to_answer(raw)
-    except ValidationError as exc:
-        raise ValueError(field_problem(exc)) from exc
