@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -13,10 +12,8 @@ from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from .config import check_values, read_toml
+
 
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
@@ -101,29 +98,7 @@ class RunSettings:
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
-_TYPE_NAMES = {"bool": "true or false", "int": "an integer", "float": "a number", "str": "a string",
-               "ints": "a list of integers", "strs": "a list of strings"}
 _LISTS = ("k", "hosts")  # settings held as tuples
-
-
-def _kind(name: str) -> str:
-    """The TOML type a setting takes, from the dataclass annotation."""
-    annotation = str(FIELDS[name].type)
-    return next(k for k, marker in (("strs", "tuple[str"), ("ints", "tuple"), ("bool", "bool"), ("int", "int"),
-                                    ("float", "float"), ("str", "str")) if marker in annotation)
-
-
-def _has_type(name: str, value: Any) -> bool:
-    kind = _kind(name)
-    if kind == "strs":
-        return isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value)
-    if kind == "ints":
-        return isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-    if kind == "float":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if kind == "int":
-        return isinstance(value, int) and not isinstance(value, bool)
-    return isinstance(value, {"bool": bool, "str": str}[kind])
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:
@@ -152,37 +127,14 @@ def host_flags(given: list[str] | None) -> dict[str, Any]:
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """A TOML file of the same settings as the flags (dashes or underscores), e.g. `chunk-size = 800`."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from exc
-    return check_config(data, path)
+    return check_config(read_toml(path), Path(path))
 
 
 def check_config(data: dict[str, Any], path: Path) -> dict[str, Any]:
     """Validate settings read from the TOML file `path` (every problem at once, each naming the file and key);
-    return them by field name, with relative paths resolved against the file's folder."""
-    values, problems = {}, []
-    for key, value in data.items():
-        name = key.replace("-", "_")
-        if name == "offline" and isinstance(value, bool):  # `offline = true`: the alias of `system = "offline"`
-            name, value = "system", "offline" if value else "chatbot"
-        if name not in FIELDS:
-            problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
-            continue
-        if name == "k" and isinstance(value, int) and not isinstance(value, bool):
-            value = [value]
-        if not _has_type(name, value):
-            problems.append(f"{path}: setting {key!r} must be {_TYPE_NAMES[_kind(name)]}, got {value!r}")
-            continue
-        values[name] = value
-    if problems:
-        raise InputError("\n".join(problems))
-    base = path.parent
-    for name in ("docs", "cases", "prompt", "out"):  # paths in a config file are relative to the file
-        if isinstance(values.get(name), str) and not Path(values[name]).is_absolute():
-            values[name] = str(base / values[name])
-    return values
+    return them by field name, with relative paths resolved against the file's folder. `offline = true` is the
+    alias of `system = "offline"`."""
+    data = {("system" if k == "offline" and isinstance(v, bool) else k):
+            (("offline" if v else "chatbot") if k == "offline" and isinstance(v, bool) else v)
+            for k, v in data.items()}
+    return check_values(data, path, FIELDS, paths=("docs", "cases", "prompt", "out"))

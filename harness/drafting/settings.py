@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -13,15 +12,12 @@ from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
 
+from ..config import check_values, read_toml
 from .prompting import ChatOptions
 from .verify import Limits
 
 _ANSWER, _CLIENT = AnswerSettings(), ClientSettings()
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 _LIMITS = Limits()
 
@@ -97,15 +93,6 @@ class DraftSettings:
 
 
 FIELDS = {f.name: f for f in fields(DraftSettings)}
-_TYPES: dict[str, tuple[type, ...]] = {"int": (int,), "float": (int, float), "str": (str,), "bool": (bool,),
-                                       "tuple": (list,)}
-
-
-def _kind(name: str) -> str:
-    annotation = str(FIELDS[name].type)
-    return next(k for k in ("tuple", "bool", "float", "int", "str") if k in annotation)
-
-
 def resolve(flags: dict[str, Any], config_path: str | None = None) -> DraftSettings:
     """Flags that were given (not None) win over the config file, which wins over the defaults."""
     values = load_config(config_path) if config_path else {}
@@ -118,30 +105,4 @@ def resolve(flags: dict[str, Any], config_path: str | None = None) -> DraftSetti
 
 def load_config(path: str | Path) -> dict[str, Any]:
     """A TOML file of the same settings as the flags (dashes or underscores), e.g. `per-page = 2`."""
-    path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the config file ({exc.strerror})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from exc
-    values: dict[str, Any] = {}
-    problems: list[str] = []
-    for key, value in data.items():
-        name = key.replace("-", "_")
-        if name not in FIELDS:
-            problems.append(f"{path}: unknown setting {key!r}; known: {', '.join(sorted(FIELDS))}")
-            continue
-        kind = _kind(name)
-        if not isinstance(value, _TYPES[kind]) or (isinstance(value, bool) and kind != "bool"):
-            problems.append(f"{path}: setting {key!r} must be {'a list' if kind == 'tuple' else 'a ' + kind}, "
-                            f"got {value!r}")
-            continue
-        values[name] = value
-    if problems:
-        raise InputError("\n".join(problems))
-    for name in ("docs", "out"):  # paths in a config file are relative to the file
-        given = values.get(name)
-        if isinstance(given, str) and not Path(given).is_absolute():
-            values[name] = str(path.parent / given)
-    return values
+    return check_values(read_toml(path), Path(path), FIELDS, paths=("docs", "out"))
