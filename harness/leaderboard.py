@@ -21,7 +21,7 @@ Entries are ranked by delta in the metric's direction (the baseline at 0), ties 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
@@ -122,12 +122,11 @@ def holm(p_values: Sequence[float | None]) -> list[float | None]:
 def pareto_front(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:
     """For (score to maximise, cost to minimise) pairs: True where no other point is at least as good on both
     and strictly better on one. A point with a None is never on the front; equal points are both on it."""
-    def dominated(i: int) -> bool:
-        s, c = points[i]
+    def dominated(i: int, s: float, c: float) -> bool:
         return any(t is not None and d is not None and t >= s and d <= c and (t > s or d < c)
                    for j, (t, d) in enumerate(points) if j != i)
 
-    return [s is not None and c is not None and not dominated(i) for i, (s, c) in enumerate(points)]
+    return [s is not None and c is not None and not dominated(i, s, c) for i, (s, c) in enumerate(points)]
 
 
 def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, primary: str, alpha: float = 0.05,
@@ -142,14 +141,14 @@ def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, pr
     base = _restricted(baseline, keep)
     others = [_restricted(c, keep) for c in cells if c.label != baseline.label]
     stats = [_paired(base, c, seed, resamples) for c in others]
-    adjusted = holm([s["p_value"] for s in stats])
+    adjusted = holm([s.p_value for s in stats])
     sign = 1.0 if higher_is_better else -1.0
     entries = [_baseline_entry(base, seed, resamples)]
     for cell, s, p_holm in zip(others, stats, adjusted):
         entries.append(_entry(cell, s, p_holm, _verdict(s, p_holm, alpha, sign)))
     front = pareto_front([(None if e.mean is None else sign * e.mean,
                            e.latency_p50_ms) for e in entries])
-    entries = [Entry(**(asdict(e) | {"pareto": on})) for e, on in zip(entries, front)]
+    entries = [replace(e, pareto=on) for e, on in zip(entries, front)]
     order = sorted(range(len(entries)), key=lambda i: (entries[i].delta is None, -sign * (entries[i].delta or 0.0), i))
     return Leaderboard(primary, higher_is_better, float(alpha), baseline.label, tag,
                        sum(1 for v in base.values.values() if v is not None), seed, resamples,
@@ -177,14 +176,29 @@ def _restricted(cell: CellResults, keep: set[str] | None) -> CellResults:
                        {k: v for k, v in cell.tokens.items() if k in keep})
 
 
-def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> dict:
-    ids = [k for k, v in base.values.items() if v is not None and cell.values.get(k) is not None]
-    a = np.array([float(base.values[k]) for k in ids])
-    b = np.array([float(cell.values[k]) for k in ids])
+@dataclass(frozen=True)
+class _Paired:
+    """A cell against the baseline on their paired cases (all None but n when there are none)."""
+
+    n: int
+    mean: float | None
+    mean_ci_low: float | None
+    mean_ci_high: float | None
+    baseline_mean: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+
+
+def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> _Paired:
+    pairs = [(va, vb) for k, va in base.values.items() if va is not None and (vb := cell.values.get(k)) is not None]
+    a = np.array([float(va) for va, _ in pairs])
+    b = np.array([float(vb) for _, vb in pairs])
     mean_a, mean_b, delta, low, high, p = paired_stats(a, b, seed=seed, resamples=resamples)
     own = paired_stats(np.zeros(len(b)), b, seed=seed, resamples=resamples)  # the interval of b's mean
-    return {"n": len(ids), "mean": mean_b, "mean_ci_low": own[3], "mean_ci_high": own[4], "baseline_mean": mean_a,
-            "delta": delta, "ci_low": low, "ci_high": high, "p_value": p}
+    return _Paired(len(pairs), mean=mean_b, mean_ci_low=own[3], mean_ci_high=own[4], baseline_mean=mean_a,
+                   delta=delta, ci_low=low, ci_high=high, p_value=p)
 
 
 def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
@@ -194,17 +208,21 @@ def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
                  None, None, None, None, BASELINE, *_costs(base))
 
 
-def _entry(cell: CellResults, s: dict, p_holm: float | None, verdict: str) -> Entry:
-    return Entry(cell.label, False, verdict=verdict, p_holm=p_holm, **s, **dict(zip(
-        ("latency_p50_ms", "latency_p90_ms", "tokens_mean", "tokens_total"), _costs(cell))))
+def _entry(cell: CellResults, s: _Paired, p_holm: float | None, verdict: str) -> Entry:
+    p50, p90, tokens_mean, tokens_total = _costs(cell)
+    return Entry(cell.label, False, s.n, mean=s.mean, mean_ci_low=s.mean_ci_low, mean_ci_high=s.mean_ci_high,
+                 baseline_mean=s.baseline_mean, delta=s.delta, ci_low=s.ci_low, ci_high=s.ci_high,
+                 p_value=s.p_value, p_holm=p_holm, verdict=verdict, latency_p50_ms=p50, latency_p90_ms=p90,
+                 tokens_mean=tokens_mean, tokens_total=tokens_total)
 
 
-def _verdict(s: dict, p_holm: float | None, alpha: float, sign: float) -> str:
-    if s["n"] == 0 or p_holm is None:
+def _verdict(s: _Paired, p_holm: float | None, alpha: float, sign: float) -> str:
+    # delta is None exactly when n == 0 (paired_stats on no cases); testing it too lets the sign test below see a float
+    if s.n == 0 or p_holm is None or s.delta is None:
         return UNPAIRED
-    if p_holm > alpha or s["delta"] == 0:
+    if p_holm > alpha or s.delta == 0:
         return SAME
-    return BETTER if sign * s["delta"] > 0 else WORSE
+    return BETTER if sign * s.delta > 0 else WORSE
 
 
 def _costs(cell: CellResults) -> tuple[float | None, float | None, float | None, float | None]:
@@ -247,18 +265,22 @@ def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case
     for tag, ids in ((select_on, chosen), (confirm_on, held)):
         if not ids:
             raise InputError(f"no case carries the tag {tag!r}; tag some cases {tag!r} in the cases file")
-    options = {"primary": primary, "alpha": alpha, "higher_is_better": higher_is_better, "seed": seed,
-               "resamples": resamples}
-    select = build_leaderboard(baseline, cells, tag=select_on, cases=chosen, **options)
+    def board(compared: Sequence[CellResults], tag: str, cases: Collection[str]) -> Leaderboard:
+        return build_leaderboard(baseline, compared, primary=primary, alpha=alpha, higher_is_better=higher_is_better,
+                                 seed=seed, resamples=resamples, tag=tag, cases=cases)
+
+    select = board(cells, select_on, chosen)
     sign = 1.0 if higher_is_better else -1.0
-    candidates = [(i, e) for i, e in enumerate(select.entries) if not e.is_baseline and e.n > 0]
+    # a compared cell with shared cases (n > 0) always has a delta; keeping it beside its entry types it as float
+    candidates = [(delta, e) for e in select.entries
+                  if not e.is_baseline and e.n > 0 and (delta := e.delta) is not None]
     if not candidates:
         return Selection(select_on, confirm_on, None, select, None)
     order = {c.label: i for i, c in enumerate(cells)}
-    best = min(candidates, key=lambda ie: (-sign * ie[1].delta, _or_inf(ie[1].latency_p50_ms),
-                                           order.get(ie[1].label, 0)))[1]
+    best = min(candidates, key=lambda de: (-sign * de[0], _or_inf(de[1].latency_p50_ms),
+                                           order.get(de[1].label, 0)))[1]
     winner = next(c for c in cells if c.label == best.label)
-    confirm = build_leaderboard(baseline, [winner], tag=confirm_on, cases=held, **options)
+    confirm = board([winner], confirm_on, held)
     return Selection(select_on, confirm_on, best.label, select, confirm)
 
 

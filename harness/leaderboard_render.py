@@ -7,7 +7,8 @@ Markdown table cells have their `|` escaped, since labels come from user files.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -138,14 +139,35 @@ def _selection_lines(selection: Selection | None) -> list[str]:
 _W, _H, _LEFT, _RIGHT, _TOP, _BOTTOM = 680, 420, 70, 190, 40, 50
 
 
+@dataclass(frozen=True)
+class _Plotted:
+    """A cell the chart can place: its median latency and mean, and the mean's interval (the mean itself at an
+    end the entry lacks)."""
+
+    entry: Entry
+    latency: float
+    mean: float
+    low: float
+    high: float
+
+
+def _plotted(entries: Sequence[Entry]) -> list[_Plotted]:
+    """The entries with both a mean and a median latency, in board order; the others are not drawn."""
+    out = []
+    for e in entries:
+        if e.mean is None or e.latency_p50_ms is None:
+            continue
+        out.append(_Plotted(e, e.latency_p50_ms, e.mean, e.mean if e.mean_ci_low is None else e.mean_ci_low,
+                            e.mean if e.mean_ci_high is None else e.mean_ci_high))
+    return out
+
+
 def leaderboard_svg(board: Leaderboard) -> str:
     """Primary metric (mean, with its 95 % interval) against median latency per case, one point per cell.
     Cells on the Pareto front are filled and joined by a dashed line; the baseline is drawn as a square."""
-    points = [e for e in board.entries if e.mean is not None and e.latency_p50_ms is not None]
-    x_max = max([e.latency_p50_ms for e in points] + [1.0]) * 1.1
-    lows = [e.mean_ci_low if e.mean_ci_low is not None else e.mean for e in points]
-    highs = [e.mean_ci_high if e.mean_ci_high is not None else e.mean for e in points]
-    y_low, y_high = min([0.0, *lows]), max([1.0, *highs])
+    points = _plotted(board.entries)
+    x_max = max([p.latency for p in points] + [1.0]) * 1.1
+    y_low, y_high = min([0.0, *(p.low for p in points)]), max([1.0, *(p.high for p in points)])
 
     def x(v: float) -> float:
         return _LEFT + v / x_max * (_W - _LEFT - _RIGHT)
@@ -159,17 +181,18 @@ def leaderboard_svg(board: Leaderboard) -> str:
     parts = [head, f'<rect width="{_W}" height="{_H}" fill="white"/>',
              f'<text x="{_LEFT}" y="22" font-weight="bold">{escape(title)}</text>',
              *_axes(x, y, x_max, y_low, y_high, escape(board.primary))]
-    front = sorted((e for e in points if e.pareto), key=lambda e: e.latency_p50_ms)
+    front = sorted((p for p in points if p.entry.pareto), key=lambda p: p.latency)
     if len(front) > 1:
-        path = " ".join(f"{x(e.latency_p50_ms):.1f},{y(e.mean):.1f}" for e in front)
+        path = " ".join(f"{x(p.latency):.1f},{y(p.mean):.1f}" for p in front)
         parts.append(f'<polyline class="front" points="{path}" fill="none" stroke="#c0392b" stroke-dasharray="4 3"/>')
-    for e, low, high in zip(points, lows, highs):
-        parts += _point(e, x(e.latency_p50_ms), y(e.mean), y(low), y(high))
+    for p in points:
+        parts += _point(p.entry, x(p.latency), y(p.mean), y(p.low), y(p.high))
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
 
-def _axes(x, y, x_max: float, y_low: float, y_high: float, y_name: str) -> list[str]:
+def _axes(x: Callable[[float], float], y: Callable[[float], float], x_max: float, y_low: float, y_high: float,
+          y_name: str) -> list[str]:
     bottom, right = _H - _BOTTOM, _W - _RIGHT
     out = [f'<line x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#333"/>',
            f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" stroke="#333"/>']

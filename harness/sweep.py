@@ -252,8 +252,10 @@ def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
         return value if isinstance(value, (int, float)) else row.usage.get("elapsed_ms")
 
     def tokens(row: Row) -> float | None:
-        counts = [row.usage.get("prompt_tokens"), row.usage.get("output_tokens")]
-        return None if any(not isinstance(c, int) for c in counts) else float(sum(counts))
+        prompt, output = row.usage.get("prompt_tokens"), row.usage.get("output_tokens")
+        if not isinstance(prompt, int) or not isinstance(output, int):
+            return None  # the answerer reported no token counts for this row
+        return float(prompt + output)
 
     return CellResults(label, per_case_means((r.case_id, r.metrics.get(primary)) for r in rows),
                        per_case_means((r.case_id, latency(r)) for r in rows),

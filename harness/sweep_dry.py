@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from chatbot.answer import ANSWER_SCHEMA, PromptTemplate
-from chatbot.answer_cache import answer_key
+from chatbot.answer_cache import AnswerCache, answer_key
 from chatbot.bot import OllamaGenerator
 from chatbot.chunking import Chunk, chunk_pages
 from chatbot.index import EmbeddingCache, Hit, Index
@@ -42,7 +42,8 @@ class DryRun:
 def dry_run(plan: SweepPlan) -> DryRun:
     """Count the sweep's distinct embedding and chat calls and the cached ones (see the module docstring)."""
     embed_keys, chat_keys, unknown, skipped = [], [], 0, []
-    servers: dict[tuple, ServerInfo] = {}
+    # one client per (server, chat model, embedding model): the preflight asks it, the cell's generator holds it
+    servers: dict[tuple[str | None, str, str], tuple[OllamaClient, ServerInfo]] = {}
     vectors: dict[str, EmbeddingCache] = {}
     for cell in plan.cells:
         s = cell.settings
@@ -50,18 +51,19 @@ def dry_run(plan: SweepPlan) -> DryRun:
             if s.system != "offline":  # the offline baseline makes no model call at all
                 skipped.append(cell.label)
             continue
-        server = servers.get((s.servers()[0], s.chat_model, s.embed_model))
-        if server is None:
-            server = preflight(OllamaClient(s.client()), chat_model=s.chat_model, embed_model=s.embed_model,
-                               load=False)
-            servers[(s.servers()[0], s.chat_model, s.embed_model)] = server
+        known = servers.get((s.servers()[0], s.chat_model, s.embed_model))
+        if known is None:
+            client = OllamaClient(s.client())
+            known = client, preflight(client, chat_model=s.chat_model, embed_model=s.embed_model, load=False)
+            servers[(s.servers()[0], s.chat_model, s.embed_model)] = known
+        client, server = known
         where = embedding_cache_dir(s.cache_dir)
         cache = vectors.setdefault(str(where), EmbeddingCache(where))
-        keys, chats, unknown_chats = _cell_calls(s, server, cache)
+        keys, chats, unknown_chats = _cell_calls(s, client, server, cache)
         embed_keys.append(keys)
         chat_keys.append(chats)
         unknown += unknown_chats
-    answers = {}
+    answers: dict[str, AnswerCache] = {}
 
     def chat_cached(key: str) -> bool:
         return any(key in a for a in answers.values())
@@ -78,7 +80,8 @@ def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
     return any(c.get(key) is not None for c in caches.values())
 
 
-def _cell_calls(s: RunSettings, server: ServerInfo, cache: EmbeddingCache) -> tuple[list[str], list[str], int]:
+def _cell_calls(s: RunSettings, client: OllamaClient, server: ServerInfo, cache: EmbeddingCache
+                ) -> tuple[list[str], list[str], int]:
     """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
     documents, cases = prepare(s)
     chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
@@ -88,14 +91,15 @@ def _cell_calls(s: RunSettings, server: ServerInfo, cache: EmbeddingCache) -> tu
     dense = s.retriever != "bm25"
     query_keys = {c.question: EmbeddingCache.key(digest, query_prefix, c.question) for c in cases} if dense else {}
     chats = len(cases) * s.repeat
-    found = {k: cache.get(k) for k in [*chunk_keys, *query_keys.values()]}
-    if any(v is None for v in found.values()):
-        return [*chunk_keys, *query_keys.values()], [], chats
+    wanted = [*chunk_keys, *query_keys.values()]
+    found = {k: v for k in wanted if (v := cache.get(k)) is not None}
+    if len(found) < len(set(wanted)):  # some vector is not cached: the prompts, hence the answer keys, are unknown
+        return wanted, [], chats
     retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
                           lambda q: found[query_keys[q]])
     answering, template = s.answering(), PromptTemplate.load(s.prompt)
     info = server.models[s.chat_model]
-    think = OllamaGenerator(None, s.chat_model, info.digest, info.capabilities).think_value(answering)
+    think = OllamaGenerator(client, s.chat_model, info.digest, info.capabilities).think_value(answering)
     keys = [answer_key(model_digest=info.digest, prompt=template.render(c.question, retrieve(c.question, s.top_k)),
                        options=answering.options(), think=think, format=ANSWER_SCHEMA, repeat=r)
             for c in cases for r in range(s.repeat)]

@@ -233,7 +233,9 @@ class _Value:
 
 
 def _cells(source: Path, base: dict[str, Any], axes: Mapping[str, list[_Value]]) -> tuple[Cell, ...]:
-    cells, problems, slugs = [], [], set()
+    cells: list[Cell] = []
+    problems: list[str] = []
+    slugs: set[str] = set()
     for combo in itertools.product(*axes.values()):
         pairs = tuple(zip(axes, combo))
         label = ",".join(f"{_dashed(name)}={v}" for name, v in pairs)
