@@ -56,7 +56,8 @@ def prepare(settings: RunSettings, progress: Progress | None = None, *,
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
                    system: System | None = None, resume: str | Path | None = None,
-                   run_dir: str | Path | None = None, documents: list[Document] | None = None) -> RunResult:
+                   run_dir: str | Path | None = None, documents: list[Document] | None = None,
+                   status: Callable[[str], None] | None = None) -> RunResult:
     """Run every case through the system and write the run directory. Rows land in case order, each flushed as
     it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
     directory is finished instead, if its settings and inputs are unchanged. `run_dir` names the new run's
@@ -73,7 +74,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             target = Path(resume)
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
-        system = system or load_system(settings.system, SystemContext(settings, documents, progress))
+        system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
         description = system.describe()
         if resume is None:
             target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)

@@ -182,3 +182,11 @@ def test_drafted_and_hand_written_cases_are_summarised_apart(tmp_path, capsys):
     summary = json.loads(next((tmp_path / "out").glob("*/summary.json")).read_text())
     assert summary["by_origin"]["drafted"]["passed"]["scored"] == 1
     assert summary["by_origin"]["hand-written"]["passed"]["scored"] == 20
+
+
+def test_rag_eval_run_says_it_is_loading_the_chat_model(server, tmp_path, capsys):
+    # server: the Ollama-compatible test server (its load reply is immediate); the message is what a user sees
+    # while a real server loads qwen3:4b from disk.
+    assert rag_eval(["run", "--host", server.url, "--docs", str(SAMPLE_DOCS / "handbook.pdf"),
+                     "--cases", sample_cases(tmp_path), "--out", str(tmp_path / "out")]) == 0
+    assert "loading qwen3:4b…" in capsys.readouterr().err

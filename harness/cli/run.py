@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> int:
         bars[stage](done, total)
 
     try:
-        result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume)
+        result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
+                                status=lambda message: print(message, file=sys.stderr, flush=True))
     except ServerUnreachable as exc:  # before any row: no server at all
         if settings.system == "chatbot":
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "

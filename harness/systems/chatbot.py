@@ -141,7 +141,8 @@ class ChatbotSystem:
             bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(),
                                chunking=s.chunking(),
                                embedding=s.embedding(), settings=s.answering(), cache_dir=s.cache_dir,
-                               progress=(lambda d, t: progress("embedding", d, t)) if progress else None)
+                               progress=(lambda d, t: progress("embedding", d, t)) if progress else None,
+                               status=ctx.status)
         if pool is None:
             pool = HostPool([bot.client], slots=s.workers)
         answers = answer_cache_for(s.cache_dir) if getattr(s, "answer_cache", False) else None

@@ -49,6 +49,7 @@ class SystemContext:
     settings: Any  # harness.settings.RunSettings (typed loosely to keep this module below settings)
     documents: list[Document]
     progress: Progress | None = None
+    status: Callable[[str], None] | None = None  # one-line news such as "loading qwen3:4b…"
 
 
 def to_answer(value: Any, *, raw: str = "") -> SystemAnswer:
