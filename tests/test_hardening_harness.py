@@ -190,3 +190,20 @@ def test_rag_eval_run_says_it_is_loading_the_chat_model(server, tmp_path, capsys
     assert rag_eval(["run", "--host", server.url, "--docs", str(SAMPLE_DOCS / "handbook.pdf"),
                      "--cases", sample_cases(tmp_path), "--out", str(tmp_path / "out")]) == 0
     assert "loading qwen3:4b…" in capsys.readouterr().err
+
+
+def test_progress_counts_reused_work_apart_from_the_rate():
+    # Item 29: 40 chunks all from the cache used to print a rate like "30144624.4/s".
+    import io
+
+    from chatbot.terminal import ProgressBar
+    stream = io.StringIO()
+    bar = ProgressBar("embedding", stream=stream)
+    bar(40, 40)
+    line = stream.getvalue()
+    assert "40 from cache" in line and "/s" not in line
+    stream = io.StringIO()
+    bar = ProgressBar("cases", stream=stream, reused="done before")
+    bar(5, 8)
+    bar(8, 8)
+    assert "5 done before" in stream.getvalue() and "/s" in stream.getvalue()
