@@ -205,3 +205,16 @@ def test_compare_reports_the_smallest_detectable_difference():
     facts = next(m for m in compare_rows(a, b).metrics if m.metric == "facts")
     assert facts.mde is None  # no case differs: no spread to scale by
     assert "mde" in hit.to_dict()
+
+
+def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
+    # 4 cases, each better by 1: every bootstrap resample has mean 1 (interval [1, 1]), while the exact sign-flip
+    # p is 2 / 2**4 = 0.125. The table says why the two disagree instead of letting either read as a result.
+    from harness.cli.compare import render_markdown, render_table
+    a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(4)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(4)])
+    c = compare_rows(a, b)
+    hit = next(m for m in c.metrics if m.metric == "hit@1")
+    assert hit.ci_low == hit.ci_high == 1.0 and hit.p_value == pytest.approx(0.125)
+    for text in (render_table(c), render_markdown(c)):
+        assert "note: for hit@1 (p 0.125) the interval excludes 0 but p > 0.05" in text
