@@ -226,3 +226,18 @@ def test_a_drafts_file_from_before_reviewers_were_kept_apart_loads(drafts_file, 
     assert drafts[0].decision == drafts[0].reviews[0]
     assert drafts[1].decision.reason == "too easy" and all(not d.reviews for d in drafts[2:])
     assert main(["draft", "review", str(old), "--agreement", "--json"]) == 0  # one reviewer: nothing to measure
+
+
+def test_a_rerun_keeps_every_reviewers_decision_and_the_resolution(drafts_file, server, tmp_path):
+    _review_by(drafts_file, tmp_path, "ann", ANN)
+    _review_by(drafts_file, tmp_path, "bob", BOB)
+    sheet = tmp_path / "carol.csv"
+    assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "carol"]) == 0
+    rows = _rows(sheet)
+    _row(rows, "GOOD_LAPTOP")["resolution"] = "accepted"
+    _write(sheet, rows)
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
+    before = {d.draft_id: (d.reviews, d.resolution) for d in read_drafts(drafts_file)}
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert {d.draft_id: (d.reviews, d.resolution) for d in read_drafts(drafts_file)} == before
+    assert _by_question(drafts_file)[rules.GOOD_LAPTOP["question"]].decision.by == "carol"
