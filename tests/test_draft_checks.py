@@ -144,7 +144,8 @@ def _draft(status="pending", passed=True, kind="answerable", tags=("paraphrase",
     return Draft(f"a.pdf-p1-{status}-{passed}-{kind}", kind, "a.pdf#p1", "What is the nightly hotel cap?",
                  "Hotel costs are reimbursed up to EUR 160 per night", ("EUR 160",), "number",
                  ("a.pdf#p1",) if kind == "answerable" else (), Verification(passed, reasons, tags),
-                 Decision(status, "wrong" if status == "rejected" else None, "ann", "2026-01-02T00:00:00+00:00"),
+                 () if status == "pending" else
+                 (Decision(status, "wrong" if status == "rejected" else None, "ann", "2026-01-02T00:00:00+00:00"),),
                  provenance)
 
 

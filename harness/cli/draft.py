@@ -3,8 +3,13 @@
   rag-eval draft --docs DIR --out drafts.jsonl        draft and verify (one chat call per page; cached)
   rag-eval draft review drafts.jsonl                  accept / reject / edit pending drafts in the terminal
   rag-eval draft review drafts.jsonl --export d.csv   ... or in a spreadsheet, then --import d.csv
+  rag-eval draft review drafts.jsonl --agreement      how far reviewers agree (--json), and where they disagree
+  rag-eval draft review drafts.jsonl --resolve        settle the drafts reviewers disagree on
   rag-eval draft report drafts.jsonl                  drafts per page and document, reasons, acceptance rate
   rag-eval draft cases drafts.jsonl --out cases.jsonl [--include-unreviewed]
+
+Each reviewer (--reviewer, default your login name) has their own decision on a draft; reviewing again replaces
+only yours. When reviewers disagree the draft stays pending, and out of `draft cases`, until it is resolved.
 """
 
 from __future__ import annotations
@@ -22,7 +27,9 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar
 
 from ..cases import load_checked_cases
+from ..drafting.agreement import decision_text, draft_agreement_report
 from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
+from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
 from ..drafting.manifest import manifest_path, read_manifest, write_manifest
 from ..drafting.pipeline import run_drafting
@@ -30,6 +37,7 @@ from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
 from ..report import find_quote
+from ..review_agreement import render_agreement
 from ..runs import utc_now
 from ..settings import host_flags
 
@@ -74,7 +82,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reviewer", help="review: your name on the decisions (default: your login name)")
     io_group = p.add_mutually_exclusive_group()
     io_group.add_argument("--export", metavar="FILE.csv", help="review: write every draft to a CSV and stop")
-    io_group.add_argument("--import", dest="import_", metavar="FILE.csv", help="review: read decisions from a CSV")
+    io_group.add_argument("--import", dest="import_", metavar="FILE.csv",
+                          help="review: read decisions (and resolutions) from a CSV")
+    io_group.add_argument("--agreement", action="store_true",
+                          help="review: how far reviewers agree on the drafts, and every disagreement")
+    io_group.add_argument("--resolve", action="store_true",
+                          help="review: walk the drafts reviewers disagree on and settle each")
+    p.add_argument("--json", action="store_true", help="with review --agreement: print JSON")
     p.set_defaults(func=run)
 
 
@@ -90,7 +104,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _draft(args: argparse.Namespace) -> int:
-    skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_"}
+    skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_",
+            "agreement", "resolve", "json"}
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     bars: dict[str, ProgressBar] = {}
@@ -173,11 +188,18 @@ def _user(args: argparse.Namespace) -> str:
 
 
 def _review(args: argparse.Namespace) -> int:
+    if args.json and not args.agreement:
+        raise InputError("--json goes with `rag-eval draft review DRAFTS --agreement`")
     drafts = read_drafts(args.drafts)
+    if args.agreement:
+        report = draft_agreement_report(drafts)
+        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else render_agreement(report))
+        return 0
     if args.export:
-        atomic_write_text(args.export, export_csv(drafts))
-        print(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) to {args.export}; fill in decision "
-              f"(accepted, rejected with a reason, or leave blank), change question/quote/facts to edit, then "
+        atomic_write_text(args.export, export_csv(drafts, reviewer=_user(args), name_column=args.reviewer or ""))
+        print(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {_user(args)!r}'s decisions to "
+              f"{args.export}; fill in decision (accepted, rejected with a reason, or leave blank), change "
+              f"question/quote/facts to edit, or fill in resolution on a draft reviewers disagree on; then "
               f"`rag-eval draft review {args.drafts} --import {args.export}`")
         return 0
     settings = _settings_for(args)
@@ -186,12 +208,15 @@ def _review(args: argparse.Namespace) -> int:
     by = _user(args)
     if args.import_:
         drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),
-                            abstain_below=settings.abstain_below)
+                            abstain_below=settings.abstain_below, by_is_given=args.reviewer is not None)
         write_drafts(args.drafts, drafts)
         print(f"imported decisions from {args.import_} into {args.drafts}")
     else:
         pages = {p.source_id: p.text for d in documents for p in d.pages}
-        _walk(drafts, args.drafts, pages, collection, settings, by)
+        if args.resolve:
+            _walk_disagreements(drafts, args.drafts, pages, by)
+        else:
+            _walk(drafts, args.drafts, pages, collection, settings, by)
     print(render_report(build_report(read_drafts(args.drafts))))
     return 0
 
@@ -212,9 +237,11 @@ def _ask(prompt: str) -> str:
 
 def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Collection, settings: DraftSettings,
           by: str) -> None:
-    """Ask about every pending draft that passed verification; each decision is saved at once."""
-    todo = [i for i, d in enumerate(drafts) if d.decision.status == "pending" and d.verification.passed]
-    print(f"{len(todo)} draft(s) to review; decisions are saved to {path} as you go")
+    """Ask `by` about every draft that passed verification and that they have not decided on (other reviewers'
+    decisions are not shown, so that each judges on their own); each decision is saved at once."""
+    todo = [i for i, d in enumerate(drafts)
+            if d.kind != "error" and d.verification.passed and all(r.by != by for r in d.reviews)]
+    print(f"{len(todo)} draft(s) for {by} to review; decisions are saved to {path} as you go")
     try:
         for n, i in enumerate(todo, start=1):
             _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
@@ -222,9 +249,48 @@ def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Col
             if decided is not None:
                 drafts[i] = decided
                 write_drafts(path, drafts)
-                print(f"saved: {decided.decision.status}")
+                mine = next(r.status for r in decided.reviews if r.by == by)
+                print(f"saved: {mine}" + ("; reviewers disagree, so the draft is pending until resolved "
+                                          "(--resolve)" if decided.in_disagreement else ""))
     except _Quit:
         print("stopped; decisions made so far are saved")
+
+
+def _walk_disagreements(drafts: list[Draft], path: str, pages: dict[str, str], resolver: str) -> None:
+    """Show each draft reviewers disagree on, with every reviewer's decision, and ask for the one that counts."""
+    todo = [i for i, d in enumerate(drafts) if d.in_disagreement and d.resolution is None]
+    print(f"{len(todo)} draft(s) on which reviewers disagree; resolutions by {resolver} are saved to {path} as you "
+          "go")
+    try:
+        for n, i in enumerate(todo, start=1):
+            _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
+            for review in drafts[i].reviews:
+                print(f"decision: {decision_text(review)}")
+            settled = _settle(drafts[i], resolver)
+            if settled is not None:
+                drafts[i] = settled
+                write_drafts(path, drafts)
+                print(f"resolved: {settled.decision.status}")
+    except _Quit:
+        print("stopped; resolutions made so far are saved")
+
+
+def _settle(draft: Draft, resolver: str) -> Draft | None:
+    while True:
+        command, _, rest = _ask("resolve: a accept · r REASON reject · s skip · q quit\n> ").partition(" ")
+        command = command.lower()
+        try:
+            if command == "a":
+                return resolve_disagreement(draft, "accepted", by=resolver, at=utc_now())
+            if command == "r":
+                return resolve_disagreement(draft, "rejected", by=resolver, at=utc_now(),
+                                            reason=rest or _ask("reason> "))
+            if command == "s":
+                return None
+        except InputError as exc:
+            print(exc)
+            continue
+        print(f"unknown command {command!r}")
 
 
 def _show(draft: Draft, page: str, n: int, total: int) -> None:

@@ -18,12 +18,13 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
 from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from ..records import ClaimResolution, RetrievedPassage, ReviewerVerdict, Row, Summary
+from ..records import RetrievedPassage, Row, Summary
 from ..report import find_quote
 from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
                       apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks, save_reviews,
                       sentence_split)
-from ..review_agreement import AgreementReport, agreement_report
+from ..review_agreement import agreement_report, render_agreement
+from ..review_agreement import verdict_text as _verdict_text
 from ..review_csv import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..runs import read_manifest, read_rows, utc_now
 
@@ -115,40 +116,6 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
             f"over {claims.scored if claims else 0} answers with claims; claims: {counts.agreed} agreed, "
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
             f"{counts.one_reviewer} by one reviewer; reviews in {path}")
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
-
-
-def render_agreement(report: AgreementReport) -> str:
-    """The agreement report as text: the figures, then each disagreement with every reviewer's verdict."""
-    a = report.agreement
-    label = "Cohen's kappa" if a.coefficient == "kappa" else "Krippendorff's alpha (nominal)"
-    pi, ci = a.percent_interval, a.interval
-    reviewers = ", ".join(r or "(unnamed)" for r in a.reviewers) or "none"
-    lines = [f"claims seen by two or more reviewers: {a.items} (reviewers: {reviewers})",
-             f"percent agreement: {_fmt(a.percent_agreement)} [{_fmt(pi.low)}, {_fmt(pi.high)}]",
-             f"{label}: {_fmt(a.value)} [{_fmt(ci.low)}, {_fmt(ci.high)}]"
-             + (f" (undefined: {a.reason})" if a.reason else ""),
-             f"intervals: {int(ci.level * 100)}% percentile bootstrap over claims, {ci.resamples} resamples, "
-             f"seed {ci.seed}" + (f"; {ci.undefined_resamples} resamples undefined" if ci.undefined_resamples
-                                  else "")]
-    total, open_ = len(report.disagreements), report.open_disagreements
-    lines.append(f"disagreements: {total} ({open_} open, {total - open_} resolved)")
-    for d in report.disagreements:
-        lines.append(f"- case {d.case_id}: {d.claim.claim}")
-        lines += [f"    {_verdict_text(v)}" for v in d.claim.reviews]
-        if d.claim.resolution:
-            res = d.claim.resolution
-            lines.append(f"    resolved by {res.resolver or '(unnamed)'}: {_verdict_text(res)}")
-    return "\n".join(lines)
-
-
-def _verdict_text(v: ReviewerVerdict | ClaimResolution) -> str:
-    """`ann: supported by doc.pdf#p1 (note)`; a resolution without the name."""
-    who = f"{v.reviewer or '(unnamed)'}: " if isinstance(v, ReviewerVerdict) else ""
-    return f"{who}{v.verdict}" + (f" by {v.source_id}" if v.source_id else "") + (f" ({v.note})" if v.note else "")
 
 
 def _user() -> str:

@@ -22,31 +22,51 @@ from .records import Decision, Draft, Reason, Verification
 from .verify import Limits, check_draft, is_deictic
 
 CSV_COLUMNS = ("draft_id", "kind", "source_id", "type", "question", "quote", "facts", "checks", "decision",
-               "reason")
+               "reason", "reviewer", "resolution")
 FACT_SEPARATOR = " | "
 _LIMITS = Limits()
 
 
 def decide(draft: Draft, status: str, *, by: str, at: str, reason: str | None = None) -> Draft:
-    """Accept or reject (with a reason), or set back to pending. Raises InputError for what cannot be."""
+    """Reviewer `by` accepts or rejects (with a reason), or withdraws their decision (pending); the other
+    reviewers' decisions stay. Raises InputError for what cannot be."""
     if status not in ("pending", "accepted", "rejected"):
         raise InputError(f"{draft.draft_id}: decision {status!r} is not pending, accepted or rejected")
     if draft.kind == "error" and status != "pending":
         raise InputError(f"{draft.draft_id}: an error entry ({draft.error}) has nothing to decide; rerun "
                          "`rag-eval draft` to draft that page again")
+    _check_settling(draft, status, reason)
+    return draft.with_decision(Decision(status, reason.strip() if status == "rejected" and reason else None,
+                                        by, at))
+
+
+def resolve(draft: Draft, status: str, *, by: str, at: str, reason: str | None = None) -> Draft:
+    """Settle a disagreement between reviewers: `accepted`, or `rejected` with a reason, by resolver `by`. A
+    later resolution replaces an earlier one. Raises InputError when the reviewers do not disagree."""
+    if status not in ("accepted", "rejected"):
+        raise InputError(f"{draft.draft_id}: resolution {status!r} is not accepted or rejected")
+    if not draft.in_disagreement:
+        raise InputError(f"{draft.draft_id}: its reviewers do not disagree, so there is nothing to resolve; "
+                         "leave resolution blank")
+    _check_settling(draft, status, reason)
+    return draft.with_resolution(Decision(status, reason.strip() if status == "rejected" and reason else None,
+                                          by, at))
+
+
+def _check_settling(draft: Draft, status: str, reason: str | None) -> None:
     if status == "rejected" and not (reason or "").strip():
         raise InputError(f"{draft.draft_id}: a rejection needs a reason")
     if status == "accepted" and not draft.verification.passed:
         codes = ", ".join(r.code for r in draft.verification.reasons)
         raise InputError(f"{draft.draft_id}: failed verification ({codes}); edit it until the checks pass, or "
                          "reject it")
-    return draft.with_decision(Decision(status, reason.strip() if status == "rejected" and reason else None,
-                                        by, at))
 
 
 def edit(draft: Draft, collection: Collection, *, question: str, quote: str, facts: Sequence[str], by: str, at: str,
          limits: Limits = _LIMITS, abstain_below: float = 2.5) -> Draft:
-    """The draft with a human's question, quote and facts, checked again; decision `edited`."""
+    """The draft with a human's question, quote and facts, checked again; `by`'s decision becomes `edited` (an
+    acceptance of the edited draft). Other reviewers' decisions stay: they were about the earlier text, and a
+    rejection among them shows as a disagreement to resolve."""
     if draft.kind == "error":
         raise InputError(f"{draft.draft_id}: an error entry cannot be edited; rerun `rag-eval draft`")
     original = draft.original or {"question": draft.question, "quote": draft.quote, "facts": list(draft.facts)}
@@ -62,8 +82,8 @@ def edit(draft: Draft, collection: Collection, *, question: str, quote: str, fac
                                     notes=("edited by a human: dense rank, parametric check and dedupe not re-run",))
         evidence = checked.evidence
     return replace(draft, question=question, quote=quote if draft.kind == "answerable" else "", facts=facts,
-                   evidence=evidence, verification=verification, original=original,
-                   decision=Decision("edited", None, by, at))
+                   evidence=evidence, verification=verification,
+                   original=original).with_decision(Decision("edited", None, by, at))
 
 
 def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float) -> Verification:
@@ -92,25 +112,32 @@ def checks_summary(draft: Draft) -> str:
     return f"{head} | tags {', '.join(v.tags) or '-'} | {ranks}"
 
 
-def export_csv(drafts: Sequence[Draft]) -> str:
-    """CSV text, one line per draft (error entries left out). Change question, quote or facts to edit."""
+def export_csv(drafts: Sequence[Draft], *, reviewer: str, name_column: str = "") -> str:
+    """CSV text, one line per draft (error entries left out), with `reviewer`'s own decisions (blank where they
+    have not decided) and `name_column` in the reviewer column. Change question, quote or facts to edit;
+    `resolution` is left blank for a resolver to fill in on drafts whose reviewers disagree."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for d in drafts:
         if d.kind == "error":
             continue
-        status = "" if d.decision.status == "pending" else d.decision.status
+        mine = next((r for r in d.reviews if r.by == reviewer), None)
+        status = "" if mine is None else mine.status
         writer.writerow([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote,
-                         FACT_SEPARATOR.join(d.facts), checks_summary(d), status, d.decision.reason or ""])
+                         FACT_SEPARATOR.join(d.facts), checks_summary(d), status, (mine and mine.reason) or "",
+                         name_column, ""])
     return out.getvalue()
 
 
 def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection, *, by: str, at: str,
-               limits: Limits = _LIMITS, abstain_below: float = 2.5) -> list[Draft]:
+               limits: Limits = _LIMITS, abstain_below: float = 2.5, by_is_given: bool = False) -> list[Draft]:
     """The drafts with the decisions of a CSV in the export layout. A blank decision leaves a draft as it is;
-    `accepted` (or `edited`) with a changed question, quote or facts is an edit. Every problem is reported at
-    once as file:line: field: message, and then nothing is changed."""
+    `accepted` (or `edited`) with a changed question, quote or facts is an edit. A filled `reviewer` column names
+    whose decision a line holds (else `by`; `by_is_given` means `by` was asked for, and a different name in the
+    column is a problem). `resolution` (accepted, or rejected with the reason in `reason`) settles a draft whose
+    reviewers disagree; a line gives a decision or a resolution, not both. Every problem is reported at once as
+    file:line: field: message, and then nothing is changed."""
     reader, problems = open_csv(path, ("draft_id", "question", "quote", "facts", "decision", "reason"), CSV_COLUMNS,
                                 "the drafts CSV")
     by_id = {d.draft_id: i for i, d in enumerate(drafts)}
@@ -122,10 +149,16 @@ def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection
         if ident not in by_id:
             problems.add(line, f"draft_id: {ident!r} is not in the drafts file; export again")
             continue
+        named = (record.get("reviewer") or "").strip()
+        if named and by_is_given and named != by:
+            problems.add(line, f"reviewer: the sheet says {named!r} but --reviewer says {by!r}; drop one")
+            continue
         try:
-            out[by_id[ident]] = _apply(out[by_id[ident]], record, collection, by, at, limits, abstain_below)
+            out[by_id[ident]] = _apply(out[by_id[ident]], record, collection, named or by, at, limits,
+                                       abstain_below)
         except InputError as exc:
-            problems.add(line, f"decision: {exc}")
+            field = "resolution" if (record.get("resolution") or "").strip() else "decision"
+            problems.add(line, f"{field}: {exc}")
     problems.raise_if_any("the drafts CSV")
     return out
 
@@ -133,12 +166,20 @@ def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection
 def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str, limits: Limits,
            abstain_below: float) -> Draft:
     status = (record["decision"] or "").strip().lower()
+    resolution = (record.get("resolution") or "").strip().lower()
+    if status and resolution:
+        raise InputError(f"{draft.draft_id}: a line gives a decision or a resolution, not both (the reason column "
+                         "belongs to one of them)")
+    if resolution:
+        return resolve(draft, resolution, by=by, at=at, reason=record.get("reason"))
     if not status:
         return draft
     question, quote = (record["question"] or "").strip(), (record["quote"] or "").strip()
     facts = [f.strip() for f in (record["facts"] or "").split(FACT_SEPARATOR.strip()) if f.strip()]
     changed = (question, quote, tuple(facts)) != (draft.question, draft.quote, draft.facts)
     if status in ("accepted", "edited") and (changed or status == "edited"):
+        if not changed and any(r.by == by and r.status == "edited" for r in draft.reviews):
+            return draft  # this reviewer's edit, exported and imported again unchanged
         edited = edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=at, limits=limits,
                       abstain_below=abstain_below)
         if not edited.verification.passed:

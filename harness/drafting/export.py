@@ -1,4 +1,5 @@
-"""Drafts -> cases: accepted (and edited) drafts become labelled cases that pass `rag-eval check`.
+"""Drafts -> cases: accepted (and edited) drafts become labelled cases that pass `rag-eval check`. With several
+reviewers, what counts is the settled decision (`Draft.decision`: all agree, or a resolution).
 
 Tags: `drafted`, `draft:<type>`, the verification tags (`lexical`/`paraphrase`, `hard`, `parametric`), and
 `unreviewed` for drafts no human has seen (only with `include_unreviewed`). Never `heldout`: which cases to hold
@@ -36,6 +37,9 @@ def to_case(draft: Draft) -> dict:
     decision = draft.decision
     who = "not reviewed by a human" if unreviewed else f"{decision.status} by {decision.by or 'unknown'} at " \
                                                        f"{decision.at or '?'}"
+    if draft.in_disagreement and draft.resolution is not None:
+        who = "reviewers disagreed (" + ", ".join(f"{r.by or 'unknown'} {r.verdict}" for r in draft.reviews) + \
+              f"); resolved {who}"
     edited = "; question/quote/facts edited by a human" if draft.original else ""
     case = {"id": f"draft-{draft.draft_id}", "question": draft.question,
             "evidence": [{"source_id": pid, "quote": draft.quote} for pid in draft.evidence],
@@ -48,7 +52,8 @@ def to_case(draft: Draft) -> dict:
 
 def to_cases(drafts: Sequence[Draft], *, include_unreviewed: bool = False) -> Export:
     """Accepted and edited drafts that pass verification (plus pending ones that pass, with
-    `include_unreviewed`), in file order."""
+    `include_unreviewed`), in file order. A draft whose reviewers disagree stays out until it is resolved, even
+    with `include_unreviewed`: a human has seen it."""
     cases: list[dict] = []
     left_out: Counter[str] = Counter()
     for draft in drafts:
@@ -57,6 +62,8 @@ def to_cases(drafts: Sequence[Draft], *, include_unreviewed: bool = False) -> Ex
             left_out["error entry"] += 1
         elif status == "rejected":
             left_out["rejected by a human"] += 1
+        elif status == "pending" and draft.in_disagreement:
+            left_out["reviewers disagree (settle with `rag-eval draft review --resolve`)"] += 1
         elif not draft.verification.passed:
             left_out["failed verification"] += 1
         elif status in EXPORTED or (status == "pending" and include_unreviewed):

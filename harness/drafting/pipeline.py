@@ -91,18 +91,18 @@ def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Se
                    documents: Sequence[Document]) -> list[Draft]:
     """Keep what a human did in an earlier run of the same output file.
 
-    A fresh draft whose id matches an earlier one takes its decision; if a human edited it, the edited draft is
-    kept whole. Earlier drafts of pages not drafted this time (`--pages`, `--max-pages`) are kept when their
-    page still has the same text; drafts of changed or removed pages are dropped, since their checks no longer
-    hold."""
+    A fresh draft whose id matches an earlier one takes its reviewers' decisions and resolution; if a human
+    edited it, the edited draft is kept whole. Earlier drafts of pages not drafted this time (`--pages`,
+    `--max-pages`) are kept when their page still has the same text; drafts of changed or removed pages are
+    dropped, since their checks no longer hold."""
     earlier = {d.draft_id: d for d in previous}
     merged = []
     for draft in drafts:
         old = earlier.get(draft.draft_id)
-        if old is None or old.decision.status == "pending":
+        if old is None or not (old.reviews or old.resolution):
             merged.append(draft)
         else:
-            merged.append(old if old.decision.status == "edited" else draft.with_decision(old.decision))
+            merged.append(old if old.original is not None else draft.with_reviews_of(old))
     drafted = {p.source_id for p in selection.pages}
     hashes = {p.source_id: sha256(normalize(p.text)) for d in documents for p in d.pages}
     kept = [d for d in previous if d.source_id not in drafted and d.kind != "error" and d.provenance is not None

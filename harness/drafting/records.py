@@ -2,7 +2,14 @@
 
 A draft is `answerable` (question, quote, facts from one page), `unanswerable` (a question no page answers), or
 `error` (the page could not be drafted: the reason is kept, and a rerun tries again). Every draft carries its
-verification (named reasons, tags, measurements), the human decision, and where it came from.
+verification (named reasons, tags, measurements), every reviewer's decision, and where it came from.
+
+Reviewers: `reviews` holds one decision per reviewer (`by`); reviewing again replaces only that reviewer's. The
+decision that counts (`Draft.decision`) is the one reviewer's; the shared one when all agree (`edited` counts as
+`accepted`: an edit changes the draft and is its editor's acceptance of it); `pending` while they disagree, until
+a `resolution` (status, reason, resolver `by`, time `at`) settles it. The file also stores that effective
+`decision`, for people reading it; it is recomputed on load. A file written before reviewers were kept apart has
+only `decision`: a non-pending one becomes its reviewer's review.
 """
 
 from __future__ import annotations
@@ -67,12 +74,31 @@ class Verification:
 
 @dataclass(frozen=True)
 class Decision:
-    """The human decision. `edited` means accepted after changing question, quote or facts (checks re-run)."""
+    """A human decision. `edited` means accepted after changing question, quote or facts (checks re-run)."""
 
     status: str = "pending"
     reason: str | None = None  # why it was rejected
     by: str | None = None
     at: str | None = None  # UTC ISO 8601
+
+    @property
+    def verdict(self) -> str:
+        """accepted | rejected | pending: what the reviewer said of the draft (an edit is an acceptance)."""
+        return "accepted" if self.status == "edited" else self.status
+
+
+def effective_decision(reviews: tuple[Decision, ...], resolution: Decision | None) -> Decision:
+    """The decision that counts (see the module docstring)."""
+    if not reviews:
+        return Decision()
+    if len(reviews) == 1:
+        return reviews[0]
+    if len({r.verdict for r in reviews}) > 1:
+        return resolution if resolution is not None else Decision("pending", "reviewers disagree")
+    status = "edited" if any(r.status == "edited" for r in reviews) else reviews[0].status
+    reasons = list(dict.fromkeys(r.reason for r in reviews if r.reason))
+    return Decision(status, " / ".join(reasons) or None, ", ".join(r.by or "(unnamed)" for r in reviews),
+                    max((r.at or "" for r in reviews), default="") or None)
 
 
 @dataclass(frozen=True)
@@ -99,10 +125,21 @@ class Draft:
     type: str = "other"
     evidence: tuple[str, ...] = ()  # page ids holding the quote: the source page first
     verification: Verification = Verification(False)
-    decision: Decision = Decision()
+    reviews: tuple[Decision, ...] = ()  # one per reviewer, sorted by name
     provenance: Provenance | None = None
     original: dict | None = None  # the model's question/quote/facts before a human edit
     error: str | None = None
+    resolution: Decision | None = None  # settles a disagreement; ignored while the reviewers agree
+
+    @property
+    def decision(self) -> Decision:
+        """The decision that counts (see the module docstring)."""
+        return effective_decision(self.reviews, self.resolution)
+
+    @property
+    def in_disagreement(self) -> bool:
+        """Reviewers gave different decisions (resolved or not)."""
+        return len({r.verdict for r in self.reviews}) > 1
 
     @property
     def doc_id(self) -> str:
@@ -112,7 +149,8 @@ class Draft:
         return {"draft_id": self.draft_id, "kind": self.kind, "source_id": self.source_id,
                 "question": self.question, "quote": self.quote, "facts": list(self.facts), "type": self.type,
                 "evidence": list(self.evidence), "verification": self.verification.to_dict(),
-                "decision": asdict(self.decision),
+                "decision": asdict(self.decision), "reviews": [asdict(r) for r in self.reviews],
+                "resolution": asdict(self.resolution) if self.resolution else None,
                 "provenance": asdict(self.provenance) if self.provenance else None,
                 "original": self.original, "error": self.error}
 
@@ -121,12 +159,31 @@ class Draft:
         return cls(data["draft_id"], data["kind"], data["source_id"], data.get("question", ""),
                    data.get("quote", ""), tuple(data.get("facts", ())), data.get("type", "other"),
                    tuple(data.get("evidence", ())), Verification.from_dict(data["verification"]),
-                   Decision(**data.get("decision", {})),
-                   Provenance(**data["provenance"]) if data.get("provenance") else None,
-                   data.get("original"), data.get("error"))
+                   _reviews(data), Provenance(**data["provenance"]) if data.get("provenance") else None,
+                   data.get("original"), data.get("error"),
+                   Decision(**data["resolution"]) if data.get("resolution") else None)
 
     def with_decision(self, decision: Decision) -> Draft:
-        return replace(self, decision=decision)
+        """The draft with `decision` as its reviewer's (`decision.by`), replacing only that reviewer's earlier
+        one; a pending decision withdraws it."""
+        others = tuple(r for r in self.reviews if r.by != decision.by)
+        mine = () if decision.status == "pending" else (decision,)
+        return replace(self, reviews=tuple(sorted(others + mine, key=lambda r: r.by or "")))
+
+    def with_resolution(self, resolution: Decision | None) -> Draft:
+        return replace(self, resolution=resolution)
+
+    def with_reviews_of(self, other: Draft) -> Draft:
+        """The draft carrying `other`'s reviews and resolution (a rerun keeps what humans decided)."""
+        return replace(self, reviews=other.reviews, resolution=other.resolution)
+
+
+def _reviews(data: dict) -> tuple[Decision, ...]:
+    """Each reviewer's decision; a file from before reviewers were kept apart has one `decision`."""
+    if "reviews" in data:
+        return tuple(Decision(**r) for r in data["reviews"])
+    old = Decision(**data.get("decision", {}))
+    return () if old.status == "pending" else (old,)
 
 
 def draft_id(kind: str, source_id: str, question: str, quote: str) -> str:

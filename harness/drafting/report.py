@@ -47,6 +47,7 @@ class DraftReport:
     human_reasons: Counter = field(default_factory=Counter)  # rejection text -> drafts
     tags: Counter = field(default_factory=Counter)
     skipped_pages: tuple[tuple[str, str], ...] = ()
+    open_disagreements: int = 0  # drafts kept pending because their reviewers disagree and nobody resolved it
 
     @property
     def pass_rate(self) -> float | None:
@@ -76,6 +77,7 @@ def build_report(drafts: Sequence[Draft], selection: Selection | None = None,
         report.tags.update(d.verification.tags if d.kind != "error" else ())
         if d.decision.status == "rejected":
             report.human_reasons[d.decision.reason or "(no reason)"] += 1
+        report.open_disagreements += d.in_disagreement and d.resolution is None
     return report
 
 
@@ -99,7 +101,8 @@ def render_report(report: DraftReport) -> str:
     decided = report.total.accepted + report.total.rejected
     lines.append(f"passed verification: {_rate(report.pass_rate)} of {report.total.drafts} drafts; accepted by a "
                  f"human: {_rate(report.acceptance_rate)} of {decided} decided ({report.total.pending} passed drafts "
-                 "pending)")
+                 "pending" + (f", {report.open_disagreements} of them because reviewers disagree: review --resolve"
+                              if report.open_disagreements else "") + ")")
     return "\n".join(lines)
 
 
