@@ -159,17 +159,29 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
     saved = read_manifest(run_dir)
     if saved.status == "complete":
         raise InputError(f"{run_dir}: this run is already complete; start a new one instead of --resume")
-    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
-               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
-    for key in ("inputs", "prompt_template"):
-        if getattr(saved, key, None) != getattr(fresh, key, None):
-            changes.append(f"{key} changed (documents, cases file or prompt template differ)")
+    changes = setup_changes(saved, fresh)
     if changes:
         raise InputError(f"{run_dir}: cannot resume, the run would mix two setups:\n  " + "\n  ".join(changes))
     _drop_partial_line(run_dir / ROWS)
     done = {row.key for row in read_rows(run_dir)}
     resumed = [*(getattr(saved, "resumed_at", None) or []), utc_now()]
     return saved.model_copy(update={"resumed_at": resumed}), done
+
+
+def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
+    """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
+    (but speed and place), the documents' and cases file's hashes, the prompt template."""
+    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
+               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
+    for key in ("inputs", "prompt_template"):
+        if getattr(saved, key, None) != getattr(fresh, key, None):
+            changes.append(f"{key} changed (documents, cases file or prompt template differ)")
+    return changes
+
+
+def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None = None) -> Manifest:
+    """The manifest a run with `settings` over `documents` would start with (before its system describes itself)."""
+    return _manifest(settings, documents, argv)
 
 
 def _digests(description: dict[str, Any]) -> dict:

@@ -36,7 +36,8 @@ from chatbot.errors import InputError, RagError
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from .evaluate import Progress, RunStopped, run_evaluation
+from .evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes
+from .systems import is_builtin
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_html import write_leaderboard_html
 from .leaderboard_render import write_leaderboard
@@ -117,6 +118,7 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
             progress(stage, done, total)
 
     shelf = _Documents()
+    _check_all_labels(plan, shelf, progress)
 
     def one(number: int, cell: Cell) -> Path:
         try:
@@ -145,6 +147,24 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | None) -> None:
+    """The label check of every distinct (documents, cases, chunking, system kind) of the sweep, before any cell
+    runs: a quote that one cell's chunk size cuts must not surface hours into the sweep. All problems at once."""
+    problems, seen = [], set()
+    for cell in plan.cells:
+        s = cell.settings
+        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, is_builtin(s.system))
+        if key in seen:
+            continue
+        seen.add(key)
+        try:
+            prepare(s, documents=shelf.get(s.docs, progress))
+        except InputError as exc:
+            problems.append(f"cell {cell.label}: {exc}")
+    if problems:
+        raise InputError("the labels do not fit every cell of the sweep; nothing was run:\n" + "\n".join(problems))
+
+
 class _Documents:
     """Each documents folder read once for the whole sweep (the cells' label checks and indexes share it)."""
 
@@ -167,7 +187,11 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
     state = _cell_state(run_dir)
     if on_cell:
         on_cell(number, len(plan.cells), cell, state)
-    if state == "kept":
+    if state == "kept":  # a finished cell counts only if nothing that decides its rows changed since
+        changes = setup_changes(read_manifest(run_dir), fresh_manifest(settings, shelf.get(settings.docs, progress)))
+        if changes:
+            raise InputError(f"{run_dir}: cannot resume the sweep, this finished cell was made with another setup:"
+                             "\n  " + "\n  ".join(changes) + "\nstart a new sweep")
         return run_dir
     try:
         run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,

@@ -195,3 +195,27 @@ def test_an_offline_sweep_needs_no_server(tmp_path, capsys):
     assert read_manifest(sweep_dir / "chunk-size=800").settings["system"] == "offline"
     board, _ = read_leaderboard(sweep_dir / "leaderboard.json")
     assert board.entry("chunk-size=2000").p_holm is not None
+
+
+def test_labels_that_one_cell_cannot_hold_are_refused_before_any_cell_runs(tmp_path, capsys):
+    # The sample's evidence quotes fit 2000-character chunks; 150-character chunks (overlap 20) cut several.
+    args = ["sweep", "--grid", "chunk-size=2000,150", "--chunk-overlap", "20", "--offline", "--docs", str(HANDBOOK),
+            "--cases", sample_cases(tmp_path), "--k", "1", "2", "--out", str(tmp_path / "cut")]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "nothing was run" in err and "cell chunk-size=150" in err and "cut by a chunk boundary" in err
+    assert not list((tmp_path / "cut").glob("*/chunk-size=2000/rows.jsonl"))  # the first cell did not run either
+
+
+def test_resume_refuses_finished_cells_made_with_other_labels(tmp_path, capsys):
+    cases = Path(sample_cases(tmp_path))
+    args = ["sweep", "--grid", "chunk-size=800,2000", "--offline", "--docs", str(HANDBOOK), "--cases", str(cases),
+            "--k", "1", "2", "--out", str(tmp_path / "off")]
+    assert main(args) == 0
+    sweep_dir = only_sweep(tmp_path, "off")
+    manifest = json.loads((sweep_dir / "sweep.json").read_text())
+    (sweep_dir / "sweep.json").write_text(json.dumps(manifest | {"status": "incomplete"}))
+    cases.write_text(cases.read_text().replace('"facts": ["25"]', '"facts": ["26"]', 1))  # a relabelled fact
+    capsys.readouterr()
+    assert main(["sweep", "--resume", str(sweep_dir)]) == 2
+    assert "this finished cell was made with another setup" in capsys.readouterr().err
