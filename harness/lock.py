@@ -9,6 +9,8 @@ import json
 import os
 import socket
 from datetime import datetime, timezone
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
@@ -53,6 +55,17 @@ class RunLock:
         if self._fh is not None:
             self._fh.close()  # closing the descriptor releases the lock
             self._fh = None
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive OS lock on `path` (created if missing) while the block runs; others wait their turn."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _now() -> str:

@@ -22,6 +22,7 @@ from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
 from .cases import Problems, json_lines
+from .lock import RunLock, file_lock
 from .records import Manifest, Row, Summary
 from .review_book import (CLAIM_STATUSES, VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey,
                           as_book, claim_key)
@@ -30,7 +31,7 @@ from .runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key", "load_reviews",
-           "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews", "sentence_split"]
+           "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews", "sentence_split", "add_reviews"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -111,6 +112,16 @@ def _claims_problems(claims: object) -> Iterable[str]:
             yield f"claims/{i}/verdict: {claim.get('verdict')!r} is not one of {', '.join(VERDICTS)}"
 
 
+def add_reviews(path: str | Path, records: Iterable[Review | Resolution]) -> ReviewBook:
+    """Add reviews or resolutions to the reviews file and return everything it now holds. The file is re-read
+    under a lock first, so two reviewers saving at the same time both keep their work."""
+    path = Path(path)
+    with file_lock(path.with_name(path.name + ".lock")):
+        book = read_reviews(path).with_records(records)
+        save_reviews(path, book)
+    return book
+
+
 def save_reviews(path: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> None:
     """Rewrite the reviews file atomically, one record a line, sorted by case id, answer hash and reviewer."""
     lines = [json.dumps(r.to_dict(), ensure_ascii=False) for r in as_book(reviews).records()]
@@ -136,6 +147,11 @@ def run_ks(manifest: Manifest) -> list[int]:
 def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     """Rewrite a run's rows with `reviews` applied and its summary recomputed from them; returns the summary."""
     run_dir = Path(run_dir)
+    with RunLock(run_dir):  # a run still writing rows must not lose them to this rewrite
+        return _apply_to_run(run_dir, reviews)
+
+
+def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     manifest = read_manifest(run_dir)
     book, ks = as_book(reviews), run_ks(manifest)
     rows = [apply_reviews(r, book, ks) for r in read_rows(run_dir)]

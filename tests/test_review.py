@@ -330,3 +330,23 @@ def test_claim_record_fields_and_older_rows():
     data["claims"][0]["status"] = "undecided"
     with pytest.raises(ValueError, match="breaks the row schema at claims"):
         validate_row(data)
+
+
+def test_two_reviewers_saving_from_stale_copies_both_keep_their_work(tmp_path):
+    # Each save re-reads the file under a lock: Bob's session, opened before Ann saved, does not erase Ann's review.
+    from harness.review import add_reviews, read_reviews
+    path = tmp_path / "cases.reviews.jsonl"
+    sha = "a" * 64
+    add_reviews(path, [Review("c1", sha, (Claim("x", "supported", "d#p1"),), "ann", "t1")])
+    book = add_reviews(path, [Review("c1", sha, (Claim("x", "unsupported"),), "bob", "t2")])
+    assert {r.reviewer for r in read_reviews(path).records()} == {"ann", "bob"}
+    assert book.review_of(("c1", sha), "ann") is not None and book.review_of(("c1", sha), "bob") is not None
+
+
+def test_reviews_are_not_applied_while_the_run_is_being_written(tmp_path, cases_copy):
+    from harness.lock import RunLock, RunLocked
+    run = _offline(tmp_path, cases_copy, "locked")
+    with RunLock(run):  # stands for a `--resume` still appending rows
+        with pytest.raises(RunLocked, match="is being written by process"):
+            apply_to_run(run, ReviewBook())
+    apply_to_run(run, ReviewBook())  # once it is done, it goes through

@@ -21,7 +21,7 @@ from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..records import RetrievedPassage, Row, Summary
 from ..report import find_quote
 from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
-                      apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks, save_reviews,
+                      add_reviews, apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks,
                       sentence_split)
 from ..review_agreement import agreement_report, render_agreement
 from ..review_agreement import verdict_text as _verdict_text
@@ -81,8 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.import_:
         new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows),
                          book=book)
-        book = book.merged(new)
-        save_reviews(path, book)
+        book = add_reviews(path, new.records())
         print(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
               f"{args.import_} into {path}")
     elif args.resolve:
@@ -217,9 +216,8 @@ def _walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> Revie
             claims = _review_row(row)
             if claims is None:
                 continue
-            book = book.with_records([Review(row.case_id, row.answer.answer_sha256, tuple(claims), reviewer,
+            book = add_reviews(path, [Review(row.case_id, row.answer.answer_sha256, tuple(claims), reviewer,
                                              utc_now())])
-            save_reviews(path, book)
             print(f"saved ({len(claims)} claim(s))")
     except _Quit:
         print("stopped; finished reviews are saved")
@@ -301,9 +299,8 @@ def _walk_disagreements(rows: list[Row], book: ReviewBook, path: Path, resolver:
             claim = _resolution(row, state.claim)
             if claim is None:
                 continue
-            book = book.with_records([Resolution(row.case_id, row.answer.answer_sha256, state.claim, claim.verdict,
+            book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, claim.verdict,
                                                  claim.source_id, claim.note, resolver, utc_now())])
-            save_reviews(path, book)
             print(f"resolved: {claim.verdict}")
     except _Quit:
         print("stopped; finished resolutions are saved")
