@@ -30,8 +30,9 @@ from .rows import with_review
 from .runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
-           "ReviewKey", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key", "load_reviews",
-           "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews", "sentence_split", "add_reviews"]
+           "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
+           "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews",
+           "sentence_split"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
 _SHA = re.compile(r"^[0-9a-f]{64}$")
