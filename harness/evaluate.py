@@ -210,7 +210,11 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         start = time.perf_counter()
         result = _ask(system, case, repeat, client)
         elapsed_ms = (time.perf_counter() - start) * 1000
-        if timed and result.error is None and elapsed_ms > settings.timeout * 1000:
+        size = max(len(result.answer), len(result.raw))
+        if result.error is None and size > settings.max_reply_chars:  # never store a runaway reply whole
+            result = SystemAnswer(error=f"the system's reply holds {size} characters, over --max-reply-chars "
+                                        f"{settings.max_reply_chars}", raw=result.raw[:2000])
+        elif timed and result.error is None and elapsed_ms > settings.timeout * 1000:
             result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
                                         f"{settings.timeout:g} s", raw=result.raw)
         return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,

@@ -43,7 +43,7 @@ class Passage(_Record):
     source_id: str = Field(min_length=1)
     text: str
     rank: int = Field(ge=1)
-    score: float | None = None
+    score: float | None = Field(default=None, allow_inf_nan=False)
 
 
 class Citation(_Record):
@@ -79,7 +79,7 @@ class _ReplyPassage(_Record):
     model_config = ConfigDict(frozen=True, extra="ignore")
     source_id: str = Field(min_length=1)
     text: str
-    score: float | None = None
+    score: float | None = Field(default=None, allow_inf_nan=False)
 
 
 class _ReplyCitation(_Record):
@@ -138,7 +138,7 @@ class RetrievedPassage(_Record):
     page_id: str
     doc_id: str
     page: int | None = Field(default=None, ge=1)
-    score: float | None = None
+    score: float | None = Field(default=None, allow_inf_nan=False)
     text: str
 
 
@@ -255,7 +255,7 @@ class Row(_Record):
         return self.error is not None
 
     def line(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False)
+        return json.dumps(self.to_json(), ensure_ascii=False, allow_nan=False)  # NaN is not JSON: never store it
 
 
 # ---------------------------------------------------------------- run files

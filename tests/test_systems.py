@@ -111,6 +111,11 @@ class _Faulty(BaseHTTPRequestHandler):
             time.sleep(1.5)
         elif case_id == "server-error":
             return self._send(500, b"internal error")
+        elif case_id == "nan-score":  # Python's json writes NaN, which is not JSON; a careless service sends it
+            return self._send(200, json.dumps(good | {"retrieved": [good["retrieved"][0] | {"score": float("nan")}]})
+                              .encode())
+        elif case_id == "huge":
+            good["answer"] = "x" * 300_000
         self._send(200, json.dumps(good).encode())
 
     def _send(self, status: int, data: bytes) -> None:
@@ -142,7 +147,7 @@ def faulty():
 
 def test_a_misbehaving_http_system_gets_error_rows_and_warnings_and_the_run_goes_on(tmp_path, faulty):
     url = f"http://127.0.0.1:{faulty.server_address[1]}/"
-    ids = ["fine", "unknown-page", "zero-based", "not-json", "wrong-types", "slow", "server-error"]
+    ids = ["fine", "unknown-page", "zero-based", "not-json", "wrong-types", "slow", "server-error", "nan-score", "huge"]
     result = run_evaluation(_settings(tmp_path, url, cases=_cases_file(tmp_path, ids), timeout=0.5))
     rows = {r.case_id: r for r in read_rows(result.run_dir)}
     assert list(rows) == ids
@@ -156,7 +161,9 @@ def test_a_misbehaving_http_system_gets_error_rows_and_warnings_and_the_run_goes
     assert "retrieved" in rows["wrong-types"].error and "bad reply" in rows["wrong-types"].error
     assert "within --timeout" in rows["slow"].error
     assert "HTTP 500" in rows["server-error"].error
-    assert result.summary.errored == 4
+    assert "retrieved.0.score" in rows["nan-score"].error  # nothing non-finite reaches rows.jsonl
+    assert "over --max-reply-chars" in rows["huge"].error and len(rows["huge"].answer.raw) <= 2000
+    assert result.summary.errored == 6
 
 
 def test_a_dying_http_system_stops_the_run_and_resume_finishes_it(tmp_path):

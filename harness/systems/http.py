@@ -22,6 +22,7 @@ class HttpSystem:
     def __init__(self, url: str, settings: Any, *, client: httpx.Client | None = None):
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
+        self.max_reply_chars: int = settings.max_reply_chars
         self._client = client or httpx.Client(timeout=self.timeout_s)
 
     def describe(self) -> dict[str, Any]:
@@ -34,6 +35,9 @@ class HttpSystem:
         if isinstance(body, str):  # an error to put on the row
             return SystemAnswer(error=body, usage=usage)
         raw = body.text
+        if len(raw) > self.max_reply_chars:
+            return SystemAnswer(error=f"bad reply from {self.url}: {len(raw)} characters, over --max-reply-chars "
+                                      f"{self.max_reply_chars}", raw=raw[:2000], usage=usage)
         try:
             data = json.loads(raw)
         except ValueError as exc:
