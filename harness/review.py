@@ -3,7 +3,7 @@
 The file holds each reviewer's review of each answer and the resolutions of claims reviewers disagree on
 (`harness/review_book.py` says how they combine). `claims_supported` of an answer = supported claims / all claims,
 on the agreed, resolved or only verdicts; while any claim is in disagreement the answer stays pending (null), and
-pending never counts as a pass. An answer reviewed as making no claims (an abstention, say) is reviewed with a
+pending is never counted as supported. An answer reviewed as making no claims (an abstention, say) is reviewed with a
 null value.
 
 Lines of the file: a review `{"case_id", "answer_sha256", "claims": [...], "reviewer", "reviewed_at"}` (the format

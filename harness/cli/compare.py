@@ -69,7 +69,8 @@ def _header(c: Comparison) -> list[str]:
         lines.append(f"left out: {len(c.only_in_a)} cases only in A, {len(c.only_in_b)} only in B (--shared-only)")
     ra, rb = c.review["a"], c.review["b"]
     lines.append(f"human claim review: A {ra['reviewed']} reviewed, {ra['pending']} pending; "
-                 f"B {rb['reviewed']} reviewed, {rb['pending']} pending (pending never counts as a pass)")
+                 f"B {rb['reviewed']} reviewed, {rb['pending']} pending (a pending claim counts in no claim "
+                 "metric; until it is reviewed, `passed` covers the automatic checks only)")
     return lines
 
 
