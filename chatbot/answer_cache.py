@@ -24,7 +24,7 @@ from typing import Any
 
 from .answer import ANSWER_SCHEMA, AnswerSettings, Generator
 from .errors import InputError
-from .index import Hit, default_cache_dir
+from .index import Hit, cache_root
 from .ollama_client import ChatReply
 from .store import atomic_write_text
 
@@ -69,8 +69,8 @@ class AnswerCache:
 
     @classmethod
     def default(cls, cache_dir: str | Path | None = None) -> AnswerCache:
-        """`<cache_dir>/answers`, or under `default_cache_dir()` ($PDF_RAG_EVAL_CACHE, ...) when None."""
-        return cls(Path(cache_dir) if cache_dir else default_cache_dir() / "answers")
+        """`answers/` under the cache folder (`--cache-dir`, else $PDF_RAG_EVAL_CACHE, ...; see `cache_root`)."""
+        return cls(cache_root(cache_dir) / "answers")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / f"{key}.json"

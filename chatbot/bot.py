@@ -10,7 +10,7 @@ from collections.abc import Callable
 from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, PromptTemplate, answer
 from .chunking import ChunkSettings
 from .errors import InputError
-from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, default_cache_dir, embed_query
+from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, cache_root, embed_query
 from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
 from .pdfs import Document, duplicate_warnings, read_documents
 from .retrievers import Retriever, choose
@@ -87,7 +87,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     server = preflight(client, chat_model=settings.chat_model, embed_model=embedding.model, status=status)
     digest = server.models[embedding.model].digest
     if saved is None:
-        cache = EmbeddingCache(Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings")
+        cache = EmbeddingCache(cache_root(cache_dir) / "embeddings")
         index = build_index(documents, client, chunking=chunking, embedding=embedding, digest=digest,
                             cache=cache, progress=progress)
     elif saved.manifest["embedding"]["digest"] != digest:

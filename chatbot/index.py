@@ -80,6 +80,12 @@ class EmbeddingCache:
         os.replace(tmp, path)
 
 
+def cache_root(cache_dir: str | Path | None = None) -> Path:
+    """The cache folder every command uses: `--cache-dir` when given, else `default_cache_dir()`. It holds
+    `embeddings/`, `answers/` and `draft-replies/`."""
+    return Path(cache_dir) if cache_dir else default_cache_dir()
+
+
 def default_cache_dir() -> Path:
     """$PDF_RAG_EVAL_CACHE, else $XDG_CACHE_HOME/pdf-rag-eval, else ~/.cache/pdf-rag-eval."""
     if os.environ.get("PDF_RAG_EVAL_CACHE"):

@@ -99,6 +99,8 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
     written = len(jobs) - len(todo)
     try:
         writer = RowWriter(run_dir, append=bool(done) or (run_dir / ROWS).exists())
+        if progress:  # what an earlier, interrupted run already wrote counts as done before, not in the rate
+            progress("cases", written, len(jobs))
         try:
             for row in _answer_all(system, todo, settings, judging):
                 writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review

@@ -89,7 +89,7 @@ def test_damaged_entries_read_as_missing(tmp_path, damage):
 
 def test_default_location_is_under_the_cache_dir(tmp_path):
     assert AnswerCache.default().root == tmp_path / "cache" / "answers"  # conftest sets $PDF_RAG_EVAL_CACHE
-    assert AnswerCache.default(tmp_path / "mine").root == tmp_path / "mine"
+    assert AnswerCache.default(tmp_path / "mine").root == tmp_path / "mine" / "answers"  # --cache-dir is the root
 
 
 def test_cached_answer_makes_no_chat_request(server, tmp_path):

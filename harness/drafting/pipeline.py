@@ -16,7 +16,7 @@ import numpy as np
 
 from chatbot.errors import InputError, OllamaError
 from chatbot.hosts import HostPool
-from chatbot.index import EmbeddingCache, Index, build_index, default_cache_dir
+from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
@@ -123,7 +123,7 @@ def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
         server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
         pool = HostPool([client], slots=settings.workers)
     chat = server.models[settings.chat_model]
-    root = Path(settings.cache_dir) if settings.cache_dir else default_cache_dir()
+    root = cache_root(settings.cache_dir)
     cache = ReplyCache(root / "draft-replies")
     askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache) for c in pool.clients}
     return _Context(settings, documents, Collection.of(documents, settings.chunking()), askers[client.host], client,

@@ -28,7 +28,7 @@ from chatbot.answer import Generator, answer
 from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo
-from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, default_cache_dir, embed_query
+from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root, embed_query
 from chatbot.ollama_client import ClientSettings, OllamaClient, resolve_host
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
@@ -40,12 +40,12 @@ NAME = "pdf-rag-eval chatbot over Ollama"
 
 def embedding_cache_dir(cache_dir: str | None) -> Path:
     """Where chunk and question vectors are cached (the same place `open_chatbot` uses)."""
-    return Path(cache_dir) if cache_dir else default_cache_dir() / "embeddings"
+    return cache_root(cache_dir) / "embeddings"
 
 
 def answer_cache_for(cache_dir: str | None) -> AnswerCache:
     """The answer cache under the run's cache directory: `<--cache-dir>/answers`, else the default one."""
-    return AnswerCache(Path(cache_dir) / "answers") if cache_dir else AnswerCache.default()
+    return AnswerCache.default(cache_dir)
 
 
 class CachedQueryRetriever:
