@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -34,12 +35,15 @@ def new_run_dir(out: str | Path, label: str | None) -> Path:
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", label or "run").strip("-") or "run"
     base = Path(out) / f"{stamp}-{slug}"
-    path, n = base, 1
-    while path.exists():
-        n += 1
-        path = base.with_name(f"{base.name}-{n}")
-    path.mkdir(parents=True)
-    return path
+    base.parent.mkdir(parents=True, exist_ok=True)
+    for n in itertools.count(1):
+        path = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            path.mkdir()  # atomic: of two runs starting in the same second, each gets its own folder
+            return path
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
 
 
 class RowWriter:

@@ -38,3 +38,7 @@ def slow() -> Slow:
 
 def broken() -> Broken:
     return Broken()
+
+
+def broken_factory() -> Broken:
+    raise RuntimeError("cannot load my index")

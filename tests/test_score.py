@@ -370,11 +370,12 @@ def test_a_replay_with_chunks_smaller_than_pages_scores_to_the_same_rows(tmp_pat
     _replay_matches_the_run(run)
 
 
-def test_unwritable_out_dir_is_bad_usage(capsys, tmp_path):
+def test_unwritable_out_dir_is_one_line_and_exit_1(capsys, tmp_path):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    assert main(["score", "--cases", str(CASES), "--out", str(blocker / "out")]) == 2
-    assert "cannot write there" in capsys.readouterr().err
+    assert main(["score", "--cases", str(CASES), "--out", str(blocker / "out")]) == 1  # as every command (README)
+    err = capsys.readouterr().err
+    assert str(blocker) in err and "Traceback" not in err
 
 
 def test_jsonl_layout_gives_the_same_numbers(tmp_path):

@@ -253,3 +253,9 @@ def test_entry_point_plugins_are_found_by_name(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path / "site"))
     system = load_system("myrag", SystemContext(_settings(tmp_path, "myrag"), []))
     assert system.describe()["name"] == "bm25-pages example"
+
+
+def test_a_factory_that_raises_is_named(tmp_path):
+    ctx = SystemContext(_settings(tmp_path, "x"), [])
+    with pytest.raises(InputError, match=r"'tests.sysfixtures:broken_factory': the factory raised RuntimeError"):
+        load_system("tests.sysfixtures:broken_factory", ctx)

@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from chatbot.errors import InputError
 from ..chart import fmt, text_bars
 from ..records import Summary
 from ..score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
@@ -61,10 +60,7 @@ def run(args: argparse.Namespace) -> int:
     result = score_saved(args.cases, args.chunks, args.claims, k=args.k, na_as_pass=args.na_as_pass)
     for warning in result.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    try:
-        run_dir = write_run(result, args.out, label=args.label, failed_table=failed_table(result))
-    except OSError as exc:
-        raise InputError(f"--out {args.out}: cannot write there ({exc.strerror or exc})") from exc
+    run_dir = write_run(result, args.out, label=args.label, failed_table=failed_table(result))  # OSError: exit 1
     if args.json:
         print(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
     else:

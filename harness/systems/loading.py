@@ -63,7 +63,10 @@ def _call_factory(spec: str, factory: Callable[..., Any], ctx: SystemContext) ->
         wants_docs = "docs" in inspect.signature(factory).parameters
     except (TypeError, ValueError):
         wants_docs = False
-    return factory(docs=ctx.settings.docs) if wants_docs else factory()
+    try:
+        return factory(docs=ctx.settings.docs) if wants_docs else factory()
+    except Exception as exc:  # the user's own code failed while building the system: say which, and why
+        raise InputError(f"--system {spec!r}: the factory raised {type(exc).__name__}: {exc}") from exc
 
 
 def _checked(spec: str, system: Any) -> System:
