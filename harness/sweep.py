@@ -270,7 +270,8 @@ def _check_same(sweep_dir: Path, plan: SweepPlan, flags: Mapping[str, Any], grid
 # -- the leaderboard ------------------------------------------------------------------------------------------
 def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
     """A cell's per-case primary metric, latency (the server's total_ms, else the row's wall time) and tokens,
-    each the mean over the case's repeats."""
+    each the mean over the case's repeats. An errored case counts 0 on the primary metric: summaries leave errors
+    out of their means, but a cell that errors on the hard cases must not look better for it."""
     def latency(row: Row) -> float | None:
         value = row.usage.get("total_ms")
         return value if isinstance(value, (int, float)) else row.usage.get("elapsed_ms")
@@ -281,7 +282,7 @@ def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
             return None  # the answerer reported no token counts for this row
         return float(prompt + output)
 
-    return CellResults(label, per_case_means((r.case_id, r.metrics.get(primary)) for r in rows),
+    return CellResults(label, per_case_means((r.case_id, 0.0 if r.errored else r.metrics.get(primary)) for r in rows),
                        per_case_means((r.case_id, latency(r)) for r in rows),
                        per_case_means((r.case_id, tokens(r)) for r in rows))
 

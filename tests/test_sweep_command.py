@@ -219,3 +219,10 @@ def test_resume_refuses_finished_cells_made_with_other_labels(tmp_path, capsys):
     capsys.readouterr()
     assert main(["sweep", "--resume", str(sweep_dir)]) == 2
     assert "this finished cell was made with another setup" in capsys.readouterr().err
+
+
+def test_an_errored_case_counts_zero_on_the_primary_metric_in_the_leaderboard():
+    from harness.sweep import cell_results
+    from tests.rowkit import make_row
+    rows = [make_row("a", {"passed": 1.0}), make_row("b", {"passed": None}, error="context too long")]
+    assert dict(cell_results("cell", rows, "passed").values) == {"a": 1.0, "b": 0.0}
