@@ -15,6 +15,7 @@ import jsonschema
 from .citations import Citation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
 from .index import Hit
+from .retrievers import Retriever
 from .ollama_client import ChatReply
 
 NO_ANSWER = "I could not find the answer in the documents."
@@ -71,10 +72,6 @@ class AnswerSettings:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-class Retriever(Protocol):
-    def retrieve(self, question: str, k: int) -> list[Hit]: ...
 
 
 class Generator(Protocol):

@@ -8,21 +8,16 @@ beyond that, serve the model with an engine built for it (e.g. vLLM) behind one 
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from .answer import Generator
-from .answer_cache import CachingGenerator
-from .bot import Chatbot, OllamaGenerator, OllamaRetriever
 from .errors import InputError
 from .ollama_client import (ClientSettings, OllamaClient, ServerInfo, canonical_model, load_chat_model, preflight,
                             resolve_host)
-from .retrievers import HybridRetriever, LexicalRetriever, Retriever
 
-__all__ = ["HostPool", "PoolInfo", "Served", "bind_to"]
+__all__ = ["HostPool", "PoolInfo", "Served"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -187,31 +182,3 @@ def _version_warnings(servers: Sequence[ServerInfo]) -> tuple[str, ...]:
     warning = (f"the servers run different Ollama versions ({listed}); the same model and seed can answer "
                "differently on each, so upgrade them to one version for reproducible runs")
     return (warning,)
-
-
-def bind_to(bot: Chatbot, client: OllamaClient) -> Chatbot:
-    """The same chatbot (index, settings, template, models) asking another server: its query embeddings and
-    chats go to `client`. A caching generator stays caching, over the same cache and repeat index. Safe only
-    after the pool's preflight has shown that the server has the same model builds."""
-    generator = bot.generator
-    cache = generator if isinstance(generator, CachingGenerator) else None
-    inner = cache.inner if cache is not None else generator
-    if not isinstance(inner, OllamaGenerator):
-        raise TypeError(f"cannot bind {type(inner).__name__} to another server: only an OllamaGenerator (possibly "
-                        "behind a CachingGenerator) asks a server")
-    rebound: Generator = OllamaGenerator(client, inner.model, inner.digest, inner.capabilities)
-    if cache is not None:
-        rebound = CachingGenerator(rebound, cache.cache, cache.repeat, format=cache.format)
-    return dataclasses.replace(bot, client=client, generator=rebound, retriever=_rebind(bot.retriever, client))
-
-
-def _rebind(retriever: Retriever, client: OllamaClient) -> Retriever:
-    """The same retriever, embedding its queries through `client`; bm25 asks no server and is kept as it is."""
-    if isinstance(retriever, OllamaRetriever):
-        return OllamaRetriever(client, retriever.index, retriever.embedding)
-    if isinstance(retriever, HybridRetriever):
-        return HybridRetriever(_rebind(retriever.dense, client), retriever.lexical, depth=retriever.depth)
-    if isinstance(retriever, LexicalRetriever):
-        return retriever
-    raise TypeError(f"cannot bind {type(retriever).__name__} to another server: it is not one of the bundled "
-                    "retrievers")

@@ -6,14 +6,10 @@ import threading
 
 import pytest
 
-from chatbot.answer import AnswerSettings
-from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.bot import open_chatbot
 from chatbot.errors import InputError, ModelMissing
-from chatbot.hosts import HostPool, bind_to
+from chatbot.hosts import HostPool
 from chatbot.ollama_client import ClientSettings, OllamaClient
-from tests.conftest import HANDBOOK
-from tests.fake_ollama import FakeOllama, overlap_rule
+from tests.fake_ollama import FakeOllama
 
 CHAT = "qwen3:4b"
 EMBED = "nomic-embed-text"
@@ -138,42 +134,3 @@ def test_no_host_means_the_environment_or_default(monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     assert HostPool.connect([]).hosts == ("http://127.0.0.1:9",)
     assert HostPool.connect([None, "http://127.0.0.1:8"]).hosts == ("http://127.0.0.1:9", "http://127.0.0.1:8")
-
-
-def test_a_chatbot_bound_to_each_server_answers_cases_through_the_pool(two_servers):
-    a, b = two_servers
-    a.chat_rule = b.chat_rule = overlap_rule
-    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
-                       settings=AnswerSettings())
-    bot.generator = CachingGenerator(bot.generator, AnswerCache.default(), repeat=2)
-    embeds_at_build = a.count("/api/embed")
-    a.delay_s = b.delay_s = 0.05  # a busy server: the other one's worker takes the next question meanwhile
-    pool = HostPool.connect([a.url, b.url], slots=1)
-    pool.preflight(chat_model=CHAT, embed_model=EMBED)
-    bots = {client.host: bind_to(bot, client) for client in pool.clients}
-    assert bots[b.url].generator.repeat == 2 and bots[b.url].generator.cache is bot.generator.cache
-    questions = ["What is the hotel reimbursement limit per night?", "How many days of annual leave are there?",
-                 "Who approves travel?", "What is the meal allowance?"]
-    served = pool.map(lambda client, q: bots[client.host].ask(q), questions)
-    assert [s.value.question for s in served] == questions
-    assert served[0].value.status == "answered"
-    assert len(a.chat_bodies()) >= 1 and len(b.chat_bodies()) >= 1
-    assert len(a.chat_bodies()) + len(b.chat_bodies()) == 4
-    assert b.count("/api/embed") == len(b.chat_bodies())  # B embedded its questions itself, built no index
-    assert a.count("/api/embed") - embeds_at_build == len(a.chat_bodies())
-
-
-def test_a_hybrid_or_bm25_chatbot_bound_to_another_server_keeps_its_retriever(two_servers):
-    a, b = two_servers
-    a.chat_rule = b.chat_rule = overlap_rule
-    hybrid = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
-                          settings=AnswerSettings(retriever="hybrid"))
-    bound = bind_to(hybrid, OllamaClient(ClientSettings(host=b.url, backoff_s=0.0)))
-    assert type(bound.retriever) is type(hybrid.retriever)
-    assert bound.retriever.lexical is hybrid.retriever.lexical and bound.retriever.dense.client.host == b.url
-    embeds_at_b = b.count("/api/embed")
-    assert bound.ask("What is the hotel reimbursement limit per night?").status == "answered"
-    assert b.count("/api/embed") == embeds_at_b + 1 and len(b.chat_bodies()) == 1
-    bm25 = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=a.url, backoff_s=0.0),
-                        settings=AnswerSettings(retriever="bm25"))
-    assert bind_to(bm25, OllamaClient(ClientSettings(host=b.url, backoff_s=0.0))).retriever is bm25.retriever
