@@ -34,9 +34,10 @@ TARGET = 1.15  # wall / ideal, from the issue
 TWO_OVER_ONE = 0.6  # two servers' wall / one server's wall, from the issue
 
 
-def one_sweep(servers: list[FakeOllama], grid: list[str], workers: int, root: Path, name: str) -> dict:
+def one_sweep(servers: list[FakeOllama], grid: list[str], workers: int, root: Path, name: str, docs: str,
+              cases: str) -> dict:
     """Run the sweep into `root/name` with the cache `root/cache-<cache>`; wall time and request counts."""
-    flags = {"docs": str(SAMPLE_DOCS / "handbook.pdf"), "cases": str(SAMPLE_DOCS / "cases.jsonl"),
+    flags = {"docs": docs, "cases": cases,
              "out": str(root / name), "k": (1, 2), "workers": workers, "answer_cache": True,
              "host": servers[0].url, "hosts": tuple(s.url for s in servers) if len(servers) > 1 else ()}
     plan = load_sweep(None, grid=grid, flags=flags)
@@ -57,10 +58,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds per chat reply (default 0.2)")
     parser.add_argument("--slots", type=int, default=4, help="chats each server answers at once (default 4)")
     parser.add_argument("--grid", action="append", help="sweep axes (default chunk-size=1000,2000 top-k=2,4)")
+    parser.add_argument("--docs", default=str(SAMPLE_DOCS / "handbook.pdf"),
+                        help="documents (default: the handbook; `sample_docs` for the whole bundle)")
+    parser.add_argument("--cases", default=str(SAMPLE_DOCS / "cases.jsonl"),
+                        help="cases (default: the handbook's 21; sample_docs/all_cases.jsonl for the bundle's 195)")
     args = parser.parse_args(argv)
     d, s = args.delay, args.slots
     grid = args.grid or ["chunk-size=1000,2000", "top-k=2,4"]
-    print(f"bench_sweep: sweep {' x '.join(grid)} over handbook.pdf, chat delay {d:g} s, {s} slots and workers "
+    print(f"bench_sweep: sweep {' x '.join(grid)} over {args.docs}, chat delay {d:g} s, {s} slots and workers "
           "per server, embeddings without delay")
     print(machine_line())
     with isolated_state("sweep") as root:
@@ -70,13 +75,13 @@ def main(argv: list[str] | None = None) -> int:
         try:
             import os
             os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-one")
-            one = one_sweep(servers[:1], grid, s, root, "one")
+            one = one_sweep(servers[:1], grid, s, root, "one", args.docs, args.cases)
             for server in servers:
                 server.reset()
                 server.delay_s, server.slots, server.embed_delay_s = d, s, 0.0
             os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-two")
-            two = one_sweep(servers, grid, s, root, "two")
-            warm = one_sweep(servers, grid, s, root, "warm")
+            two = one_sweep(servers, grid, s, root, "two", args.docs, args.cases)
+            warm = one_sweep(servers, grid, s, root, "warm", args.docs, args.cases)
         finally:
             for server in servers:
                 server.stop()
