@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 
 import pytest
 
+from chatbot.errors import OllamaError
+from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from tests.fake_ollama import FakeOllama
 
 REPO = Path(__file__).resolve().parents[1]
@@ -31,6 +34,33 @@ def sample_cases(tmp_path: Path) -> str:
     copy.parent.mkdir(parents=True, exist_ok=True)
     copy.write_bytes((SAMPLE_DOCS / "cases.jsonl").read_bytes())
     return str(copy)
+
+
+# The live tier's server, read at import: the autouse fixture below clears OLLAMA_HOST for every test.
+LIVE_HOST = resolve_host(os.environ.get("OLLAMA_HOST"))
+
+
+@pytest.fixture(scope="module")
+def live():
+    """(ServerInfo, OllamaClient) of a real Ollama at $OLLAMA_HOST with both models, for `-m ollama` tests; the
+    test is skipped when none answers."""
+    client = OllamaClient(ClientSettings(host=LIVE_HOST, timeout_s=600, connect_timeout_s=3, retries=1))
+    try:
+        return preflight(client, chat_model="qwen3:4b", embed_model="nomic-embed-text"), client
+    except OllamaError as exc:
+        pytest.skip(f"no usable Ollama at {LIVE_HOST}: {exc}")
+
+
+@pytest.fixture
+def drafts_file(server, tmp_path) -> Path:
+    """Drafts of the handbook written by `rag-eval draft` against the test server's scripted rule
+    (tests/draft_rules.py)."""
+    from harness.cli import main
+    from tests import draft_rules
+    server.chat_rule = draft_rules.draft_rule
+    out = tmp_path / "drafts.jsonl"
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
+    return out
 
 
 @pytest.fixture(autouse=True)

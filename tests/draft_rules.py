@@ -9,7 +9,10 @@ know.")}`. An unanswerable prompt (it says "does not mention") gets `UNANSWERABL
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from pathlib import Path
 
 GOOD_LEAVE = {"question": "How many days of annual leave does a full-time employee get each year?",
               "quote": "Full-time employees are entitled to 25 days of annual leave per calendar year.",
@@ -79,3 +82,21 @@ def draft_rule(body: dict) -> dict:
         return UNANSWERABLE[_title(content)]
     limit = body["format"]["properties"]["drafts"]["maxItems"]  # as a schema-constrained model would
     return {"drafts": SCRIPT.get(_title(content), [])[:limit]}
+
+
+# -- reading and writing the drafts CSV in tests ----------------------------------------------------------------
+def csv_rows(path: Path) -> list[dict]:
+    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def write_csv(path: Path, rows: list[dict]) -> None:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def find_row(rows: list[dict], scripted: dict) -> dict:
+    """The CSV line of one scripted draft (matched by question and quote)."""
+    return next(r for r in rows if r["question"] == scripted["question"] and r["quote"] == scripted["quote"])

@@ -6,12 +6,10 @@ import pytest
 
 from chatbot.answer import AnswerSettings, PromptTemplate, split_thinking
 from chatbot.bot import open_chatbot
-from chatbot.chunking import ChunkSettings
 from chatbot.cli import main as rag_chat
 from chatbot.errors import InputError
 from chatbot.ollama_client import ClientSettings
 from tests.conftest import HANDBOOK
-from tests.fake_ollama import ChatReply
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
 MEALS = "meal allowance"

@@ -5,8 +5,6 @@ The drafts come from the test server with the scripted rule of tests/draft_rules
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
@@ -24,40 +22,19 @@ BOB = {"GOOD_HOTEL": ("accepted", ""), "GOOD_LAPTOP": ("rejected", "duplicate of
        "GOOD_CARRY": ("accepted", ""), "GOOD_PASSWORD": ("rejected", "answer is on every page")}
 
 
-@pytest.fixture
-def drafts_file(server, tmp_path) -> Path:
-    server.chat_rule = rules.draft_rule
-    out = tmp_path / "drafts.jsonl"
-    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
-    return out
-
-
-def _rows(path: Path) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
-
-
-def _write(path: Path, rows: list[dict]) -> None:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    path.write_text(out.getvalue(), encoding="utf-8")
-
-
 def _row(rows: list[dict], name: str) -> dict:
-    scripted = getattr(rules, name)
-    return next(r for r in rows if r["question"] == scripted["question"] and r["quote"] == scripted["quote"])
+    return rules.find_row(rows, getattr(rules, name))
 
 
 def _review_by(drafts_file: Path, tmp_path: Path, reviewer: str, decisions: dict[str, tuple[str, str]]) -> None:
     """`reviewer` exports a sheet, fills in `decisions` and imports it (the reviewer column names them)."""
     sheet = tmp_path / f"{reviewer}.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", reviewer]) == 0
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     assert all(r["reviewer"] == reviewer for r in rows)
     for name, (status, reason) in decisions.items():
         _row(rows, name).update(decision=status, reason=reason)
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
 
 
@@ -148,12 +125,12 @@ def test_csv_resolution_column_and_its_problems(drafts_file, tmp_path, capsys):
     _review_by(drafts_file, tmp_path, "bob", BOB)
     sheet = tmp_path / "carol.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "carol"]) == 0
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     assert all(r["decision"] == "" and r["resolution"] == "" for r in rows)  # carol decided nothing yet
     _row(rows, "GOOD_HOTEL")["resolution"] = "rejected"  # the reviewers agree: nothing to resolve
     _row(rows, "GOOD_CARRY").update(decision="accepted", resolution="accepted")
     _row(rows, "GOOD_LAPTOP")["resolution"] = "rejected"  # no reason
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     before = drafts_file.read_text()
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 2
     err = capsys.readouterr().err
@@ -163,7 +140,7 @@ def test_csv_resolution_column_and_its_problems(drafts_file, tmp_path, capsys):
     for r in rows:
         r.update(decision="", resolution="", reason="")
     _row(rows, "GOOD_LAPTOP").update(resolution="rejected", reason="duplicate after all")
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "dave"]) == 2
     assert "the sheet says 'carol' but --reviewer says 'dave'" in capsys.readouterr().err
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
@@ -182,22 +159,22 @@ def test_reviewing_again_replaces_only_your_own_decision(drafts_file, tmp_path):
     assert laptop.decision.status == "accepted" and laptop.decision.by == "ann, bob"
     sheet = tmp_path / "bob.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "bob"]) == 0
-    assert _row(_rows(sheet), "GOOD_PASSWORD")["reason"] == "answer is on every page"  # bob's own, not ann's
+    assert _row(rules.csv_rows(sheet), "GOOD_PASSWORD")["reason"] == "answer is on every page"  # bob's own, not ann's
 
 
 def test_an_edit_is_the_editors_acceptance(drafts_file, tmp_path, capsys):
     new_question = "Until when can leave from the previous year still be taken?"
     sheet = tmp_path / "ann.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "ann"]) == 0
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     _row(rows, "GOOD_CARRY").update(decision="accepted", question=new_question)
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
     _review_by(drafts_file, tmp_path, "bob", {})
     sheet = tmp_path / "bob.csv"
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     next(r for r in rows if r["question"] == new_question).update(decision="rejected", reason="still vague")
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
     capsys.readouterr()
     assert main(["draft", "review", str(drafts_file), "--agreement", "--json"]) == 0
@@ -233,9 +210,9 @@ def test_a_rerun_keeps_every_reviewers_decision_and_the_resolution(drafts_file, 
     _review_by(drafts_file, tmp_path, "bob", BOB)
     sheet = tmp_path / "carol.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "carol"]) == 0
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     _row(rows, "GOOD_LAPTOP")["resolution"] = "accepted"
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 0
     before = {d.draft_id: (d.reviews, d.resolution) for d in read_drafts(drafts_file)}
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0

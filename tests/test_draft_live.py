@@ -6,37 +6,24 @@ call, and what passed becomes cases that pass the label check."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import jsonschema
 import pytest
 
-from chatbot.errors import OllamaError
-from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from chatbot.pdfs import read_documents
 from chatbot.text import fold
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import HANDBOOK, LIVE_HOST
 
-HOST = resolve_host(os.environ.get("OLLAMA_HOST"))  # read at import: the autouse fixture clears it per test
 pytestmark = pytest.mark.ollama
 
 
-@pytest.fixture(scope="module")
-def live():
-    client = OllamaClient(ClientSettings(host=HOST, timeout_s=600, connect_timeout_s=3, retries=1))
-    try:
-        return preflight(client, chat_model="qwen3:4b", embed_model="nomic-embed-text")
-    except OllamaError as exc:
-        pytest.skip(f"no usable Ollama at {HOST}: {exc}")
-
-
 def test_drafting_two_handbook_pages_with_the_real_model(live, tmp_path):
-    settings = DraftSettings(docs=str(SAMPLE_DOCS), out=str(tmp_path / "drafts.jsonl"), host=HOST, timeout=600,
+    settings = DraftSettings(docs=str(HANDBOOK), out=str(tmp_path / "drafts.jsonl"), host=LIVE_HOST, timeout=600,
                              max_pages=2, per_page=2, unanswerable=1)
     run = run_drafting(settings)
     assert run.chat_calls >= 2
@@ -44,17 +31,17 @@ def test_drafting_two_handbook_pages_with_the_real_model(live, tmp_path):
     validator = jsonschema.Draft202012Validator(draft_schema())
     for line in Path(settings.out).read_text(encoding="utf-8").splitlines():
         validator.validate(json.loads(line))
-    pages = {p.source_id: fold(p.text) for d in read_documents(SAMPLE_DOCS) for p in d.pages}
+    pages = {p.source_id: fold(p.text) for d in read_documents(HANDBOOK) for p in d.pages}
     for draft in read_drafts(settings.out):
         assert draft.kind in ("answerable", "unanswerable", "error")
         if draft.kind == "answerable" and draft.verification.passed:
             assert fold(draft.quote) in pages[draft.source_id]
-            assert draft.provenance.model_digest == live.models["qwen3:4b"].digest
+            assert draft.provenance.model_digest == live[0].models["qwen3:4b"].digest
     again = run_drafting(settings)
     errors = sum(d.kind == "error" for d in run.drafts)
     assert again.chat_calls == errors  # only failed requests are asked again
     if any(d.verification.passed for d in run.drafts):
         cases = tmp_path / "cases.jsonl"
         assert main(["draft", "cases", settings.out, "--out", str(cases), "--include-unreviewed",
-                     "--docs", str(SAMPLE_DOCS)]) == 0
-        assert main(["check", "--docs", str(SAMPLE_DOCS), "--cases", str(cases)]) == 0
+                     "--docs", str(HANDBOOK)]) == 0
+        assert main(["check", "--docs", str(HANDBOOK), "--cases", str(cases)]) == 0

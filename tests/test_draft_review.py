@@ -5,12 +5,8 @@ The drafts come from the test server with the scripted rule of tests/draft_rules
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from pathlib import Path
 
-import pytest
 
 from chatbot.pdfs import read_documents
 from harness.cli import main
@@ -19,40 +15,16 @@ from tests import draft_rules as rules
 from tests.conftest import HANDBOOK
 
 
-@pytest.fixture
-def drafts_file(server, tmp_path) -> Path:
-    server.chat_rule = rules.draft_rule
-    out = tmp_path / "drafts.jsonl"
-    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
-    return out
-
-
-def _rows(path: Path) -> list[dict]:
-    return list(csv.DictReader(io.StringIO(path.read_text(encoding="utf-8"))))
-
-
-def _write(path: Path, rows: list[dict]) -> None:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]))
-    writer.writeheader()
-    writer.writerows(rows)
-    path.write_text(out.getvalue(), encoding="utf-8")
-
-
-def _find(rows: list[dict], scripted: dict) -> dict:
-    return next(r for r in rows if r["question"] == scripted["question"] and r["quote"] == scripted["quote"])
-
-
 def test_csv_round_trip_accept_reject_edit_then_cases(drafts_file, tmp_path, capsys):
     sheet = tmp_path / "review.csv"
     assert main(["draft", "review", str(drafts_file), "--export", str(sheet)]) == 0
-    rows = _rows(sheet)
+    rows = rules.csv_rows(sheet)
     assert len(rows) == 12 and all(r["decision"] == "" for r in rows)
-    _find(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
-    _find(rows, rules.GOOD_LAPTOP).update(decision="rejected", reason="too easy")
-    carry = _find(rows, rules.GOOD_CARRY)
+    rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
+    rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="rejected", reason="too easy")
+    carry = rules.find_row(rows, rules.GOOD_CARRY)
     carry.update(decision="accepted", question="Until when can leave from the previous year still be taken?")
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 0
     drafts = {d.question: d for d in read_drafts(drafts_file)}
     assert drafts[rules.GOOD_HOTEL["question"]].decision.status == "accepted"
@@ -75,13 +47,13 @@ def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path
     sheet = tmp_path / "review.csv"
     main(["draft", "review", str(drafts_file), "--export", str(sheet)])
     before = drafts_file.read_text()
-    rows = _rows(sheet)
-    _find(rows, rules.GOOD_HOTEL)["decision"] = "rejected"  # no reason
-    _find(rows, rules.INVENTED)["decision"] = "accepted"  # failed verification
-    _find(rows, rules.GOOD_LAPTOP).update(decision="accepted", question="What does this document say about laptops?")
-    _find(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
+    rows = rules.csv_rows(sheet)
+    rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "rejected"  # no reason
+    rules.find_row(rows, rules.INVENTED)["decision"] = "accepted"  # failed verification
+    rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="accepted", question="What does this document say about laptops?")
+    rules.find_row(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
     rows[0]["draft_id"] = "no-such-draft"
-    _write(sheet, rows)
+    rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 2
     err = capsys.readouterr().err
     assert "5 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
@@ -105,9 +77,9 @@ def test_terminal_review_saves_each_decision(drafts_file, monkeypatch, capsys):
 def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_path):
     sheet = tmp_path / "review.csv"
     main(["draft", "review", str(drafts_file), "--export", str(sheet)])
-    rows = _rows(sheet)
-    _find(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
-    _write(sheet, rows)
+    rows = rules.csv_rows(sheet)
+    rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
+    rules.write_csv(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     calls = len(server.chat_bodies())
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
@@ -124,9 +96,9 @@ def test_actions_need_the_drafts_file(capsys):
 def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subset(drafts_file, server, tmp_path):
     sheet = tmp_path / "review.csv"
     main(["draft", "review", str(drafts_file), "--export", str(sheet)])
-    rows = _rows(sheet)
-    _find(rows, rules.GOOD_CARRY).update(decision="accepted", question="Until when may last year's leave be taken?")
-    _write(sheet, rows)
+    rows = rules.csv_rows(sheet)
+    rules.find_row(rows, rules.GOOD_CARRY).update(decision="accepted", question="Until when may last year's leave be taken?")
+    rules.write_csv(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     before = {d.draft_id: d for d in read_drafts(drafts_file)}
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,

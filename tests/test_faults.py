@@ -2,14 +2,13 @@
 
 import json
 
-import pytest
 from hypothesis import given, strategies as st
 
 from chatbot.chunking import Chunk
 from chatbot.citations import validate_citation
 from chatbot.index import Hit
 from chatbot.text import normalize
-from harness.evaluate import RunStopped, run_evaluation
+from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases

@@ -5,31 +5,18 @@ Uses $OLLAMA_HOST (default http://127.0.0.1:11434) and needs `ollama pull nomic-
 validation), never particular wording.
 """
 
-import os
 
 import numpy as np
 import pytest
 
 from chatbot.answer import STATUSES
-from chatbot.errors import OllamaError
-from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from harness.evaluate import run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import HANDBOOK, SAMPLE_DOCS
+from tests.conftest import LIVE_HOST, HANDBOOK, SAMPLE_DOCS
 
-HOST = resolve_host(os.environ.get("OLLAMA_HOST"))  # read at import: the autouse fixture clears it per test
 pytestmark = pytest.mark.ollama
-
-
-@pytest.fixture(scope="module")
-def live():
-    client = OllamaClient(ClientSettings(host=HOST, timeout_s=600, connect_timeout_s=3, retries=1))
-    try:
-        return preflight(client, chat_model="qwen3:4b", embed_model="nomic-embed-text"), client
-    except OllamaError as exc:
-        pytest.skip(f"no usable Ollama at {HOST}: {exc}")
 
 
 def test_preflight_and_embeddings(live):
@@ -42,7 +29,7 @@ def test_preflight_and_embeddings(live):
 
 def test_evaluation_of_the_sample_writes_valid_rows(live, tmp_path):
     result = run_evaluation(RunSettings(docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"),
-                                        out=str(tmp_path), host=HOST, timeout=600))
+                                        out=str(tmp_path), host=LIVE_HOST, timeout=600))
     rows = read_rows(result.run_dir)
     assert len(rows) == result.summary.rows > 0
     for row in rows:
