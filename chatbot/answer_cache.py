@@ -126,6 +126,22 @@ def reply_problem(data: Mapping[str, Any]) -> str | None:
     return None
 
 
+class KeyLocks:
+    """One lock per cache key, so that concurrent askers of one key wait for a single request and then read its
+    cached result (two cells of a sweep asking the same prompt, two repeats embedding the same question)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def lock_for(self, key: str) -> threading.Lock:
+        with self._guard:
+            return self._locks.setdefault(key, threading.Lock())
+
+
+_ANSWER_KEYS = KeyLocks()  # per process: shared by every CachingGenerator, whatever instance asks
+
+
 class CachingGenerator:
     """A `Generator` that answers from the cache when it can and asks `inner` (and stores the reply) when not.
     One instance per repeat index: `with_repeat(r)` makes the sibling for repeat r over the same cache.
@@ -148,20 +164,28 @@ class CachingGenerator:
         return answer_key(model_digest=self.digest, prompt=prompt, options=settings.options(),
                           think=self._think(settings), format=self.format, repeat=self.repeat)
 
+    def thinks(self, settings: AnswerSettings) -> bool:
+        """As the wrapped generator: the context guard counts the thinking phase, cached reply or not."""
+        thinks = getattr(self.inner, "thinks", None)
+        return bool(thinks(settings)) if callable(thinks) else False
+
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
+        """The cached reply of this key, else the wrapped generator's (then cached). One key is asked once in this
+        process even when several callers want it at the same time: the later ones wait and read the cache."""
         key = self.key(prompt, settings)
-        cached = self.cache.get(key)
-        with self._lock:
+        with _ANSWER_KEYS.lock_for(key):
+            cached = self.cache.get(key)
+            with self._lock:
+                if cached is not None:
+                    self.hits += 1
+                else:
+                    self.misses += 1
             if cached is not None:
-                self.hits += 1
-            else:
-                self.misses += 1
-        if cached is not None:
-            return cached
-        reply = self.inner.generate(prompt, settings, question, hits)
-        self.cache.put(key, reply, about={"model": self.model, "repeat": self.repeat,
-                                          "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()})
-        return reply
+                return cached
+            reply = self.inner.generate(prompt, settings, question, hits)
+            self.cache.put(key, reply, about={"model": self.model, "repeat": self.repeat,
+                                              "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()})
+            return reply
 
     def _think(self, settings: AnswerSettings) -> bool | str | None:
         # the value actually sent: OllamaGenerator turns "auto" into True for thinking models

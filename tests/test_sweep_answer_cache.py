@@ -146,3 +146,24 @@ def test_entry_is_readable_json_with_the_key(tmp_path):
     cache.put(key, REPLY, about={"model": "qwen3:4b"})
     entry = json.loads(next(tmp_path.rglob("*.json")).read_text(encoding="utf-8"))
     assert (entry["key"], entry["about"], entry["reply"]["total_ms"]) == (key, {"model": "qwen3:4b"}, 950.5)
+
+
+def test_concurrent_askers_of_one_key_make_one_request_and_thinking_is_still_counted(server):
+    # The test server waits 0.3 s per reply, so four threads asking the same prompt overlap; only the first asks.
+    import threading
+    server.delay_s = 0.3
+    bot = bot_for(server)
+    inner = bot.generator
+    caching = CachingGenerator(inner, AnswerCache.default())
+    hits = bot.retriever.retrieve(HOTEL_Q, 2)
+    prompt = bot.template.render(HOTEL_Q, hits)
+    replies = []
+    threads = [threading.Thread(target=lambda: replies.append(caching.generate(prompt, bot.settings, HOTEL_Q, hits)))
+               for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(server.chat_bodies()) == 1 and len({r.content for r in replies}) == 1
+    assert (caching.misses, caching.hits) == (1, 3)
+    assert caching.thinks(bot.settings) == inner.thinks(bot.settings) is True  # qwen3:4b reports thinking

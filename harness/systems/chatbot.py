@@ -9,8 +9,9 @@ sends the same request twice.
 
 Within one process, systems share per-server state so that a sweep may answer two cells at once: a server's
 `workers` slots are one gate for every system using it (never more requests in flight than it was given), index
-builds take turns (a chunk text shared by two cells is embedded once), and one lock per question vector and per
-answer key makes the second asker wait for the first one's cached result instead of sending the same request.
+builds take turns (a chunk text shared by two cells is embedded once), and one lock per question vector (here) and per
+answer key (`CachingGenerator`) makes the second asker wait for the first one's cached result instead of sending
+the same request.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import numpy as np
 
 from chatbot import __version__
 from chatbot.answer import Generator, answer
-from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.answer_cache import AnswerCache, CachingGenerator, KeyLocks
 from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root, embed_query
@@ -68,19 +69,7 @@ class CachedQueryRetriever:
         return self.index.search(vector, k)
 
 
-@dataclass
-class _Memo:
-    """One lock per cache key, so concurrent askers of one key wait for one request."""
-
-    locks: dict[str, threading.Lock] = field(default_factory=dict)
-    guard: threading.Lock = field(default_factory=threading.Lock)
-
-    def lock_for(self, key: str) -> threading.Lock:
-        with self.guard:
-            return self.locks.setdefault(key, threading.Lock())
-
-
-_QUERIES, _ANSWERS = _Memo(), _Memo()  # per process: shared by every system (cells of a sweep)
+_QUERIES = KeyLocks()  # per process: shared by every system (cells of a sweep)
 _OPENING = threading.Lock()  # index builds take turns
 _GATES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _GATES_GUARD = threading.Lock()
@@ -103,21 +92,6 @@ def _gate(host: str, slots: int) -> threading.BoundedSemaphore:
     """The one gate of `slots` requests in flight to `host`, shared by every system in this process."""
     with _GATES_GUARD:
         return _GATES.setdefault((host.rstrip("/"), slots), threading.BoundedSemaphore(slots))
-
-
-class _OnceGenerator:
-    """A caching generator whose key is answered once even when two cells ask it at the same time."""
-
-    def __init__(self, caching: CachingGenerator, inner: OllamaGenerator):
-        self.caching, self.inner = caching, inner
-        self.model, self.digest = caching.model, caching.digest
-
-    def thinks(self, settings: Any) -> bool:  # the context guard must count the thinking phase, cached or not
-        return self.inner.thinks(settings)
-
-    def generate(self, prompt: str, settings: Any, question: str, hits: list[Hit]) -> Any:
-        with _ANSWERS.lock_for(self.caching.key(prompt, settings)):
-            return self.caching.generate(prompt, settings, question, hits)
 
 
 @dataclass
@@ -190,7 +164,7 @@ class ChatbotSystem:
         retriever, ollama = self._lanes[client.host]
         generator: Generator = ollama
         if self.answers is not None:
-            generator = _OnceGenerator(CachingGenerator(ollama, self.answers, repeat), ollama)
+            generator = CachingGenerator(ollama, self.answers, repeat)
         with _gate(client.host, self.settings.workers):
             return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
 
