@@ -16,13 +16,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chatbot.answer import ANSWER_SCHEMA, PromptTemplate
-from chatbot.answer_cache import AnswerCache, answer_key
+from chatbot.answer import PromptTemplate
+from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.bot import OllamaGenerator
 from chatbot.chunking import Chunk, chunk_pages
 from chatbot.index import EmbeddingCache, Hit, Index
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
-from chatbot.retrievers import HybridRetriever, LexicalRetriever
+from chatbot.retrievers import choose
 
 from .evaluate import prepare
 from .settings import RunSettings
@@ -99,23 +99,21 @@ def _cell_calls(s: RunSettings, client: OllamaClient, server: ServerInfo, cache:
                           lambda q: found[query_keys[q]])
     answering, template = s.answering(), PromptTemplate.load(s.prompt)
     info = server.models[s.chat_model]
-    think = OllamaGenerator(client, s.chat_model, info.digest, info.capabilities).think_value(answering)
-    keys = [answer_key(model_digest=info.digest, prompt=template.render(c.question, retrieve(c.question, s.top_k)),
-                       options=answering.options(), think=think, format=ANSWER_SCHEMA, repeat=r)
+    generator = OllamaGenerator(client, s.chat_model, info.digest, info.capabilities)
+    answers = answer_cache_for(s.cache_dir)
+    prompts = {c.question: template.render(c.question, retrieve(c.question, s.top_k)) for c in cases}
+    keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering)  # the run's own keys
             for c in cases for r in range(s.repeat)]
     return [*chunk_keys, *query_keys.values()], keys, 0
 
 
 def _retriever(kind: str, chunks: list[Chunk], matrix: np.ndarray,
                vector: Callable[[str], np.ndarray]) -> Callable[[str, int], list[Hit]]:
-    """Retrieval as the cell will do it, from cached vectors only."""
+    """Retrieval as the cell will do it (`retrievers.choose`), its dense half from cached vectors only."""
     index = Index(chunks, matrix, {"embedding": {}})
 
     class _Dense:
         def retrieve(self, question: str, k: int) -> list[Hit]:
             return index.search(vector(question), k)
 
-    if kind == "dense":
-        return _Dense().retrieve
-    lexical = LexicalRetriever(chunks)
-    return lexical.retrieve if kind == "bm25" else HybridRetriever(_Dense(), lexical).retrieve
+    return choose(kind, _Dense(), chunks).retrieve
