@@ -136,27 +136,37 @@ def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: Problems
                                         "--chunk-overlap / --chunk-size")
 
 
-def _parse(path: Path, problems: Problems) -> list[Case]:
+def schema_lines(path: Path, schema: dict, problems: Problems, *, what: str, record: str,
+                 id_field: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) for every line of a JSONL file that meets `schema`; a line that does not is a
+    problem naming the field at fault (or `record`), and an `id_field` seen on an earlier line is a problem too.
+    Used for the cases and drafts files."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise InputError(f"{path}: cannot read the cases file ({exc.strerror})") from exc
+        raise InputError(f"{path}: cannot read the {what} ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
-    validator = jsonschema.Draft202012Validator(case_schema())
-    cases: list[Case] = []
+    validator = jsonschema.Draft202012Validator(schema)
     seen: dict[str, int] = {}
     for number, data in json_lines(lines, problems):
         errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
         for err in map(_deepest, errors):
-            where = "/".join(str(p) for p in err.absolute_path) or "case"
-            problems.add(number, f"{where}: {err.message}")
+            problems.add(number, f"{'/'.join(str(p) for p in err.absolute_path) or record}: {err.message}")
         if errors:
             continue
+        key = data[id_field]
+        if key in seen:
+            problems.add(number, f"{id_field}: duplicate {id_field} {key!r} (first on line {seen[key]})")
+        seen.setdefault(key, number)
+        yield number, data
+
+
+def _parse(path: Path, problems: Problems) -> list[Case]:
+    cases: list[Case] = []
+    for number, data in schema_lines(path, case_schema(), problems, what="cases file", record="case",
+                                     id_field="id"):
         case = _case(data, number)
-        if case.id in seen:
-            problems.add(number, f"id: duplicate id {case.id!r} (first on line {seen[case.id]})")
-        seen.setdefault(case.id, number)
         if case.abstain and case.evidence:
             problems.add(number, "evidence: a case that should abstain cannot have evidence; empty it or set "
                                  "abstain to false")

@@ -21,12 +21,9 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-import jsonschema
-
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
-from ..cases import Problems, json_lines
+from ..cases import Problems, schema_lines
 
 KINDS = ("answerable", "unanswerable", "error")
 STATUSES = ("pending", "accepted", "rejected", "edited")
@@ -200,23 +197,10 @@ def draft_schema() -> dict:
 def read_drafts(path: str | Path) -> list[Draft]:
     """Parse a drafts file, reporting every bad line at once with its line number."""
     path = Path(path)
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the drafts file ({exc.strerror})") from exc
-    problems, drafts = Problems(str(path)), []
-    validator = jsonschema.Draft202012Validator(draft_schema())
-    seen: dict[str, int] = {}
-    for number, data in json_lines(lines, problems):
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        for err in errors:
-            problems.add(number, f"{'/'.join(str(p) for p in err.absolute_path) or 'draft'}: {err.message}")
-        if errors:
-            continue
-        if data["draft_id"] in seen:
-            problems.add(number, f"draft_id: duplicate {data['draft_id']!r} (first on line {seen[data['draft_id']]})")
-        seen.setdefault(data["draft_id"], number)
-        drafts.append(Draft.from_dict(data))
+    problems = Problems(str(path))
+    drafts = [Draft.from_dict(data) for _, data in
+              schema_lines(path, draft_schema(), problems, what="drafts file", record="draft",
+                           id_field="draft_id")]
     problems.raise_if_any("the drafts file")
     return drafts
 
