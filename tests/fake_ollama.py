@@ -279,7 +279,9 @@ class FakeOllama:
             self.load_delay_s = 0.0  # a model's first request waits this long, like a cold load from disk
             self.loaded: set[str] = set()  # models loaded so far (for load_delay_s)
             self.requests: list[RecordedRequest] = []
-            self.chat_in_flight = self.peak_chat_in_flight = 0
+            self.chat_in_flight = self.peak_chat_in_flight = self.chats_answered = 0
+            self.hold_after: int | None = None  # answers after this many wait for release() (or stop())
+            self._released = threading.Event()
             self._faults: list[_Fault] = []
 
     @property
@@ -375,6 +377,17 @@ class FakeOllama:
             if _canonical(key) == _canonical(name):
                 return _canonical(key), spec
         raise _ApiError(404, not_found.format(name))
+
+    def release(self) -> None:
+        """Let the answers held by ``hold_after`` go on."""
+        self._released.set()
+
+    def _hold(self) -> None:
+        with self._lock:
+            self.chats_answered += 1
+            held = self.hold_after is not None and self.chats_answered > self.hold_after
+        while held and not (self._released.wait(0.01) or self._stopping.is_set()):
+            pass
 
     def _sleep(self, seconds: float | None = None) -> None:
         seconds = self.delay_s if seconds is None else seconds
@@ -479,6 +492,7 @@ class FakeOllama:
                 self.chat_in_flight += 1
                 self.peak_chat_in_flight = max(self.peak_chat_in_flight, self.chat_in_flight)
             try:
+                self._hold()
                 self._sleep()
                 return self._shape_reply(body, _as_reply(self.chat_rule(body)), think)
             except Exception as exc:  # a broken rule is a runner failure: 500

@@ -140,7 +140,7 @@ def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
 
     cases = sample_cases(tmp_path)
     full = read_rows(run_evaluation(settings_for(server, tmp_path, cases=cases, out=str(tmp_path / "full"))).run_dir)
-    server.delay_s = 0.15  # slow enough to kill it half-way
+    server.hold_after = server.chats_answered + 5  # its sixth answer waits until it is killed: half-way
     env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache")}
     command = [sys.executable, str(REPO / "evaluate_rag.py"), "--host", server.url, "--cases", cases,
                "--docs", str(HANDBOOK), "--out", str(tmp_path / "killed")]
@@ -160,7 +160,8 @@ def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
     written = len(read_rows(run_dir))
     assert 5 <= written < len(full)
     assert json.loads((run_dir / "manifest.json").read_text())["status"] == "incomplete"
-    server.delay_s = 0.0
+    server.hold_after = None
+    server.release()
     done = subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--resume", str(run_dir)], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

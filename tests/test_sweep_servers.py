@@ -106,7 +106,9 @@ def test_a_killed_sweep_resumes_to_the_same_leaderboard(server, tmp_path):
                  "--cache-dir", str(tmp_path / "cache-full")]) == 0
     [full] = (tmp_path / "full").iterdir()
     server.reset()
-    server.delay_s, server.embed_delay_s = 0.05, 0.0  # chats slow enough to kill it inside the second cell
+    # Chats go one at a time (--workers 1, shared by the two cells at once): the 30th waits until the kill, so
+    # the second cell has answered at least 8 (the first has 21 cases) and at most 20 when it dies.
+    server.hold_after = 29
     env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache-killed")}
     command = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", "sweep",
                str(spec), *common, "--out", str(tmp_path / "killed")]
@@ -129,7 +131,8 @@ def test_a_killed_sweep_resumes_to_the_same_leaderboard(server, tmp_path):
     assert cells["top-k=4"] == "incomplete" and 3 <= len(read_rows(second)) < 21
     saved = {name: (sweep_dir / name / "rows.jsonl").read_bytes() for name in cells}
     rows_saved = sum(len(read_rows(sweep_dir / name)) for name in cells)
-    server.delay_s = 0.0
+    server.hold_after = None
+    server.release()
     chats_before = len(server.chat_bodies())
     done = subprocess.run([sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())",
                            "sweep", "--resume", str(sweep_dir)], cwd=REPO, env=env, capture_output=True, text=True,
@@ -178,7 +181,9 @@ def test_draft_refuses_servers_with_different_builds(two, tmp_path, capsys):
 
 
 def test_ctrl_c_stops_a_sweep_resumably(server, tmp_path):
-    server.delay_s, server.embed_delay_s = 0.05, 0.0
+    """The server answers two chats and holds the rest until the test has sent Ctrl-C, so the sweep is
+    certainly mid-cell when interrupted, however slow the machine."""
+    server.hold_after = 2
     env = os.environ | {"PDF_RAG_EVAL_CACHE": str(tmp_path / "cache")}
     command = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", "sweep", "--grid",
                "top-k=2,4", "--k", "1", "--host", server.url, "--docs", str(HANDBOOK), "--cases",
@@ -186,13 +191,14 @@ def test_ctrl_c_stops_a_sweep_resumably(server, tmp_path):
     proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
-            p.read_text().count("\n") >= 2 for p in (tmp_path / "o").glob("*/*/rows.jsonl")):
+            p.read_text().count("\n") >= 1 for p in (tmp_path / "o").glob("*/*/rows.jsonl")):
         time.sleep(0.02)
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.2)  # time for the handler to set the sweep's stop before the held answers come back
+    server.release()
     err = proc.communicate(timeout=60)[1]
     assert proc.returncode == 130, err
     assert "interrupted" in err and "rag-eval sweep --resume" in err
     [sweep_dir] = (tmp_path / "o").iterdir()
-    server.delay_s = 0.0
     assert main(["sweep", "--resume", str(sweep_dir)]) == 0
     assert all(len(read_rows(sweep_dir / c)) == 21 for c in ("top-k=2", "top-k=4"))
