@@ -188,7 +188,9 @@ def test_ctrl_c_stops_a_sweep_resumably(server, tmp_path):
     command = [sys.executable, "-c", "import sys; from harness.cli import main; sys.exit(main())", "sweep", "--grid",
                "top-k=2,4", "--k", "1", "--host", server.url, "--docs", str(HANDBOOK), "--cases",
                sample_cases(tmp_path), "--out", str(tmp_path / "o")]
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # A shell starts background jobs with SIGINT ignored, and the child would inherit that: Ctrl-C as in a terminal
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not any(
             p.read_text().count("\n") >= 1 for p in (tmp_path / "o").glob("*/*/rows.jsonl")):
