@@ -622,7 +622,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 def main(argv: list[str] | None = None) -> None:
     """Serve until interrupted, for manual runs with OLLAMA_HOST pointed at it."""
-    parser = argparse.ArgumentParser(prog="python -m tests.fake_ollama", description="A rule-based Ollama stand-in for tests (not a model).")
+    parser = argparse.ArgumentParser(prog="python -m tests.fake_ollama",
+                                     description="A rule-based Ollama stand-in for tests (not a model).")
     parser.add_argument("--port", type=int, default=11434)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
     parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")

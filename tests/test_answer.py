@@ -42,7 +42,8 @@ def test_valid_answer_passes_and_request_is_exact(server):
 
 
 @pytest.mark.parametrize("rule, status, reason", [
-    (cite("handbook.pdf#p1", HOTEL), "invalid_citation", "quote is from handbook.pdf#p2, not from the cited handbook.pdf#p1"),
+    (cite("handbook.pdf#p1", HOTEL), "invalid_citation",
+     "quote is from handbook.pdf#p2, not from the cited handbook.pdf#p1"),
     (cite("handbook.pdf#p9", HOTEL), "invalid_citation", "'handbook.pdf#p9' was not among the retrieved passages"),
     (cite("handbook.pdf#p2", "EUR 160"), "invalid_citation", "quote has 2 words; at least 4 required"),
     (cite("handbook.pdf#p2", "Hotels are free for everyone at all times."), "invalid_citation", "does not occur in"),

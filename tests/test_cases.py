@@ -11,7 +11,7 @@ from tests.conftest import HANDBOOK, SAMPLE_DOCS
 
 def write(tmp_path, lines):
     path = tmp_path / "cases.jsonl"
-    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n")
+    path.write_text("\n".join(x if isinstance(x, str) else json.dumps(x) for x in lines) + "\n")
     return path
 
 

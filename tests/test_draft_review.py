@@ -50,7 +50,8 @@ def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path
     rows = rules.csv_rows(sheet)
     rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "rejected"  # no reason
     rules.find_row(rows, rules.INVENTED)["decision"] = "accepted"  # failed verification
-    rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="accepted", question="What does this document say about laptops?")
+    rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="accepted",
+                                                   question="What does this document say about laptops?")
     rules.find_row(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
     rows[0]["draft_id"] = "no-such-draft"
     rules.write_csv(sheet, rows)
@@ -97,7 +98,8 @@ def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subse
     sheet = tmp_path / "review.csv"
     main(["draft", "review", str(drafts_file), "--export", str(sheet)])
     rows = rules.csv_rows(sheet)
-    rules.find_row(rows, rules.GOOD_CARRY).update(decision="accepted", question="Until when may last year's leave be taken?")
+    rules.find_row(rows, rules.GOOD_CARRY).update(decision="accepted",
+                                                  question="Until when may last year's leave be taken?")
     rules.write_csv(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     before = {d.draft_id: d for d in read_drafts(drafts_file)}

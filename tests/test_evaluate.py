@@ -47,7 +47,7 @@ def test_run_writes_valid_rows_whose_metrics_recompute_by_hand(server, tmp_path)
     # Rule: overlap_rule (the default), quoting the passage sentence that shares most words with the question.
     result = run_evaluation(settings_for(server, tmp_path, chunk_size=700, chunk_overlap=100))
     rows = read_rows(result.run_dir)
-    cases = [json.loads(l) for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()]
+    cases = [json.loads(line) for line in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if line.strip()]
     assert [r.case_id for r in rows] == [c["id"] for c in cases]
     for row in rows:
         data = row.to_json()  # by_hand reads the JSON a user's tool would read, not our records
@@ -151,7 +151,7 @@ def test_workers_keep_case_order(server, tmp_path):
     server.delay_s = 0.02
     result = run_evaluation(settings_for(server, tmp_path, workers=4))
     ids = [r.case_id for r in read_rows(result.run_dir)]
-    cases = [json.loads(l)["id"] for l in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if l.strip()]
+    cases = [json.loads(line)["id"] for line in (SAMPLE_DOCS / "cases.jsonl").read_text().splitlines() if line.strip()]
     assert ids == cases
 
 
@@ -205,7 +205,8 @@ def test_offline_run_from_the_command_line(tmp_path):
     [run_dir] = tmp_path.iterdir()
     rows = read_rows(run_dir)
     # the default cases: the handbook's, then the collection's
-    assert len(rows) == len([l for l in (SAMPLE_DOCS / "all_cases.jsonl").read_text().splitlines() if l.strip()])
+    assert len(rows) == len([line for line in (SAMPLE_DOCS / "all_cases.jsonl").read_text().splitlines()
+                             if line.strip()])
     for row in rows:
         validate_row(row.to_json())
     manifest = json.loads((run_dir / "manifest.json").read_text())

@@ -33,7 +33,8 @@ def _cases(path: Path, edit=None) -> Path:
 def source(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("rescore")
     cases = _cases(root / "cases.jsonl")
-    run = run_evaluation(RunSettings(system="offline", out=str(root / "runs"), label="src", docs=str(SAMPLE / "handbook.pdf"),
+    run = run_evaluation(RunSettings(system="offline", out=str(root / "runs"), label="src",
+                                     docs=str(SAMPLE / "handbook.pdf"),
                                      cases=str(cases), chunk_size=1500)).run_dir
     first = read_rows(run)[0]
     review = Review(first.case_id, first.answer.answer_sha256,

@@ -160,8 +160,8 @@ def cases_copy(tmp_path):
 
 
 def _offline(tmp_path: Path, cases: Path, label: str, **extra) -> Path:
-    settings = RunSettings(system="offline", out=str(tmp_path / "runs"), label=label, docs=str(SAMPLE / "handbook.pdf"), cases=str(cases),
-                           **extra)
+    settings = RunSettings(system="offline", out=str(tmp_path / "runs"), label=label, docs=str(SAMPLE / "handbook.pdf"),
+                           cases=str(cases), **extra)
     return run_evaluation(settings).run_dir
 
 

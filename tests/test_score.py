@@ -182,7 +182,7 @@ def test_duplicate_expected_ids_count_once():
 def test_summary_counts_and_na_as_pass():
     cases = [_case(case_id="A", retrieved_chunk_ids=("P1",)),                                          # all 1.0
              _case(case_id="B", expected_chunk_ids=(), required_points=(), cited_chunk_ids=(), should_abstain=True,
-                   candidate_abstains=True, retrieved_chunk_ids=("P1",)),                              # recall, points n/a
+                   candidate_abstains=True, retrieved_chunk_ids=("P1",)),  # recall, points n/a
              _case(case_id="C", candidate_answer="no idea", retrieved_chunk_ids=("P1",))]
     claims = [SavedClaim("A", "ok", ("P1",)), SavedClaim("C", "x", ())]
     plain, lenient = _score(cases, claims).summary, _score(cases, claims, na_as_pass=True).summary
