@@ -13,7 +13,9 @@ counts chat calls only (a real Ollama embeds a question in milliseconds). `--wor
 
 "distinct chat calls" is counted from the servers' request logs (model loads left out). Cells run one after
 another, so at the end of each cell some slots idle while the last cases finish: the script prints that floor
-(sum over cells of ceil(cases / slots) x delay) beside the ideal. The servers run in this process.
+(sum over cells of ceil(cases / slots) x delay) beside the ideal. Each server runs in a child process of its own,
+as a real Ollama does; `--in-process` runs them in this process instead, where their Python CPU (word-hash
+embeddings, the chat rule, JSON) competes with the harness for one interpreter lock, which a real server never does.
 Run from the repo root: python bench/bench_sweep.py [--delay 0.2 --slots 4 --grid chunk-size=1000,2000 ...]
 """
 
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import time
+from multiprocessing.connection import Connection
 from pathlib import Path
 
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
@@ -34,23 +38,77 @@ TARGET = 1.15  # wall / ideal, from the issue
 TWO_OVER_ONE = 0.6  # two servers' wall / one server's wall, from the issue
 
 
-def one_sweep(servers: list[FakeOllama], grid: list[str], workers: int, root: Path, name: str, docs: str,
+class Server:
+    """A test server with the settings of this benchmark, in this process or in a child process; the sweep only
+    sees its URL, the benchmark asks it for request counts."""
+
+    def __init__(self, delay: float, slots: int, *, in_process: bool):
+        self.delay, self.slots = delay, slots
+        self._local: FakeOllama | None = None
+        if in_process:
+            self._local = _configured(FakeOllama().start(), delay, slots)
+            self.url = self._local.url
+            return
+        self._conn, child = multiprocessing.Pipe()
+        self._proc = multiprocessing.get_context("fork").Process(target=_serve, args=(child, delay, slots),
+                                                                 daemon=True)
+        self._proc.start()
+        self.url = self._conn.recv()
+
+    def ask(self, what: str) -> dict:
+        """`stats` (chats, embeds, peak chats in flight), `reset` or `stop`."""
+        if self._local is not None:
+            return _answer(self._local, what, self.delay, self.slots)
+        self._conn.send(what)
+        reply = self._conn.recv()
+        if what == "stop":
+            self._proc.join(timeout=10)
+        return reply
+
+
+def _configured(server: FakeOllama, delay: float, slots: int) -> FakeOllama:
+    server.delay_s, server.slots, server.embed_delay_s = delay, slots, 0.0
+    return server
+
+
+def _answer(server: FakeOllama, what: str, delay: float, slots: int) -> dict:
+    if what == "reset":
+        server.reset()
+        _configured(server, delay, slots)
+    elif what == "stop":
+        server.stop()
+    return {"chats": len(server.chat_bodies()), "embeds": len(server.bodies("/api/embed")),
+            "peak": server.peak_chat_in_flight}
+
+
+def _serve(conn: Connection, delay: float, slots: int) -> None:
+    """The child process: one server, answering the benchmark's questions until `stop`."""
+    server = _configured(FakeOllama().start(), delay, slots)
+    conn.send(server.url)
+    while True:
+        what = conn.recv()
+        conn.send(_answer(server, what, delay, slots))
+        if what == "stop":
+            return
+
+
+def one_sweep(servers: list[Server], grid: list[str], workers: int, root: Path, name: str, docs: str,
               cases: str) -> dict:
     """Run the sweep into `root/name` with the cache `root/cache-<cache>`; wall time and request counts."""
     flags = {"docs": docs, "cases": cases,
              "out": str(root / name), "k": (1, 2), "workers": workers, "answer_cache": True,
              "host": servers[0].url, "hosts": tuple(s.url for s in servers) if len(servers) > 1 else ()}
     plan = load_sweep(None, grid=grid, flags=flags)
-    chats = sum(len(s.chat_bodies()) for s in servers)
-    embeds = sum(len(s.bodies("/api/embed")) for s in servers)
+    before = [s.ask("stats") for s in servers]
     start = time.perf_counter()
     result = run_sweep(plan, flags, grid=grid)
     wall = time.perf_counter() - start
+    after = [s.ask("stats") for s in servers]
     return {"wall": wall, "cells": len(plan.cells),
-            "chats": sum(len(s.chat_bodies()) for s in servers) - chats,
-            "embeds": sum(len(s.bodies("/api/embed")) for s in servers) - embeds,
-            "per_server": [len(s.chat_bodies()) for s in servers], "board": result.files["json"].read_bytes(),
-            "peaks": [s.peak_chat_in_flight for s in servers]}
+            "chats": sum(a["chats"] - b["chats"] for a, b in zip(after, before)),
+            "embeds": sum(a["embeds"] - b["embeds"] for a, b in zip(after, before)),
+            "per_server": [a["chats"] for a in after], "board": result.files["json"].read_bytes(),
+            "peaks": [a["peak"] for a in after]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,29 +120,29 @@ def main(argv: list[str] | None = None) -> int:
                         help="documents (default: the handbook; `sample_docs` for the whole bundle)")
     parser.add_argument("--cases", default=str(SAMPLE_DOCS / "cases.jsonl"),
                         help="cases (default: the handbook's 21; sample_docs/all_cases.jsonl for the bundle's 195)")
+    parser.add_argument("--in-process", action="store_true",
+                        help="run the test servers in this process (they then share its interpreter lock)")
     args = parser.parse_args(argv)
     d, s = args.delay, args.slots
     grid = args.grid or ["chunk-size=1000,2000", "top-k=2,4"]
+    where = "in this process" if args.in_process else "in child processes"
     print(f"bench_sweep: sweep {' x '.join(grid)} over {args.docs}, chat delay {d:g} s, {s} slots and workers "
-          "per server, embeddings without delay")
+          f"per server, embeddings without delay, servers {where}")
     print(machine_line())
     with isolated_state("sweep") as root:
-        servers = [FakeOllama(delay_s=d, slots=s).start() for _ in range(2)]
-        for server in servers:
-            server.embed_delay_s = 0.0
+        servers = [Server(d, s, in_process=args.in_process) for _ in range(2)]
         try:
             import os
             os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-one")
             one = one_sweep(servers[:1], grid, s, root, "one", args.docs, args.cases)
             for server in servers:
-                server.reset()
-                server.delay_s, server.slots, server.embed_delay_s = d, s, 0.0
+                server.ask("reset")
             os.environ["PDF_RAG_EVAL_CACHE"] = str(root / "cache-two")
             two = one_sweep(servers, grid, s, root, "two", args.docs, args.cases)
             warm = one_sweep(servers, grid, s, root, "warm", args.docs, args.cases)
         finally:
             for server in servers:
-                server.stop()
+                server.ask("stop")
     cases = one["chats"] // one["cells"]
     rows = []
     for name, found, slots in (("one server", one, s), ("two servers", two, 2 * s)):
