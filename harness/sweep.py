@@ -69,10 +69,12 @@ class SweepResult:
 class SweepStopped(RagError):
     """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
 
-    def __init__(self, sweep_dir: Path, cell: Cell, cause: RunStopped):
-        self.sweep_dir, self.cause = sweep_dir, cause
-        self.exit_code = cause.exit_code
-        why = "interrupted" if isinstance(cause.cause, KeyboardInterrupt) else str(cause.cause)
+    def __init__(self, sweep_dir: Path, cell: Cell, cause: BaseException):
+        """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
+        self.sweep_dir = sweep_dir
+        self.cause = cause.cause if isinstance(cause, RunStopped) else cause
+        self.exit_code = 130 if isinstance(self.cause, KeyboardInterrupt) else getattr(self.cause, "exit_code", 1)
+        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
         super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
                          f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
 
@@ -197,7 +199,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
         run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,
                        run_dir=None if state == "resume" else run_dir,
                        documents=shelf.get(settings.docs, progress))
-    except RunStopped as exc:
+    except (RunStopped, KeyboardInterrupt) as exc:
         raise SweepStopped(sweep_dir, cell, exc) from exc
     if on_cell:
         on_cell(number, len(plan.cells), cell, "done")

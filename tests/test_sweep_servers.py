@@ -16,6 +16,8 @@ import pytest
 from harness.cli import main
 from harness.leaderboard_render import read_leaderboard
 from harness.runs import read_manifest, read_rows
+from harness.sweep import SweepStopped, run_sweep
+from harness.sweep_plan import load_sweep
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 
@@ -204,3 +206,22 @@ def test_ctrl_c_stops_a_sweep_resumably(server, tmp_path):
     [sweep_dir] = (tmp_path / "o").iterdir()
     assert main(["sweep", "--resume", str(sweep_dir)]) == 0
     assert all(len(read_rows(sweep_dir / c)) == 21 for c in ("top-k=2", "top-k=4"))
+
+
+def test_ctrl_c_while_a_cell_builds_its_index_says_how_to_resume(server, tmp_path):
+    """Ctrl-C before a cell's run has a directory (here: while its chunks are embedded) still stops the sweep
+    with the resume command, and the resume finishes every cell."""
+    flags = {"docs": str(HANDBOOK), "cases": sample_cases(tmp_path), "out": str(tmp_path / "o"), "k": (1,),
+             "host": server.url}
+    grid = ["top-k=2,4"]
+
+    def ctrl_c_while_embedding(stage: str, done: int, total: int) -> None:
+        if stage == "embedding":
+            raise KeyboardInterrupt
+
+    with pytest.raises(SweepStopped, match="rag-eval sweep --resume") as stopped:
+        run_sweep(load_sweep(None, grid=grid, flags=flags), flags, grid=grid, progress=ctrl_c_while_embedding)
+    assert stopped.value.exit_code == 130 and "interrupted" in str(stopped.value)
+    assert len(server.chat_bodies()) == 0
+    assert main(["sweep", "--resume", str(stopped.value.sweep_dir)]) == 0
+    assert all(len(read_rows(stopped.value.sweep_dir / c)) == 21 for c in ("top-k=2", "top-k=4"))
