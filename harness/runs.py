@@ -17,7 +17,7 @@ from chatbot.store import atomic_write_text
 from pydantic import ValidationError
 
 from .cases import ORIGINS, origin
-from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem
+from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem, in_bulk
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -86,6 +86,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
         raise InputError(f"{path}: not a run manifest ({field_problem(exc)})") from exc
 
 
+@in_bulk
 def read_rows(run_dir: str | Path) -> list[Row]:
     """Rows of a run. A last line cut by a crash is ignored; any other bad line is an error naming it."""
     path = Path(run_dir) / ROWS

@@ -29,6 +29,8 @@ from jsonschema.exceptions import best_match
 
 from chatbot.errors import InputError
 
+from .records import in_bulk
+
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "load_saved", "resolve_paths"]
 
 _BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -436,6 +438,7 @@ def _cross_check(chunks: _Loaded | None, cases: _Loaded, claims: _Loaded | None,
         _references(claims, ("case_id",), {c.case_id for _, c in cases.records}, "case", problems)
 
 
+@in_bulk
 def load_saved(
     cases_path: str | Path, chunks_path: str | Path | None = None, claims_path: str | Path | None = None
 ) -> SavedOutputs:

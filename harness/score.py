@@ -18,7 +18,7 @@ from .cases import Case, Evidence
 from .chart import svg_bars
 from chatbot.lexical import LexicalIndex
 from .metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
-from .records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer
+from .records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
 from .rows import Judging, build_row
 from .runs import MANIFEST, SUMMARY, new_run_dir, summarize, utc_now, write_json, write_rows
 from .saved import SavedCase, SavedClaim, SavedOutputs, load_saved
@@ -45,6 +45,7 @@ class ScoreResult:
         return tuple(r for r in self.rows if r.metrics.get("passed") != 1.0)
 
 
+@in_bulk
 def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
     """Score loaded outputs; cases without saved retrieved ids get the top `k` chunks of the lexical retriever."""
     if k < 1:

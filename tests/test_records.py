@@ -67,3 +67,30 @@ def test_a_system_reply_becomes_an_answer_ranked_from_one():
     with pytest.raises(ValidationError) as err:
         SystemReply.model_validate({"answer": "x"})
     assert field_problem(err.value) == "retrieved: Field required"
+
+
+def test_in_bulk_pauses_the_cyclic_collector_and_restores_it():
+    import gc
+
+    from harness.records import in_bulk
+
+    seen = []
+
+    @in_bulk
+    def build(fail: bool) -> int:
+        seen.append(gc.isenabled())
+        if fail:
+            raise ValueError("bad line")
+        return 7
+
+    assert gc.isenabled()
+    assert build(False) == 7 and seen == [False] and gc.isenabled()
+    with pytest.raises(ValueError):
+        build(True)
+    assert gc.isenabled()
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        build(False)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
