@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,14 +19,16 @@ SAMPLE_DOCS = REPO / "sample_docs"
 HANDBOOK = SAMPLE_DOCS / "handbook.pdf"
 
 
-def _load_pdf_writer():
-    spec = importlib.util.spec_from_file_location("make_sample_docs", SAMPLE_DOCS / "make_sample_docs.py")
+def load_sample_script(name: str):
+    """A script of sample_docs/ (not a package), imported by path: `load_sample_script("make_all_cases")`."""
+    spec = importlib.util.spec_from_file_location(name, SAMPLE_DOCS / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while a class is being built
     spec.loader.exec_module(module)
     return module
 
 
-pdfgen = _load_pdf_writer()
+pdfgen = load_sample_script("make_sample_docs")
 
 
 def sample_cases(tmp_path: Path) -> str:

@@ -3,10 +3,8 @@ settings make a measurable difference on it."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -20,12 +18,11 @@ from harness.cases import load_checked_cases
 from harness.cli import main as rag_eval
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
-from tests.conftest import SAMPLE_DOCS
+from tests.conftest import SAMPLE_DOCS, load_sample_script
 
 COLLECTION = SAMPLE_DOCS / "collection"
 CASES = COLLECTION / "cases.jsonl"
 HANDBOOK_CASES = SAMPLE_DOCS / "cases.jsonl"
-GENERATOR = SAMPLE_DOCS / "make_collection.py"
 REQUIRED_TAGS = {"superseded-trap", "table", "two-column", "boilerplate", "long-page", "scanned", "non-english",
                  "spelling", "near-duplicate", "paraphrase", "multi-page", "unanswerable", "near-miss"}
 SCANNED = ("collection/facilities-notices.pdf", (2, 4))
@@ -223,11 +220,7 @@ def test_offline_baseline_is_neither_perfect_nor_flat(tmp_path, combined_cases):
 
 def _generator():
     pytest.importorskip("fpdf", reason="fpdf2 is only in the optional `gen` extra (pip install -e '.[gen]')")
-    spec = importlib.util.spec_from_file_location("make_collection", GENERATOR)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is being built
-    spec.loader.exec_module(module)
-    return module
+    return load_sample_script("make_collection")
 
 
 def test_generator_is_reproducible_and_matches_the_committed_pdfs(tmp_path):

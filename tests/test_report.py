@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -17,9 +16,8 @@ from harness.report import chart_families, find_quote, highlight_quote, render_r
 from harness.review import Claim, Review, apply_to_run
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from tests.conftest import SAMPLE_DOCS, pdfgen
 
-REPO = Path(__file__).resolve().parents[1]
-SAMPLE = REPO / "sample_docs"
 SCRIPT = "<script>document.title='pwned'</script>"
 IMG = "<img src=x onerror=alert(1)>"
 HOSTILE_PAGE = (f"Security notice. The attacker wrote {SCRIPT} into the wiki page. "
@@ -27,19 +25,12 @@ HOSTILE_PAGE = (f"Security notice. The attacker wrote {SCRIPT} into the wiki pag
                 "Passwords must be changed every 90 days by every employee.")
 
 
-def _pdf_writer():
-    spec = importlib.util.spec_from_file_location("make_sample_docs", SAMPLE / "make_sample_docs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def hostile_run(root: Path) -> Path:
     """An offline run over a PDF whose text holds a <script> and an <img onerror>, with cases that make the
     extractive answerer quote both. Shared with the browser test."""
     docs = root / "docs"
     docs.mkdir(parents=True)
-    _pdf_writer().write_text_pdf(docs / "evil.pdf", [HOSTILE_PAGE])
+    pdfgen.write_text_pdf(docs / "evil.pdf", [HOSTILE_PAGE])
     cases = root / "cases.jsonl"
     cases.write_text("\n".join(json.dumps(c) for c in [
         {"id": "script", "question": "What did the attacker write into the wiki page?", "abstain": False,
@@ -106,8 +97,8 @@ def test_chart_families():
 def sample_pair(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
     cases = out / "cases.jsonl"  # a copy, so that the review below lands here and not in sample_docs
-    cases.write_text((SAMPLE / "cases.jsonl").read_text())
-    common = dict(system="offline", out=str(out), docs=str(SAMPLE / "handbook.pdf"), cases=str(cases))
+    cases.write_text((SAMPLE_DOCS / "cases.jsonl").read_text())
+    common = dict(system="offline", out=str(out), docs=str(SAMPLE_DOCS / "handbook.pdf"), cases=str(cases))
     return (run_evaluation(RunSettings(label="a", chunk_size=1500, **common)).run_dir,
             run_evaluation(RunSettings(label="b", chunk_size=600, **common)).run_dir)
 

@@ -3,7 +3,6 @@ the two cases files), and the handbook alone is one flag away (--config sample_d
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 
@@ -12,16 +11,9 @@ import pytest
 from harness.cli import main
 from harness.evaluate import prepare
 from harness.settings import RunSettings, resolve
-from tests.conftest import REPO, SAMPLE_DOCS
+from tests.conftest import REPO, SAMPLE_DOCS, load_sample_script
 
 ALL_CASES = SAMPLE_DOCS / "all_cases.jsonl"
-
-
-def _generator():
-    spec = importlib.util.spec_from_file_location("make_all_cases", SAMPLE_DOCS / "make_all_cases.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _lines(path) -> list[str]:
@@ -35,7 +27,7 @@ def test_defaults_are_the_whole_bundle():
 
 def test_all_cases_is_up_to_date_with_its_sources():
     # Fails after an edit of either cases file until `python sample_docs/make_all_cases.py` is rerun.
-    assert ALL_CASES.read_text(encoding="utf-8") == _generator().combined()
+    assert ALL_CASES.read_text(encoding="utf-8") == load_sample_script("make_all_cases").combined()
 
 
 def test_handbook_lines_come_first_unchanged_then_the_collection():
