@@ -139,12 +139,17 @@ def _write_quietly(path: Path, manifest: Manifest) -> None:
         pass
 
 
+def stop_code(cause: BaseException) -> int:
+    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C, else the cause's own (1 if none)."""
+    return 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
+
+
 class RunStopped(RagError):
     """The run ended early (server gone, Ctrl-C, a bug); its directory holds whole rows and can be resumed."""
 
     def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
         self.run_dir, self.cause = run_dir, cause
-        self.exit_code = 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
+        self.exit_code = stop_code(cause)
         what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
         super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
                          f"  rag-eval run --resume {run_dir}  (with the same settings)")

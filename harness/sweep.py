@@ -36,7 +36,7 @@ from chatbot.errors import InputError, RagError
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from .evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes
+from .evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
 from .systems import is_builtin
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_html import write_leaderboard_html
@@ -73,7 +73,7 @@ class SweepStopped(RagError):
         """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
         self.sweep_dir = sweep_dir
         self.cause = cause.cause if isinstance(cause, RunStopped) else cause
-        self.exit_code = 130 if isinstance(self.cause, KeyboardInterrupt) else getattr(self.cause, "exit_code", 1)
+        self.exit_code = stop_code(self.cause)
         why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
         super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
                          f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
