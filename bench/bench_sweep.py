@@ -11,11 +11,12 @@ counts chat calls only (a real Ollama embeds a question in milliseconds). `--wor
   two servers   ideal = distinct chat calls x delay / (2 x slots)    target wall <= 1.15 x ideal; two / one <= 0.6
   warm          the sweep again over the two servers' cache: 0 chat and 0 embed requests expected
 
-"distinct chat calls" is counted from the servers' request logs (model loads left out). Cells run one after
-another, so at the end of each cell some slots idle while the last cases finish: the script prints that floor
-(sum over cells of ceil(cases / slots) x delay) beside the ideal. Each server runs in a child process of its own,
-as a real Ollama does; `--in-process` runs them in this process instead, where their Python CPU (word-hash
-embeddings, the chat rule, JSON) competes with the harness for one interpreter lock, which a real server never does.
+"distinct chat calls" is counted from the servers' request logs (model loads left out). Were cells run one after
+another, slots would idle at the end of each cell while its last cases finish: the script prints that floor (sum
+over cells of ceil(cases / slots) x delay) beside the ideal. A sweep runs two cells at once, so one cell's last
+cases overlap the next cell's answers. Each server runs in a child process of its own, as a real Ollama does;
+`--in-process` runs them in this process instead, where their Python CPU (word-hash embeddings, the chat rule,
+JSON) competes with the harness for one interpreter lock, which a real server never does.
 Run from the repo root: python bench/bench_sweep.py [--delay 0.2 --slots 4 --grid chunk-size=1000,2000 ...]
 """
 
