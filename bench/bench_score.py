@@ -1,13 +1,13 @@
 """`rag-eval score` throughput: saved rows scored per second, on `--rows` generated saved cases (default 100k).
 
-Generates, in the JSONL layout of harness/saved.py (or `--layout csv`): `--chunks` chunks, `--rows` cases (each with
-saved retrieved ids, three cited/expected ids, two required points, a short answer) and `--claims-per-case`
-annotated claims per case. Times, each once:
+Generates, in the JSONL layout of harness/saved/layout.py (or `--layout csv`): `--chunks` chunks, `--rows` cases
+(each with saved retrieved ids, three cited/expected ids, two required points, a short answer) and
+`--claims-per-case` annotated claims per case. Times, each once:
 
-  load      harness.saved.load_saved (parse, schema-check and cross-check every line)
-  score     harness.score.score_outputs on the loaded outputs (the five checks and the summary)
-  load+score the work of harness.score.score_saved, the library call behind `rag-eval score`
-  write     harness.score.write_outputs (rows, summary and chart files), at the full size only
+  load      harness.saved.layout.load_saved (parse, schema-check and cross-check every line)
+  score     harness.saved.score.score_outputs on the loaded outputs (the five checks and the summary)
+  load+score the work of harness.saved.score.score_saved, the library call behind `rag-eval score`
+  write     harness.saved.score.write_outputs (rows, summary and chart files), at the full size only
   --cli     optionally, the `rag-eval score` command itself in a fresh process (startup, report and files too)
 
 The `--probe` sizes run first (with claims) to show how the time grows with the rows. When they project the full
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from _common import REPO, isolated_state, machine_line, table
 
-from harness.saved import load_saved
-from harness.score import score_outputs, write_run
+from harness.saved.layout import load_saved
+from harness.saved.score import score_outputs, write_run
 
 _PHRASES = ["48 hours", "full account credit", "five calendar days", "a colleague", "the waiting list", "EUR 160",
             "two weeks", "the HR portal", "25 days", "31 March", "a medical certificate", "the third day"]

@@ -1,4 +1,4 @@
-"""Wall time of a whole `rag-eval sweep` (harness/sweep.py), on one and on two test servers.
+"""Wall time of a whole `rag-eval sweep` (harness/sweep/run.py), on one and on two test servers.
 
 The sweep is chunk size x top-k over the bundled handbook and its cases (`--grid chunk-size=1000,2000 --grid
 top-k=2,4` by default): every cell is a full run (label check, preflight, index from the vector cache, answering,
@@ -31,8 +31,8 @@ from pathlib import Path
 
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
 
-from harness.sweep import run_sweep
-from harness.sweep_plan import load_sweep
+from harness.sweep.run import run_sweep
+from harness.sweep.plan import load_sweep
 from tests.fake_ollama import FakeOllama
 
 TARGET = 1.15  # wall / ideal, from the issue

@@ -58,3 +58,17 @@ def split_sentences(text: str) -> list[str]:
 def fold(text: str) -> str:
     """normalize() with case folded: the form in which quotes are looked up in passages and pages."""
     return normalize(text).casefold()
+
+def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:
+    """(normalised passage, span of the quote in it or None). Both are compared with `fold()`, exactly as quote
+    validation compares them ("HAUPTSTRASSE" is found in "Hauptstraße"); the span indexes the normalised passage."""
+    text, needle = normalize(passage), fold(quote)
+    folded, origin = [], []  # casefold may turn one character into several: remember where each came from
+    for i, char in enumerate(text):
+        for piece in char.casefold():
+            folded.append(piece)
+            origin.append(i)
+    start = "".join(folded).find(needle) if needle else -1
+    if start < 0:
+        return text, None
+    return text, (origin[start], origin[start + len(needle) - 1] + 1)

@@ -21,8 +21,8 @@ from .cases import Case, load_checked_cases
 from .lock import RunLock
 from .metrics import metric_names
 from .records import Manifest, Row, Summary, SystemAnswer
-from .replay import write_replay
-from .review import apply_reviews, load_reviews
+from .saved.replay import write_replay
+from .review.store import apply_reviews, load_reviews
 from .rows import Judging, build_row, fold_pages
 from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_manifest, read_rows,
                    summarize, utc_now, write_json)

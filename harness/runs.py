@@ -8,6 +8,7 @@ import itertools
 import json
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -178,3 +179,18 @@ def repeat_stability(rows: Sequence[Row], metric_names: Iterable[str]) -> dict:
         flipped = sum(1 for values in seen if len(values) > 1)
         out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
     return out
+
+@dataclass(frozen=True)
+class LoadedRun:
+    """A run directory read into memory: its name, path, rows and manifest."""
+
+    name: str
+    path: Path
+    rows: tuple[Row, ...]
+    manifest: Manifest
+
+
+def load_run(path: str | Path) -> LoadedRun:
+    """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
+    path = Path(path)
+    return LoadedRun(path.name, path, tuple(read_rows(path)), read_manifest(path))

@@ -1,10 +1,10 @@
-"""Agreement statistics (harness/agreement.py) against tables worked out by hand, and the degenerate cases."""
+"""Agreement statistics (harness/stats/agreement.py) against tables worked out by hand, and the degenerate cases."""
 
 from __future__ import annotations
 
 import pytest
 
-from harness.agreement import (bootstrap_interval, cohen_kappa, krippendorff_alpha_nominal, measure_agreement,
+from harness.stats.agreement import (bootstrap_interval, cohen_kappa, krippendorff_alpha_nominal, measure_agreement,
                                percent_agreement, undefined_reason)
 
 # S = supported, U = unsupported, C = contradicted

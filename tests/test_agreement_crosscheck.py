@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from harness.agreement import cohen_kappa, krippendorff_alpha_nominal
+from harness.stats.agreement import cohen_kappa, krippendorff_alpha_nominal
 
 pytestmark = pytest.mark.crosscheck
 VERDICTS = ("supported", "unsupported", "contradicted")

@@ -14,7 +14,7 @@ import pytest
 
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.review import load_reviews
+from harness.review.store import load_reviews
 from harness.runs import read_rows
 from harness.settings import RunSettings
 
@@ -211,8 +211,8 @@ def test_review_screen(run, monkeypatch, capsys):
 
 
 def test_report_shows_agreement_and_disagreements_escaped(run, tmp_path):
-    from harness.compare import load_run
-    from harness.report import render_report
+    from harness.runs import load_run
+    from harness.report.html import render_report
     assert "Reviewer agreement" not in render_report(load_run(run))
     for name, letters in (("ann", ANN), ("<b>bob</b>", BOB)):
         assert main(["review", str(run), "--import", str(_fill(run, tmp_path, name, letters)), "--reviewer",

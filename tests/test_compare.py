@@ -1,4 +1,4 @@
-"""`harness.compare` and `rag-eval compare`: paired statistics on hand-made runs whose answers we know, then
+"""`harness.stats.compare` and `rag-eval compare`: paired statistics on hand-made runs whose answers we know, then
 two offline runs of the sample with different chunk sizes."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.compare import LoadedRun, compare_rows, compare_runs, manifest_diff, paired_stats
+from harness.runs import LoadedRun
+from harness.stats.compare import compare_rows, compare_runs, manifest_diff, paired_stats
 from harness.evaluate import run_evaluation
 from harness.records import Manifest
 from harness.runs import read_rows
@@ -195,8 +196,8 @@ def test_cli_refuses_different_case_sets_with_exit_2(sample_runs, tmp_path, caps
 
 
 def test_compare_reports_the_smallest_detectable_difference():
-    # 0/1 metric, 18 cases, 4 of which differ between the runs: McNemar's normal approximation (harness.mde).
-    from harness.mde import mde_binary
+    # 0/1 metric, 18 cases, 4 of which differ between the runs: McNemar's normal approximation (harness.stats.mde).
+    from harness.stats.mde import mde_binary
     a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(18)])
     b = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 4 else 1.0, "facts": 1.0}) for i in range(18)])
     hit = next(m for m in compare_rows(a, b).metrics if m.metric == "hit@1")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.agreement import measure_agreement
+from harness.stats.agreement import measure_agreement
 from harness.cli import main
 from harness.drafting.records import Decision, read_drafts
 from tests import draft_rules as rules

@@ -14,7 +14,7 @@ from harness.drafting.records import Decision, Draft, Provenance, Reason, Verifi
 from harness.drafting.report import build_report, render_report
 from harness.drafting.unanswerable import Sentences, check_unanswerable, distinguishing_terms
 from harness.drafting.verify import Limits, PageView, check_draft, copy_measures, is_deictic, longest_common_run
-from harness.mde import mde_binary, mde_continuous, minimum_detectable_difference
+from harness.stats.mde import mde_binary, mde_continuous, minimum_detectable_difference
 
 PAGE_A = ("Hotel costs are reimbursed up to EUR 160 per night, including breakfast. Mileage is paid at EUR 0.30 "
           "per km. The shared rule: receipts must be kept for ten years.")

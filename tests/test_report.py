@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.compare import load_run
+from chatbot.text import find_quote
+from harness.runs import load_run
 from harness.evaluate import run_evaluation
-from harness.report import chart_families, find_quote, highlight_quote, render_report
-from harness.review import Claim, Review, apply_to_run
+from harness.report.html import chart_families, highlight_quote, render_report
+from harness.review.store import Claim, Review, apply_to_run
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS, pdfgen

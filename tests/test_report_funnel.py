@@ -8,12 +8,12 @@ import re
 import pytest
 
 from harness.cases import Case, Evidence
-from harness.compare import LoadedRun, load_run
+from harness.runs import LoadedRun, load_run
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Manifest, Passage, SystemAnswer
-from harness.report import render_report
-from harness.report_funnel import KINDS, documents_of, funnel, kind_of, stage_of
-from harness.report_sections import breakdown_metrics, index_cases
+from harness.report.html import render_report
+from harness.report.funnel import KINDS, documents_of, funnel, kind_of, stage_of
+from harness.report.sections import breakdown_metrics, index_cases
 from harness.rows import Judging, build_row
 from harness.runs import summarize
 from harness.settings import RunSettings

@@ -10,8 +10,8 @@ import pytest
 from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.rescore import rescore_run
-from harness.review import Claim, Review, apply_to_run
+from harness.review.rescore import rescore_run
+from harness.review.store import Claim, Review, apply_to_run
 from harness.runs import read_rows, summarize
 from harness.settings import RunSettings
 

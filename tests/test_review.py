@@ -16,9 +16,9 @@ from pydantic import ValidationError
 from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.review import (Claim, Resolution, Review, ReviewBook, apply_reviews, apply_to_run, load_reviews,
+from harness.review.store import (Claim, Resolution, Review, ReviewBook, apply_reviews, apply_to_run, load_reviews,
                             read_reviews, reviews_path, save_reviews, sentence_split)
-from harness.review_csv import export_csv, import_csv, passages_by_answer
+from harness.review.csv_io import export_csv, import_csv, passages_by_answer
 from harness.records import ClaimRecord, Row
 from harness.rows import answer_sha256, validate_row
 from harness.runs import read_rows, summarize
@@ -334,7 +334,7 @@ def test_claim_record_fields_and_older_rows():
 
 def test_two_reviewers_saving_from_stale_copies_both_keep_their_work(tmp_path):
     # Each save re-reads the file under a lock: Bob's session, opened before Ann saved, does not erase Ann's review.
-    from harness.review import add_reviews, read_reviews
+    from harness.review.store import add_reviews, read_reviews
     path = tmp_path / "cases.reviews.jsonl"
     sha = "a" * 64
     add_reviews(path, [Review("c1", sha, (Claim("x", "supported", "d#p1"),), "ann", "t1")])

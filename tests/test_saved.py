@@ -11,8 +11,8 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.saved import SavedCase, SavedChunk, SavedClaim, load_saved
-from harness.score import score_saved
+from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
+from harness.saved.score import score_saved
 
 WORKSHOP = Path(__file__).resolve().parents[1] / "sample_docs" / "workshop"
 CASE_HEADER = ["case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",

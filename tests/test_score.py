@@ -19,8 +19,8 @@ from chatbot.lexical import LexicalIndex, tokenize
 from harness.records import Row, Summary
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows, summarize
-from harness.saved import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
-from harness.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
+from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
+from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
 from tests.rowkit import observation
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 from harness.cli import main
-from harness.leaderboard_render import read_leaderboard
+from harness.sweep.leaderboard_files import read_leaderboard
 from harness.runs import read_manifest, read_rows
 from tests.conftest import HANDBOOK, sample_cases
 
@@ -222,7 +222,7 @@ def test_resume_refuses_finished_cells_made_with_other_labels(tmp_path, capsys):
 
 
 def test_an_errored_case_counts_zero_on_the_primary_metric_in_the_leaderboard():
-    from harness.sweep import cell_results
+    from harness.sweep.run import cell_results
     from tests.rowkit import make_row
     rows = [make_row("a", {"passed": 1.0}), make_row("b", {"passed": None}, error="context too long")]
     assert dict(cell_results("cell", rows, "passed").values) == {"a": 1.0, "b": 0.0}

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from chatbot.errors import InputError
-from harness.compare import paired_stats
-from harness.leaderboard import (CellResults, build_leaderboard, holm, pareto_front, per_case_means,
+from harness.stats.compare import paired_stats
+from harness.sweep.leaderboard import (CellResults, build_leaderboard, holm, pareto_front, per_case_means,
                                  select_and_confirm)
-from harness.leaderboard_render import (leaderboard_json, leaderboard_markdown, leaderboard_svg, leaderboard_text,
+from harness.sweep.leaderboard_files import (leaderboard_json, leaderboard_markdown, leaderboard_svg, leaderboard_text,
                                         read_leaderboard, write_leaderboard)
 
 IDS = [f"case-{i:02d}" for i in range(20)]

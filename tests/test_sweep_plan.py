@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from chatbot.errors import InputError
-from harness.sweep_plan import CallPlan, load_sweep, parse_grid, plan_calls
+from harness.sweep.plan import CallPlan, load_sweep, parse_grid, plan_calls
 
 
 def write(tmp_path: Path, text: str, name: str = "sweep.toml") -> Path:

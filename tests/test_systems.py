@@ -15,7 +15,7 @@ import pytest
 
 from examples.http_server import serve
 from examples.bm25_pages import Bm25Pages
-from harness.compare import compare_runs
+from harness.stats.compare import compare_runs
 from harness.evaluate import RunStopped, run_evaluation
 from harness.records import SystemAnswer
 from harness.rows import validate_row

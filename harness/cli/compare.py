@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ..compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, MetricComparison, compare_runs
+from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, MetricComparison, compare_runs
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -25,6 +25,7 @@ from chatbot.errors import InputError
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar
+from chatbot.text import find_quote
 
 from ..cases import load_checked_cases
 from ..drafting.agreement import decision_text, draft_agreement_report
@@ -36,8 +37,7 @@ from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
-from ..report import find_quote
-from ..review_agreement import render_agreement
+from ..review.agreement import render_agreement
 from ..runs import utc_now
 from ..settings import host_flags
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
-from ..compare import load_run
-from ..report import render_report
+from ..runs import load_run
+from ..report.html import render_report
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..rescore import rescore_run
+from ..review.rescore import rescore_run
 from .run import render_summary
 
 

@@ -16,16 +16,16 @@ from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
+from chatbot.text import find_quote
 
-from ..agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..records import RetrievedPassage, Row, Summary
-from ..report import find_quote
-from ..review import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
+from ..review.store import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
                       add_reviews, apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks,
                       sentence_split)
-from ..review_agreement import agreement_report, render_agreement
-from ..review_agreement import verdict_text as _verdict_text
-from ..review_csv import export_csv, export_disagreements_csv, import_csv, passages_by_answer
+from ..review.agreement import agreement_report, render_agreement
+from ..review.agreement import verdict_text as _verdict_text
+from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..runs import read_manifest, read_rows, utc_now
 
 _KEYS = """keys (type ? to see them again):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..chart import fmt, text_bars
 from ..records import Summary
-from ..score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
+from ..saved.score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):

@@ -20,7 +20,7 @@ from typing import Any
 
 from chatbot.text import normalize
 
-from .records import ClaimRecord, ClaimResolution, ClaimStatus, ReviewerVerdict, Verdict
+from ..records import ClaimRecord, ClaimResolution, ClaimStatus, ReviewerVerdict, Verdict
 
 __all__ = ["CLAIM_STATUSES", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook", "ReviewKey",
            "as_book", "claim_key"]

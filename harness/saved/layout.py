@@ -29,7 +29,7 @@ from jsonschema.exceptions import best_match
 
 from chatbot.errors import InputError
 
-from .records import in_bulk
+from ..records import in_bulk
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "load_saved", "resolve_paths"]
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from chatbot.store import atomic_write_text
 
-from .records import Row
+from ..records import Row
 
 SAVED = "saved"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from .chart import fmt
-from .compare import LoadedRun
-from .review_agreement import AgreementReport, Disagreement, agreement_report
+from ..chart import fmt
+from ..runs import LoadedRun
+from ..review.agreement import AgreementReport, Disagreement, agreement_report
 
 __all__ = ["agreement_section"]
 

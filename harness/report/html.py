@@ -10,19 +10,20 @@ from __future__ import annotations
 import html
 from typing import Sequence
 
-from chatbot.text import fold, normalize
+from chatbot.text import find_quote
 
-from .cases import Evidence
-from .chart import fmt, svg_grouped_bars
-from .compare import LoadedRun, manifest_diff
-from .metrics import Retrieved, family, first_rank
-from .records import Row, Summary
-from .report_funnel import stage
-from .report_sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
-from .report_agreement import agreement_section
-from .runs import summarize
+from ..cases import Evidence
+from ..chart import fmt, svg_grouped_bars
+from ..runs import LoadedRun
+from ..stats.compare import manifest_diff
+from ..metrics import Retrieved, family, first_rank
+from ..records import Row, Summary
+from .funnel import stage
+from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
+from .agreement import agreement_section
+from ..runs import summarize
 
-__all__ = ["render_report", "find_quote", "highlight_quote", "chart_families"]
+__all__ = ["render_report", "highlight_quote", "chart_families"]
 
 _FAMILIES = (("Hit@k", ("hit",)), ("Recall@k", ("recall",)), ("Reciprocal rank", ("rr",)),
              ("Answer checks", ("facts", "behaviour", "quote_valid")),
@@ -45,20 +46,6 @@ ul.toc{list-style:none;padding-left:0}ul.toc a{margin-right:.2em}
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
-
-def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:
-    """(normalised passage, span of the quote in it or None). Both are compared with `fold()`, exactly as quote
-    validation compares them ("HAUPTSTRASSE" is found in "Hauptstraße"); the span indexes the normalised passage."""
-    text, needle = normalize(passage), fold(quote)
-    folded, origin = [], []  # casefold may turn one character into several: remember where each came from
-    for i, char in enumerate(text):
-        for piece in char.casefold():
-            folded.append(piece)
-            origin.append(i)
-    start = "".join(folded).find(needle) if needle else -1
-    if start < 0:
-        return text, None
-    return text, (origin[start], origin[start + len(needle) - 1] + 1)
 
 
 def highlight_quote(passage: str, quote: str) -> str:

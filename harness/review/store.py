@@ -1,7 +1,7 @@
 """Human claim review, kept in a file beside the cases: `<cases stem>.reviews.jsonl`.
 
 The file holds each reviewer's review of each answer and the resolutions of claims reviewers disagree on
-(`harness/review_book.py` says how they combine). `claims_supported` of an answer = supported claims / all claims,
+(`harness/review/book.py` says how they combine). `claims_supported` of an answer = supported claims / all claims,
 on the agreed, resolved or only verdicts; while any claim is in disagreement the answer stays pending (null), and
 pending is never counted as supported. An answer reviewed as making no claims (an abstention, say) is reviewed with a
 null value.
@@ -21,13 +21,13 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
-from .cases import Problems, json_lines
-from .lock import RunLock, file_lock
-from .records import Manifest, Row, Summary
-from .review_book import (CLAIM_STATUSES, VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey,
+from ..cases import Problems, json_lines
+from ..lock import RunLock, file_lock
+from ..records import Manifest, Row, Summary
+from .book import (CLAIM_STATUSES, VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey,
                           as_book, claim_key)
-from .rows import with_review
-from .runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
+from ..rows import with_review
+from ..runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",

@@ -1,5 +1,5 @@
 """How far reviewers agree on the claims of a run's answers, and where they disagree (statistics in
-`harness/agreement.py`). The report and its text rendering are shared with drafted cases
+`harness/stats/agreement.py`). The report and its text rendering are shared with drafted cases
 (`harness/drafting/agreement.py`): only the item named (`unit`) and the disagreement lines differ."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from .agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
-from .records import ClaimRecord, ClaimResolution, ReviewerVerdict, Row
-from .review import distinct_answers
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
+from ..records import ClaimRecord, ClaimResolution, ReviewerVerdict, Row
+from .store import distinct_answers
 
 __all__ = ["AgreementReport", "Disagreement", "DisagreementItem", "agreement_report", "render_agreement",
            "verdict_text"]

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .records import Row
+from ..records import Row
 
 __all__ = ["KINDS", "STAGES", "Kind", "Stage", "documents_of", "funnel", "kind_label", "kind_of", "reason_kinds",
            "stage", "stage_index", "stage_of"]

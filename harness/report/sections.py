@@ -12,11 +12,11 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .chart import fmt
-from .compare import LoadedRun
-from .records import Row
-from .report_funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
-from .runs import summarize
+from ..chart import fmt
+from ..runs import LoadedRun
+from ..records import Row
+from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
+from ..runs import summarize
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
            "breakdown_metrics"]

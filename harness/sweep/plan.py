@@ -35,9 +35,9 @@ from typing import Any
 
 from chatbot.errors import InputError
 
-from .metrics import metric_names
-from .settings import FIELDS, RunSettings, check_config
-from .sweep_calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
+from ..metrics import metric_names
+from ..settings import FIELDS, RunSettings, check_config
+from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -24,11 +24,11 @@ from chatbot.index import EmbeddingCache, Hit, Index
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
 from chatbot.retrievers import choose
 
-from .evaluate import prepare
-from .settings import RunSettings
-from .sweep_calls import CallPlan, plan_calls
-from .sweep_plan import SweepPlan
-from .systems.chatbot import answer_cache_for, embedding_cache_dir
+from ..evaluate import prepare
+from ..settings import RunSettings
+from .calls import CallPlan, plan_calls
+from .plan import SweepPlan
+from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 
 __all__ = ["DryRun", "dry_run"]
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 from chatbot import __version__
 
-from .cases import Case, Evidence
-from .chart import svg_bars
+from ..cases import Case, Evidence
+from ..chart import svg_bars
 from chatbot.lexical import LexicalIndex
-from .metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
-from .records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
-from .rows import Judging, build_row
-from .runs import MANIFEST, SUMMARY, new_run_dir, summarize, utc_now, write_json, write_rows
-from .saved import SavedCase, SavedClaim, SavedOutputs, load_saved
+from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
+from ..records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
+from ..rows import Judging, build_row
+from ..runs import MANIFEST, SUMMARY, new_run_dir, summarize, utc_now, write_json, write_rows
+from .layout import SavedCase, SavedClaim, SavedOutputs, load_saved
 
 __all__ = ["CHECK_LABELS", "ScoreResult", "chart_bars", "score_outputs", "score_saved", "write_run"]
 
@@ -77,7 +77,7 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
 
 def score_saved(cases_path: str | Path, chunks_path: str | Path | None = None,
                 claims_path: str | Path | None = None, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
-    """Load saved outputs (CSV or JSONL, see `harness.saved`) and score every case; no model is called."""
+    """Load saved outputs (CSV or JSONL, see `harness.saved.layout`) and score every case; no model is called."""
     return score_outputs(load_saved(cases_path, chunks_path, claims_path), k=k, na_as_pass=na_as_pass)
 
 

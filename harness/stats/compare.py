@@ -25,10 +25,10 @@ import numpy as np
 from chatbot.errors import InputError
 
 from .mde import minimum_detectable_difference
-from .records import Manifest, Row
-from .runs import read_manifest, read_rows
+from ..records import Row
+from ..runs import LoadedRun, load_run
 
-__all__ = ["LoadedRun", "MetricComparison", "Comparison", "load_run", "compare_runs", "compare_rows",
+__all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows",
            "paired_stats", "manifest_diff", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
 
 DEFAULT_RESAMPLES = 10_000
@@ -46,21 +46,6 @@ _DIFFED = ("settings", "prompt_template", "system", "collection", "rescored_from
 
 Key = tuple[str, int]  # (case_id, repeat)
 
-
-@dataclass(frozen=True)
-class LoadedRun:
-    """A run directory read into memory: its name, path, rows and manifest."""
-
-    name: str
-    path: Path
-    rows: tuple[Row, ...]
-    manifest: Manifest
-
-
-def load_run(path: str | Path) -> LoadedRun:
-    """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
-    path = Path(path)
-    return LoadedRun(path.name, path, tuple(read_rows(path)), read_manifest(path))
 
 
 @dataclass(frozen=True)
@@ -81,7 +66,7 @@ class MetricComparison:
     losses: int
     fixed: tuple[str, ...]
     broke: tuple[str, ...]
-    mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.mde)
+    mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.stats.mde)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}

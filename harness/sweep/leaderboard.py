@@ -4,7 +4,7 @@ Definitions (per cell c, compared with the baseline b on the primary metric):
 - Paired cases: cases where the metric is non-null in both b and c (a case answered several times contributes
   the mean of its repeats; the caller passes one value per case). `n` counts them.
 - mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
-  from `harness.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
+  from `harness.stats.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
 - mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases (paired_stats
   against zeros), drawn on the chart.
 - p_holm: Holm's step-down adjustment of the p-values across all compared cells (the baseline is not compared
@@ -27,7 +27,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
-from .compare import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_stats
+from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_stats
 
 __all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "holm", "pareto_front",
            "per_case_means", "select_and_confirm"]

@@ -10,8 +10,8 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 
 from .leaderboard import Leaderboard, Selection
-from .leaderboard_render import _HEADERS, _about, _cells, _selection_lines, leaderboard_svg
-from .sweep_plan import SweepPlan
+from .leaderboard_files import _HEADERS, _about, _cells, _selection_lines, leaderboard_svg
+from .plan import SweepPlan
 
 __all__ = ["leaderboard_html", "write_leaderboard_html"]
 

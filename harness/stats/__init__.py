@@ -1,0 +1,2 @@
+"""Pure statistics: paired comparison of runs, minimum detectable differences, agreement between raters.
+"""

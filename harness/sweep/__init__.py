@@ -1,0 +1,2 @@
+"""Sweeps: a grid of settings as a directory of runs (plan, calls, dry run, run) and its leaderboard.
+"""
