@@ -31,8 +31,8 @@ from pathlib import Path
 
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
 
-from harness.sweep.run import run_sweep
 from harness.sweep.plan import load_sweep
+from harness.sweep.run import run_sweep
 from tests.fake_ollama import FakeOllama
 
 TARGET = 1.15  # wall / ideal, from the issue

@@ -15,8 +15,8 @@ import jsonschema
 from .citations import Citation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
 from .index import Hit
-from .retrievers import Retriever
 from .ollama_client import ChatReply
+from .retrievers import Retriever
 
 NO_ANSWER = "I could not find the answer in the documents."
 STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")

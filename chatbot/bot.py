@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Callable
 
 from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, PromptTemplate, answer
 from .chunking import ChunkSettings
 from .errors import InputError
-from .index import EmbedSettings, EmbeddingCache, Hit, Index, Progress, build_index, cache_root, embed_query
+from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
 from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
 from .pdfs import Document, duplicate_warnings, read_documents
 from .retrievers import Retriever, choose

@@ -14,8 +14,15 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from .errors import InputError
-from .ollama_client import (ClientSettings, OllamaClient, ServerInfo, canonical_model, load_chat_model, preflight,
-                            resolve_host)
+from .ollama_client import (
+    ClientSettings,
+    OllamaClient,
+    ServerInfo,
+    canonical_model,
+    load_chat_model,
+    preflight,
+    resolve_host,
+)
 
 __all__ = ["HostPool", "PoolInfo", "Served"]
 

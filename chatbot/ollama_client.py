@@ -6,8 +6,8 @@ Error text differs between Ollama releases, so replies are classified by status 
 
 from __future__ import annotations
 
-import math
 import json
+import math
 import os
 import threading
 import time
@@ -18,8 +18,16 @@ import httpx
 import numpy as np
 import ollama
 
-from .errors import (BadReply, GenerationAborted, InputError, InputTooLong, ModelMissing, OllamaTimeout, ServerBusy,
-                     ServerUnreachable)
+from .errors import (
+    BadReply,
+    GenerationAborted,
+    InputError,
+    InputTooLong,
+    ModelMissing,
+    OllamaTimeout,
+    ServerBusy,
+    ServerUnreachable,
+)
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_CHAT_MODEL = "qwen3:4b"

@@ -17,7 +17,6 @@ from chatbot.errors import InputError
 from chatbot.pdfs import Document
 from chatbot.text import fold
 
-
 DRAFTED_TAG = "drafted"  # cases written by `rag-eval draft cases`
 ORIGINS = ("hand-written", "drafted")
 

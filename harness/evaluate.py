@@ -21,11 +21,22 @@ from .cases import Case, load_checked_cases
 from .lock import RunLock
 from .metrics import metric_names
 from .records import Manifest, Row, Summary, SystemAnswer
-from .saved.replay import write_replay
 from .review.store import apply_reviews, load_reviews
 from .rows import Judging, build_row, fold_pages
-from .runs import (MANIFEST, ROWS, SUMMARY, RowWriter, file_sha256, new_run_dir, read_manifest, read_rows,
-                   summarize, utc_now, write_json)
+from .runs import (
+    MANIFEST,
+    ROWS,
+    SUMMARY,
+    RowWriter,
+    file_sha256,
+    new_run_dir,
+    read_manifest,
+    read_rows,
+    summarize,
+    utc_now,
+    write_json,
+)
+from .saved.replay import write_replay
 from .settings import RunSettings
 from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
 

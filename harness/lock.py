@@ -8,9 +8,9 @@ import fcntl
 import json
 import os
 import socket
-from datetime import datetime, timezone
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 

@@ -21,8 +21,20 @@ from chatbot.text import fold, normalize
 
 from . import metrics as m
 from .cases import Case, Evidence
-from .records import (AnswerRecord, CitationResult, ClaimRecord, EvidenceItem, Expected, FactResult, QuoteStatus,
-                      QuoteValidation, RetrievedPassage, Row, Status, SystemAnswer)
+from .records import (
+    AnswerRecord,
+    CitationResult,
+    ClaimRecord,
+    EvidenceItem,
+    Expected,
+    FactResult,
+    QuoteStatus,
+    QuoteValidation,
+    RetrievedPassage,
+    Row,
+    Status,
+    SystemAnswer,
+)
 
 _SOURCE_ID = re.compile(r"^(?P<doc>.+)#p(?P<page>\d+)(?:\.\d+)?$")
 

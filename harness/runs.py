@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from pydantic import ValidationError
+
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
-
-from pydantic import ValidationError
 
 from .cases import ORIGINS, origin
 from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem, in_bulk

@@ -14,7 +14,6 @@ from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, Clien
 
 from .config import check_values, read_toml
 
-
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 

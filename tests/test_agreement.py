@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from harness.stats.agreement import (bootstrap_interval, cohen_kappa, krippendorff_alpha_nominal, measure_agreement,
-                               percent_agreement, undefined_reason)
+from harness.stats.agreement import (
+    bootstrap_interval,
+    cohen_kappa,
+    krippendorff_alpha_nominal,
+    measure_agreement,
+    percent_agreement,
+    undefined_reason,
+)
 
 # S = supported, U = unsupported, C = contradicted
 FIRST = "S S S S S U U U C C".split()

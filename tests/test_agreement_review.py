@@ -211,8 +211,8 @@ def test_review_screen(run, monkeypatch, capsys):
 
 
 def test_report_shows_agreement_and_disagreements_escaped(run, tmp_path):
-    from harness.runs import load_run
     from harness.report.html import render_report
+    from harness.runs import load_run
     assert "Reviewer agreement" not in render_report(load_run(run))
     for name, letters in (("ann", ANN), ("<b>bob</b>", BOB)):
         assert main(["review", str(run), "--import", str(_fill(run, tmp_path, name, letters)), "--reviewer",

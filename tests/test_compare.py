@@ -12,12 +12,11 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.runs import LoadedRun
-from harness.stats.compare import compare_rows, compare_runs, manifest_diff, paired_stats
 from harness.evaluate import run_evaluation
 from harness.records import Manifest
-from harness.runs import read_rows
+from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
+from harness.stats.compare import compare_rows, compare_runs, manifest_diff, paired_stats
 from tests.rowkit import make_row as _row
 
 REPO = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import draft_schema, read_drafts
 from harness.drafting.settings import DraftSettings
 from tests import draft_rules as rules
-from tests.conftest import REPO, HANDBOOK
+from tests.conftest import HANDBOOK, REPO
 from tests.fake_ollama import ChatReply, FakeOllama
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.stats.agreement import measure_agreement
 from harness.cli import main
 from harness.drafting.records import Decision, read_drafts
+from harness.stats.agreement import measure_agreement
 from tests import draft_rules as rules
 from tests.conftest import HANDBOOK
 

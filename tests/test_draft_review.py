@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 
-
 from chatbot.pdfs import read_documents
 from harness.cli import main
 from harness.drafting.records import read_drafts

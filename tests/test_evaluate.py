@@ -216,6 +216,7 @@ def test_offline_run_from_the_command_line(tmp_path):
 
 def test_a_saved_review_applies_to_the_next_run_while_unchanged(server, tmp_path):
     import shutil
+
     from harness.review.store import Claim, Review, reviews_path, save_reviews
     cases = tmp_path / "cases.jsonl"
     shutil.copy(SAMPLE_DOCS / "cases.jsonl", cases)

@@ -2,7 +2,8 @@
 
 import json
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from chatbot.chunking import Chunk
 from chatbot.citations import validate_citation
@@ -136,6 +137,7 @@ def test_a_killed_process_resumes_to_the_same_rows(server, tmp_path):
     import subprocess
     import sys
     import time
+
     from tests.conftest import REPO
 
     cases = sample_cases(tmp_path)

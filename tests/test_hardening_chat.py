@@ -13,7 +13,7 @@ from chatbot.ollama_client import ClientSettings, OllamaClient
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import REPO, HANDBOOK, SAMPLE_DOCS, sample_cases
+from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS, sample_cases
 from tests.fake_ollama import REPEAT_LIMIT_ERROR, ChatReply, ModelSpec
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."

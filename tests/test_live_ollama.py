@@ -14,7 +14,7 @@ from harness.evaluate import run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
-from tests.conftest import LIVE_HOST, HANDBOOK, SAMPLE_DOCS
+from tests.conftest import HANDBOOK, LIVE_HOST, SAMPLE_DOCS
 
 pytestmark = pytest.mark.ollama
 

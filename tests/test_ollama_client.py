@@ -5,7 +5,7 @@ import pytest
 
 from chatbot.chunking import ChunkSettings
 from chatbot.errors import InputTooLong, ModelMissing, OllamaTimeout, ServerBusy, ServerUnreachable
-from chatbot.index import EmbedSettings, EmbeddingCache, Index, build_index
+from chatbot.index import EmbeddingCache, EmbedSettings, Index, build_index
 from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from chatbot.pdfs import read_documents
 from tests.conftest import HANDBOOK

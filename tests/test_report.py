@@ -9,13 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
 from chatbot.text import find_quote
-from harness.runs import load_run
+from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.report.html import chart_families, highlight_quote, render_report
 from harness.review.store import Claim, Review, apply_to_run
-from harness.runs import read_rows
+from harness.runs import load_run, read_rows
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS, pdfgen
 

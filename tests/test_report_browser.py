@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.runs import load_run
 from harness.evaluate import run_evaluation
-from harness.report.html import render_report
 from harness.report.funnel import STAGES, funnel
+from harness.report.html import render_report
+from harness.runs import load_run
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS
 from tests.test_report import hostile_run

@@ -8,14 +8,13 @@ import re
 import pytest
 
 from harness.cases import Case, Evidence
-from harness.runs import LoadedRun, load_run
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Manifest, Passage, SystemAnswer
-from harness.report.html import render_report
 from harness.report.funnel import KINDS, documents_of, funnel, kind_of, stage_of
+from harness.report.html import render_report
 from harness.report.sections import breakdown_metrics, index_cases
 from harness.rows import Judging, build_row
-from harness.runs import summarize
+from harness.runs import LoadedRun, load_run, summarize
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS
 

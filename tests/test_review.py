@@ -16,10 +16,21 @@ from pydantic import ValidationError
 from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.review.store import (Claim, Resolution, Review, ReviewBook, apply_reviews, apply_to_run, load_reviews,
-                            read_reviews, reviews_path, save_reviews, sentence_split)
-from harness.review.csv_io import export_csv, import_csv, passages_by_answer
 from harness.records import ClaimRecord, Row
+from harness.review.csv_io import export_csv, import_csv, passages_by_answer
+from harness.review.store import (
+    Claim,
+    Resolution,
+    Review,
+    ReviewBook,
+    apply_reviews,
+    apply_to_run,
+    load_reviews,
+    read_reviews,
+    reviews_path,
+    save_reviews,
+    sentence_split,
+)
 from harness.rows import answer_sha256, validate_row
 from harness.runs import read_rows, summarize
 from harness.settings import RunSettings

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from chatbot.lexical import LexicalIndex, tokenize
 from harness import metrics as m
 from harness.chart import svg_bars, text_bars
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from chatbot.lexical import LexicalIndex, tokenize
 from harness.records import Row, Summary
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows, summarize

@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from harness.cli import main
-from harness.sweep.leaderboard_files import read_leaderboard
 from harness.runs import read_manifest, read_rows
+from harness.sweep.leaderboard_files import read_leaderboard
 from tests.conftest import HANDBOOK, sample_cases
 
 CELLS = ["chunk-size=600,top-k=2", "chunk-size=600,top-k=4", "chunk-size=1000,top-k=2", "chunk-size=1000,top-k=4",

@@ -10,10 +10,22 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.stats.compare import paired_stats
-from harness.sweep.leaderboard import (CellResults, build_leaderboard, holm, pareto_front, per_case_means,
-                                 select_and_confirm)
-from harness.sweep.leaderboard_files import (leaderboard_json, leaderboard_markdown, leaderboard_svg, leaderboard_text,
-                                        read_leaderboard, write_leaderboard)
+from harness.sweep.leaderboard import (
+    CellResults,
+    build_leaderboard,
+    holm,
+    pareto_front,
+    per_case_means,
+    select_and_confirm,
+)
+from harness.sweep.leaderboard_files import (
+    leaderboard_json,
+    leaderboard_markdown,
+    leaderboard_svg,
+    leaderboard_text,
+    read_leaderboard,
+    write_leaderboard,
+)
 
 IDS = [f"case-{i:02d}" for i in range(20)]
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.sweep.leaderboard_files import read_leaderboard
 from harness.runs import read_manifest, read_rows
-from harness.sweep.run import SweepStopped, run_sweep
+from harness.sweep.leaderboard_files import read_leaderboard
 from harness.sweep.plan import load_sweep
+from harness.sweep.run import SweepStopped, run_sweep
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 

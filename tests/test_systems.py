@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from examples.http_server import serve
+from chatbot.errors import InputError
 from examples.bm25_pages import Bm25Pages
-from harness.stats.compare import compare_runs
+from examples.http_server import serve
 from harness.evaluate import RunStopped, run_evaluation
 from harness.records import SystemAnswer
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings
-from harness.systems import load_system, SystemContext
-from chatbot.errors import InputError
+from harness.stats.compare import compare_runs
+from harness.systems import SystemContext, load_system
 from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
 
 HOTEL_PAGE = "handbook.pdf#p2"

@@ -8,8 +8,8 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
-from ..runs import load_run
 from ..report.html import render_report
+from ..runs import load_run
 
 
 def register(sub: argparse._SubParsersAction) -> None:

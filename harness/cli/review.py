@@ -18,15 +18,29 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.text import find_quote
 
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..records import RetrievedPassage, Row, Summary
-from ..review.store import (VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, answer_key, apply_reviews,
-                      add_reviews, apply_to_run, read_reviews, distinct_answers, reviews_path, run_ks,
-                      sentence_split)
 from ..review.agreement import agreement_report, render_agreement
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
+from ..review.store import (
+    VERDICTS,
+    Claim,
+    ClaimState,
+    Resolution,
+    Review,
+    ReviewBook,
+    add_reviews,
+    answer_key,
+    apply_reviews,
+    apply_to_run,
+    distinct_answers,
+    read_reviews,
+    reviews_path,
+    run_ks,
+    sentence_split,
+)
 from ..runs import read_manifest, read_rows, utc_now
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 
 _KEYS = """keys (type ? to see them again):
   on an answer:  Enter accept the offered claims · e edit them · k skip this answer

@@ -10,8 +10,8 @@ from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar
 
-from ..evaluate import run_evaluation
 from ..chart import fmt
+from ..evaluate import run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from chatbot.errors import InputError
 
-from ..sweep.leaderboard_files import leaderboard_text
-from ..sweep.run import resume_plan, run_sweep
 from ..sweep.dry import dry_run
+from ..sweep.leaderboard_files import leaderboard_text
 from ..sweep.plan import Cell, SweepPlan, load_sweep
+from ..sweep.run import resume_plan, run_sweep
 from .run import add_base_args, given_flags
 
 _PATHS = ("docs", "cases", "out", "prompt", "cache_dir")

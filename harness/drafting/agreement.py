@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
 from ..review.agreement import AgreementReport
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
 from .records import Decision, Draft
 
 __all__ = ["DraftDisagreement", "draft_agreement_report"]

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from chatbot.chunking import Chunk, ChunkSettings, chunk_pages
+from chatbot.lexical import LexicalIndex
 from chatbot.pdfs import Document
 from chatbot.text import fold
 
 from ..cases import Evidence
-from chatbot.lexical import LexicalIndex
 from ..metrics import Retrieved, first_rank
 from .language import guess
 from .unanswerable import Sentences

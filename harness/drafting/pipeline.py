@@ -23,8 +23,16 @@ from chatbot.text import fold, normalize
 
 from ..metrics import fact_found
 from .collection import Collection, evidence_rank
-from .prompting import (PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, Asker, Failed, ReplyCache, Template, drafts_schema,
-                        sha256)
+from .prompting import (
+    PARAMETRIC_SCHEMA,
+    UNANSWERABLE_SCHEMA,
+    Asker,
+    Failed,
+    ReplyCache,
+    Template,
+    drafts_schema,
+    sha256,
+)
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
 from .select import Selection, select_pages
 from .settings import DraftSettings

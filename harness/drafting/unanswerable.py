@@ -14,9 +14,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from chatbot.lexical import LexicalIndex
 from chatbot.text import fold, split_sentences
 
-from chatbot.lexical import LexicalIndex
 from .language import ALL_STOP_WORDS
 from .records import Reason
 from .verify import is_deictic, words

@@ -6,8 +6,8 @@ import html
 from collections.abc import Sequence
 
 from ..chart import fmt
-from ..runs import LoadedRun
 from ..review.agreement import AgreementReport, Disagreement, agreement_report
+from ..runs import LoadedRun
 
 __all__ = ["agreement_section"]
 

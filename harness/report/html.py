@@ -14,14 +14,13 @@ from chatbot.text import find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
-from ..runs import LoadedRun
-from ..stats.compare import manifest_diff
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
+from ..runs import LoadedRun, summarize
+from ..stats.compare import manifest_diff
+from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
-from .agreement import agreement_section
-from ..runs import summarize
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
 

@@ -13,10 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..chart import fmt
-from ..runs import LoadedRun
 from ..records import Row
+from ..runs import LoadedRun, summarize
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
-from ..runs import summarize
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
            "breakdown_metrics"]

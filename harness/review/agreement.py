@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar
 
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 from ..records import ClaimRecord, ClaimResolution, ReviewerVerdict, Row
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 from .store import distinct_answers
 
 __all__ = ["AgreementReport", "Disagreement", "DisagreementItem", "agreement_report", "render_agreement",

@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-
 from ..cases import Problems, open_csv
 from ..records import Row, Verdict
-from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
+from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
 
 __all__ = ["CSV_COLUMNS", "RESOLVE_COLUMNS", "export_csv", "export_disagreements_csv", "import_csv",
            "passages_by_answer"]

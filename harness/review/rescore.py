@@ -16,8 +16,19 @@ from chatbot.text import normalize
 from ..cases import Case, load_cases
 from ..records import Manifest, Row, Summary
 from ..rows import score_row
-from ..runs import (MANIFEST, SUMMARY, RowWriter, file_sha256, new_run_dir, read_json, read_manifest, read_rows,
-                   summarize, utc_now, write_json)
+from ..runs import (
+    MANIFEST,
+    SUMMARY,
+    RowWriter,
+    file_sha256,
+    new_run_dir,
+    read_json,
+    read_manifest,
+    read_rows,
+    summarize,
+    utc_now,
+    write_json,
+)
 
 __all__ = ["RescoreResult", "rescore_row", "rescore_run"]
 

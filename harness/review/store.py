@@ -24,10 +24,20 @@ from chatbot.text import normalize, split_sentences
 from ..cases import Problems, json_lines
 from ..lock import RunLock, file_lock
 from ..records import Manifest, Row, Summary
-from .book import (CLAIM_STATUSES, VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey,
-                          as_book, claim_key)
 from ..rows import with_review
 from ..runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
+from .book import (
+    CLAIM_STATUSES,
+    VERDICTS,
+    Claim,
+    ClaimState,
+    Resolution,
+    Review,
+    ReviewBook,
+    ReviewKey,
+    as_book,
+    claim_key,
+)
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",

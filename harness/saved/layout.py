@@ -21,11 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
-
 from annotated_types import Len
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from chatbot.errors import InputError
 

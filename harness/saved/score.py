@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chatbot import __version__
+from chatbot.lexical import LexicalIndex
 
 from ..cases import Case, Evidence
 from ..chart import svg_bars
-from chatbot.lexical import LexicalIndex
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
 from ..rows import Judging, build_row

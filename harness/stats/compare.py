@@ -24,9 +24,9 @@ import numpy as np
 
 from chatbot.errors import InputError
 
-from .mde import minimum_detectable_difference
 from ..records import Row
 from ..runs import LoadedRun, load_run
+from .mde import minimum_detectable_difference
 
 __all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows",
            "paired_stats", "manifest_diff", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]

@@ -26,9 +26,9 @@ from chatbot.retrievers import choose
 
 from ..evaluate import prepare
 from ..settings import RunSettings
+from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 from .calls import CallPlan, plan_calls
 from .plan import SweepPlan
-from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 
 __all__ = ["DryRun", "dry_run"]
 

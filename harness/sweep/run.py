@@ -26,8 +26,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,12 +37,12 @@ from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
 from ..evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
-from ..systems import is_builtin
-from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
-from .leaderboard_html import write_leaderboard_html
-from .leaderboard_files import write_leaderboard
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
+from ..systems import is_builtin
+from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
+from .leaderboard_files import write_leaderboard
+from .leaderboard_html import write_leaderboard_html
 from .plan import Cell, SweepPlan, load_sweep
 
 __all__ = ["FREE_FLAGS", "SWEEP_FORMAT", "SWEEP_MANIFEST", "SweepResult", "SweepStopped", "cell_results",
