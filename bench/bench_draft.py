@@ -2,7 +2,7 @@
 
 The issue's budget: one chat call per page plus one per parametric check (a draft that passed verification), so
 calls per accepted case = (pages + passed) / accepted. Two inputs:
-- the bundled handbook (4 pages) with the scripted rule of tests/draft_rules.py: 12 drafts, 7 scripted to fail;
+- the bundled handbook (4 pages) with the scripted rule of tests/support/draft_rules.py: 12 drafts, 7 scripted to fail;
 - a generated PDF (`--pages`, about 250 words a page) with a generic rule (below) whose drafts all pass.
 "Accepted" here means a reviewer accepting every draft that passed verification (the best case); with real
 reviewers the ratio only grows. The generic rule is not a model: for the k-th of `per_page` drafts it quotes the
@@ -23,8 +23,8 @@ from _common import isolated_state, load_pdfgen, machine_line, synthetic_pages, 
 
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.settings import DraftSettings
-from tests import draft_rules
 from tests.fake_ollama import FakeOllama
+from tests.support import draft_rules
 
 _PAGE = re.compile(r"\[page start\]\n(.*?)\n\[page end\]", re.DOTALL)
 

@@ -1,7 +1,7 @@
 """Write `all_cases.jsonl`, the default run's cases: the handbook's `cases.jsonl`, then `collection/cases.jsonl`.
 
 Both sources stay the files you edit; this one is generated, so a case is never kept twice by hand.
-`tests/test_report_layout.py` fails when the committed file is out of date.
+`tests/report/test_layout.py` fails when the committed file is out of date.
 
     python sample_docs/make_all_cases.py           # rewrites sample_docs/all_cases.jsonl
 """

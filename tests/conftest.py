@@ -57,9 +57,9 @@ def live():
 @pytest.fixture
 def drafts_file(server, tmp_path) -> Path:
     """Drafts of the handbook written by `rag-eval draft` against the test server's scripted rule
-    (tests/draft_rules.py)."""
+    (tests/support/draft_rules.py)."""
     from harness.cli import main
-    from tests import draft_rules
+    from tests.support import draft_rules
     server.chat_rule = draft_rules.draft_rule
     out = tmp_path / "drafts.jsonl"
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0

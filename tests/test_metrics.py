@@ -8,7 +8,7 @@ from harness import metrics as m
 from harness.cases import Case, Evidence
 from harness.records import Citation, Passage, SystemAnswer
 from harness.rows import Judging, build_row
-from tests.rowkit import observation
+from tests.support.rowkit import observation
 
 R = m.Retrieved
 P2 = Evidence("h.pdf#p2")

@@ -13,7 +13,7 @@ from harness.records import Row, SystemReply, field_problem, published_schemas
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows, write_rows
 from tests.conftest import REPO
-from tests.rowkit import make_row
+from tests.support.rowkit import make_row
 
 
 @pytest.mark.parametrize("name", sorted(published_schemas()))

@@ -18,7 +18,7 @@ from harness.review.store import load_reviews
 from harness.runs import read_rows
 from harness.settings import RunSettings
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_docs"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 # Verdicts on the 17 claims the offline baseline's sample run makes (one sentence per answered case, in case
 # order); S supported, U unsupported, C contradicted. Bob differs from Ann on claims 0, 9 and 14.
 ANN = "SSSSSSSSSUUUUUCCC"

@@ -1,7 +1,8 @@
 """Human decisions on drafts: CSV export/import, the terminal walk, edits re-running the checks, decisions kept
 across a rerun, and `rag-eval draft cases` writing only what a human accepted.
 
-The drafts come from the test server with the scripted rule of tests/draft_rules.py (see tests/test_draft.py)."""
+The drafts come from the test server with the scripted rule of tests/support/draft_rules.py
+(see tests/drafting/test_draft.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import json
 from chatbot.pdfs import read_documents
 from harness.cli import main
 from harness.drafting.records import read_drafts
-from tests import draft_rules as rules
 from tests.conftest import HANDBOOK
+from tests.support import draft_rules as rules
 
 
 def test_csv_round_trip_accept_reject_edit_then_cases(drafts_file, tmp_path, capsys):

@@ -34,9 +34,9 @@ from harness.review.store import (
 from harness.rows import answer_sha256, validate_row
 from harness.runs import read_rows, summarize
 from harness.settings import RunSettings
-from tests.rowkit import make_row
+from tests.support.rowkit import make_row
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_docs"
 SHA = answer_sha256("The limit is EUR 160. Breakfast is included.")
 

@@ -15,7 +15,7 @@ from harness.review.store import Claim, Review, apply_to_run
 from harness.runs import read_rows, summarize
 from harness.settings import RunSettings
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_docs"
 SCORED = ("metrics", "fact_results", "quote_validation", "failure_reasons")
 

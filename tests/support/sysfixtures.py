@@ -1,4 +1,4 @@
-"""Python systems for tests that run the real command in another process (`--system tests.sysfixtures:...`).
+"""Python systems for tests that run the real command in another process (`--system tests.support.sysfixtures:...`).
 They do not answer questions: they abstain by a stated rule, slowly or by failing, to exercise the harness."""
 
 from __future__ import annotations

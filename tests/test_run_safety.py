@@ -29,9 +29,9 @@ def _write_cases(tmp_path: Path, lines: list[dict]) -> str:
 
 def test_a_second_process_cannot_write_a_locked_run(tmp_path):
     out = tmp_path / "out"
-    first = subprocess.Popen([*EVALUATE, "--system", "tests.sysfixtures:slow", "--cases", sample_cases(tmp_path),
-                              "--out", str(out)], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                             text=True)
+    first = subprocess.Popen([*EVALUATE, "--system", "tests.support.sysfixtures:slow",
+                              "--cases", sample_cases(tmp_path), "--out", str(out)],
+                             cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
         while not list(out.glob("*/rows.jsonl")) and time.monotonic() < deadline:
@@ -84,7 +84,7 @@ def test_bad_timeouts_are_refused_with_exit_2(value, tmp_path, capsys):
 
 
 def test_every_row_errored_is_its_own_exit_code(tmp_path, capsys):
-    code = rag_eval(["run", "--system", "tests.sysfixtures:broken", "--cases", sample_cases(tmp_path),
+    code = rag_eval(["run", "--system", "tests.support.sysfixtures:broken", "--cases", sample_cases(tmp_path),
                      "--out", str(tmp_path / "out")])
     assert code == 4
     assert "every one of the 21 rows errored" in capsys.readouterr().err
@@ -140,7 +140,7 @@ def test_check_uses_the_runs_chunk_settings(tmp_path, capsys):
     assert rag_eval(["check", "--cases", cases, "--config", str(config)]) == 2
     # A system of the user's own is not held to our chunker.
     assert rag_eval(["check", "--cases", cases, "--chunk-size", "300", "--chunk-overlap", "50",
-                     "--system", "tests.sysfixtures:slow"]) == 0
+                     "--system", "tests.support.sysfixtures:slow"]) == 0
 
 
 def test_scanned_pages_are_warned_about_on_the_terminal(tmp_path, make_pdf, capsys):

@@ -21,7 +21,7 @@ from harness.report.html import render_report
 from harness.runs import load_run
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS
-from tests.test_report import hostile_run
+from tests.report.test_report import hostile_run
 
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")]

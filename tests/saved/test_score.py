@@ -22,9 +22,9 @@ from harness.runs import read_manifest, read_rows, summarize
 from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
 from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
-from tests.rowkit import observation
+from tests.support.rowkit import observation
 
-WORKSHOP = Path(__file__).resolve().parents[1] / "sample_docs" / "workshop"
+WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 CASES = WORKSHOP / "cases.csv"
 
 # The numbers the issue asks for (with --na-as-pass), worked out by hand from sample_docs/workshop/README.md:

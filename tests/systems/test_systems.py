@@ -250,5 +250,6 @@ def test_entry_point_plugins_are_found_by_name(tmp_path, monkeypatch):
 
 def test_a_factory_that_raises_is_named(tmp_path):
     ctx = SystemContext(_settings(tmp_path, "x"), [])
-    with pytest.raises(InputError, match=r"'tests.sysfixtures:broken_factory': the factory raised RuntimeError"):
-        load_system("tests.sysfixtures:broken_factory", ctx)
+    raised = r"'tests.support.sysfixtures:broken_factory': the factory raised RuntimeError"
+    with pytest.raises(InputError, match=raised):
+        load_system("tests.support.sysfixtures:broken_factory", ctx)

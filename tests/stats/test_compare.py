@@ -17,9 +17,9 @@ from harness.records import Manifest
 from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
 from harness.stats.compare import compare_rows, compare_runs, manifest_diff, paired_stats
-from tests.rowkit import make_row as _row
+from tests.support.rowkit import make_row as _row
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_docs"
 
 

@@ -1,7 +1,8 @@
 """Two reviewers on drafted cases: each keeps their own decision, agreement figures shared with claim review, a
 disagreement keeps the draft pending (and out of `draft cases`) until resolved, older drafts files still load.
 
-The drafts come from the test server with the scripted rule of tests/draft_rules.py (see tests/test_draft.py)."""
+The drafts come from the test server with the scripted rule of tests/support/draft_rules.py
+(see tests/drafting/test_draft.py)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ import pytest
 from harness.cli import main
 from harness.drafting.records import Decision, read_drafts
 from harness.stats.agreement import measure_agreement
-from tests import draft_rules as rules
 from tests.conftest import HANDBOOK
+from tests.support import draft_rules as rules
 
 ANN = {"GOOD_HOTEL": ("accepted", ""), "GOOD_LAPTOP": ("accepted", ""), "GOOD_CARRY": ("accepted", ""),
        "GOOD_PASSWORD": ("rejected", "too easy")}

@@ -175,7 +175,7 @@ def test_bad_sweeps_are_refused_before_any_request(server, tmp_path, capsys):
 def test_leaderboard_html_is_self_contained_and_escaped(server, tmp_path):
     prompt = tmp_path / "<b>odd & prompt.txt"
     prompt.write_text("Answer from the passages.\n$passages\nQuestion: $question\n")
-    default = Path(__file__).resolve().parents[1] / "chatbot" / "prompts" / "default.txt"
+    default = Path(__file__).resolve().parents[2] / "chatbot" / "prompts" / "default.txt"
     text = f"prompt = [{json.dumps(str(default))}, {json.dumps(str(prompt))}]\n"
     assert main(["sweep", sweep_file(tmp_path, text), *base(server, tmp_path)]) == 0
     html = (only_sweep(tmp_path) / "leaderboard.html").read_text()
@@ -222,6 +222,6 @@ def test_resume_refuses_finished_cells_made_with_other_labels(tmp_path, capsys):
 
 def test_an_errored_case_counts_zero_on_the_primary_metric_in_the_leaderboard():
     from harness.sweep.run import cell_results
-    from tests.rowkit import make_row
+    from tests.support.rowkit import make_row
     rows = [make_row("a", {"passed": 1.0}), make_row("b", {"passed": None}, error="context too long")]
     assert dict(cell_results("cell", rows, "passed").values) == {"a": 1.0, "b": 0.0}

@@ -1,6 +1,6 @@
 """`rag-eval draft` against the test server (tests/fake_ollama.py) on the bundled handbook.
 
-Chat rule (tests/draft_rules.py, `draft_rule`): a drafting prompt gets the scripted drafts of the page whose
+Chat rule (tests/support/draft_rules.py, `draft_rule`): a drafting prompt gets the scripted drafts of the page whose
 section title it contains (SCRIPT); a parametric prompt gets PARAMETRIC[question] or "I do not know."; an
 unanswerable prompt gets UNANSWERABLE[title]. The scripted drafts include an invented quote, a quote from another
 page, a fact missing from its quote, a question copying its quote, a near duplicate, a repeated question and a
@@ -25,9 +25,9 @@ from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import draft_schema, read_drafts
 from harness.drafting.settings import DraftSettings
-from tests import draft_rules as rules
 from tests.conftest import HANDBOOK, REPO
 from tests.fake_ollama import ChatReply, FakeOllama
+from tests.support import draft_rules as rules
 
 
 @pytest.fixture

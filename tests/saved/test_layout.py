@@ -14,7 +14,7 @@ from harness.cli import main
 from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
 from harness.saved.score import score_saved
 
-WORKSHOP = Path(__file__).resolve().parents[1] / "sample_docs" / "workshop"
+WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 CASE_HEADER = ["case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",
                "cited_chunk_ids", "should_abstain", "candidate_abstains", "retrieved_chunk_ids"]
 

@@ -371,7 +371,7 @@ def test_reset_restores_defaults(fake, client):
 
 def test_standalone_entry_point_serves_and_says_it_is_a_stand_in():
     proc = subprocess.Popen([sys.executable, "-m", "tests.fake_ollama", "--port", "0"],
-                            cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, text=True)
+                            cwd=Path(__file__).parents[2], stdout=subprocess.PIPE, text=True)
     try:
         line = proc.stdout.readline()
         assert "stand-in" in line and "not a model" in line

@@ -154,9 +154,9 @@ def test_a_killed_sweep_resumes_to_the_same_leaderboard(server, tmp_path):
 
 
 def test_draft_spreads_pages_over_two_hosts_with_the_same_drafts(two, tmp_path, server):
-    """Chat rule: tests/draft_rules.py `draft_rule` on every server."""
+    """Chat rule: tests/support/draft_rules.py `draft_rule` on every server."""
     from harness.drafting.records import read_drafts
-    from tests import draft_rules as rules
+    from tests.support import draft_rules as rules
 
     a, b = two
     for fake in (a, b, server):

@@ -1,5 +1,5 @@
 """The HTML report: self-contained, one chart per metric family, and every document or model text escaped.
-(tests/test_report_browser.py renders the same hostile report in headless Chromium.)"""
+(tests/report/test_browser.py renders the same hostile report in headless Chromium.)"""
 
 from __future__ import annotations
 
