@@ -8,11 +8,13 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+from typing import TYPE_CHECKING
 
 from .errors import PdfError
+
+if TYPE_CHECKING:  # pypdf is imported where a page is read: a command that reads no PDF does not pay for it
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,8 @@ def duplicate_warnings(documents: Sequence[Document]) -> tuple[str, ...]:
 
 def read_pdf(path: str | Path, *, doc_id: str | None = None) -> Document:
     """Extract the text of every page of one PDF."""
+    from pypdf.errors import DependencyError
+
     path = Path(path)
     data = _read_bytes(path)
     reader = _open(path, data)
@@ -144,6 +148,9 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _open(path: Path, data: bytes) -> PdfReader:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
     try:
         reader = PdfReader(io.BytesIO(data))  # tries an empty password on encrypted files already
     except DependencyError as exc:

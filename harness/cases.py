@@ -8,14 +8,16 @@ import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-import jsonschema
-
-from chatbot.chunking import Chunk
 from chatbot.errors import InputError
-from chatbot.pdfs import Document
 from chatbot.text import fold
+
+if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf or jsonschema
+    import jsonschema
+
+    from chatbot.chunking import Chunk
+    from chatbot.pdfs import Document
 
 DRAFTED_TAG = "drafted"  # cases written by `rag-eval draft cases`
 ORIGINS = ("hand-written", "drafted")
@@ -146,6 +148,8 @@ def schema_lines(path: Path, schema: dict, problems: Problems, *, what: str, rec
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
+    import jsonschema
+
     validator = jsonschema.Draft202012Validator(schema)
     seen: dict[str, int] = {}
     for number, data in json_lines(lines, problems):
@@ -182,6 +186,8 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
 def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
     """For "not valid under any of the given schemas", the part that failed, so the message names the field
     (an evidence object with a bad source_id, rather than "not a string either")."""
+    import jsonschema
+
     while error.context:
         error = jsonschema.exceptions.best_match([e for e in error.context if e.validator != "type"]
                                                  or error.context)

@@ -8,9 +8,6 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
-from ..report.html import render_report
-from ..runs import load_run
-
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write a self-contained HTML report of a run (optionally beside another)",
@@ -30,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
+    from ..runs import load_run
+
     page = render_report(load_run(args.run), load_run(args.vs) if args.vs else None)
     out = Path(args.out) if args.out else Path(args.run) / "report.html"
     try:
