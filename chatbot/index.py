@@ -21,6 +21,7 @@ from .errors import BadReply, InputError, InputTooLong
 from .ollama_client import OllamaClient, prefixes_for
 from .pdfs import Document
 from .store import atomic_write_text
+from .versions import software_versions
 
 Progress = Callable[[int, int], None]  # (done, total)
 INDEX_FORMAT = 1
@@ -193,6 +194,7 @@ def build_index(documents: list[Document], client: OllamaClient, *, chunking: Ch
     manifest = {
         "format": INDEX_FORMAT,
         "package_version": __version__,
+        "versions": software_versions(),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "embedding": asdict(embedding) | {"digest": digest, "doc_prefix": doc_prefix, "query_prefix": query_prefix},
         "chunking": chunking.to_dict(),

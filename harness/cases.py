@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 from chatbot.errors import InputError
 from chatbot.text import fold
 
+from .labels_origin import manifest_beside, pypdf_mismatch
+
 if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf or jsonschema
     import jsonschema
 
@@ -65,10 +67,11 @@ class Problems:
     def add(self, line: int, message: str) -> None:
         self.items.append(f"{self.path}:{line}: {message}")
 
-    def raise_if_any(self, what: str) -> None:
+    def raise_if_any(self, what: str, *, note: str | None = None) -> None:
+        """One InputError listing every problem, and `note` (a likely common cause) on a last line."""
         if self.items:
             raise InputError(f"{len(self.items)} problem(s) in {what}; fix them and run again:\n  "
-                             + "\n  ".join(self.items))
+                             + "\n  ".join(self.items) + (f"\n{note}" if note else ""))
 
 
 def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
@@ -112,16 +115,20 @@ def load_cases(path: str | Path) -> list[Case]:
     return cases
 
 
-def load_checked_cases(path: str | Path, documents: list[Document], chunks: list[Chunk] | None = None) -> list[Case]:
+def load_checked_cases(path: str | Path, documents: list[Document], chunks: list[Chunk] | None = None, *,
+                       written_by: str | Path | None = None) -> list[Case]:
     """load_cases and check_labels together, so schema and label problems are all reported in one go.
     With `chunks`, also check that every evidence quote fits inside one chunk of its page: a retrieved chunk
-    only counts when it holds the quote, so a quote cut by a chunk boundary could never be found."""
+    only counts when it holds the quote, so a quote cut by a chunk boundary could never be found. When a check
+    fails and the manifest that wrote the labels (`written_by`, default the one beside `path`) records another
+    pypdf than this one, the error says so."""
     problems = Problems(str(path))
     cases = _parse(Path(path), problems)
     _check(cases, documents, problems)
     if chunks is not None and not problems.items:
         _check_quotes_fit(cases, chunks, problems)
-    problems.raise_if_any("the cases file")
+    if problems.items:
+        problems.raise_if_any("the cases file", note=pypdf_mismatch(written_by or manifest_beside(path)))
     return cases
 
 

@@ -16,6 +16,7 @@ from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
 from chatbot.pdfs import Document, read_documents
+from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases
 from .lock import RunLock
@@ -194,6 +195,9 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
+    before, now = saved.versions.get("pypdf"), fresh.versions.get("pypdf")
+    if before and before != now:  # another pypdf extracts other page text: other passages, other labels' pages
+        changes.append(f"pypdf {before} -> {now} (page text may differ); install pypdf=={before} to resume")
     return changes
 
 
@@ -288,6 +292,7 @@ def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] 
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(
         run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
+        versions=software_versions(),
         settings=settings.to_dict(), metrics=metric_names(settings.k),
         inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},

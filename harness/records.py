@@ -321,6 +321,7 @@ class Manifest(BaseModel):
     ended_at: str | None = None
     package_version: str | None = None
     git_commit: str | None = None
+    versions: dict[str, str] = Field(default_factory=dict)  # pdf_rag_eval, python, pypdf (page text depends on it)
     command: list[str] | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
     system: dict[str, Any] = Field(default_factory=dict)

@@ -32,7 +32,7 @@ from ..drafting.agreement import decision_text, draft_agreement_report
 from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
 from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
-from ..drafting.manifest import manifest_path, read_manifest, write_manifest
+from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
 from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
@@ -157,12 +157,14 @@ def _cases(args: argparse.Namespace) -> int:
     atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
     try:
         documents = read_documents(settings.docs)
-        load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks))
+        load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks),
+                           written_by=manifest_path(args.drafts))
         os.replace(staged, out)
     except InputError as exc:
         raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
     finally:
         staged.unlink(missing_ok=True)
+    write_cases_manifest(out, drafts_path=args.drafts, docs=settings.docs, written_at=utc_now())
     print(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
           f"{_left_out(export.left_out)}")
     return 0
