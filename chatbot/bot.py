@@ -12,6 +12,7 @@ from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
 from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
+from .page_cache import PageCache
 from .pdfs import Document, duplicate_warnings, read_documents
 from .retrievers import Retriever, choose
 
@@ -79,7 +80,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
         raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
     template = PromptTemplate.load(settings.prompt_path)
     if documents is None:
-        documents = read_documents(docs) if docs is not None else []
+        documents = read_documents(docs, cache=PageCache.at(cache_dir)) if docs is not None else []
     saved = Index.load(index_dir) if index_dir is not None else None
     if saved is not None:
         embedding = _saved_embedding(saved)

@@ -14,6 +14,7 @@ from .chunking import ChunkSettings, chunk_pages
 from .errors import InputError
 from .index import EmbedSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+from .page_cache import PageCache
 from .pdfs import duplicate_warnings, read_folder
 from .terminal import ProgressBar, run_cli
 
@@ -47,7 +48,8 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
     add("--doc-prefix", None, "text put before each chunk when embedding (default: the model's own)")
     add("--query-prefix", None, "text put before each question when embedding (default: the model's own)")
     add("--batch-size", embed.batch_size, "texts per embedding request", type=int)
-    add("--cache-dir", None, "embedding cache (default: $PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
+    add("--cache-dir", None, "cache folder: embeddings and extracted page text (default: $PDF_RAG_EVAL_CACHE or "
+                         "~/.cache/pdf-rag-eval)")
 
 
 def add_chunk_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
@@ -95,7 +97,7 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
 
 def _cmd_pages(args: argparse.Namespace) -> int:
     """List the good files' pages, then report the bad files (exit 2), so one pass shows everything."""
-    folder = read_folder(args.docs)
+    folder = read_folder(args.docs, cache=PageCache.at())
     for warning in duplicate_warnings(folder.documents):
         print(f"warning: {warning}", file=sys.stderr)
     for doc in folder.documents:

@@ -15,6 +15,7 @@ from chatbot import __version__
 from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.versions import software_versions
 
@@ -60,7 +61,8 @@ def prepare(settings: RunSettings, progress: Progress | None = None, *,
     built-in systems only (it is about our chunker)."""
     if documents is None:
         documents = read_documents(settings.docs,
-                                   (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
+                                   (lambda d, t: progress("reading PDFs", d, t)) if progress else None,
+                                   cache=PageCache.at(settings.cache_dir))
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if is_builtin(settings.system) else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)

@@ -20,6 +20,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
     p.add_argument("--system", help=f"the system the run evaluates (default {d.system}); for a system of your own "
                                     "the check that quotes fit one of our chunks is skipped")
+    p.add_argument("--cache-dir", help="cache folder; extracted page text is kept in its pages/ (default: "
+                                       "$PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
     add_chunk_args(p, fill=False)
     p.set_defaults(func=run)
 

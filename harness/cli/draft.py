@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from chatbot.errors import InputError
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar
@@ -156,7 +157,7 @@ def _cases(args: argparse.Namespace) -> int:
     staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
     atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
     try:
-        documents = read_documents(settings.docs)
+        documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
         load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks),
                            written_by=manifest_path(args.drafts))
         os.replace(staged, out)
@@ -205,7 +206,7 @@ def _review(args: argparse.Namespace) -> int:
               f"`rag-eval draft review {args.drafts} --import {args.export}`")
         return 0
     settings = _settings_for(args)
-    documents = read_documents(settings.docs)
+    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     collection = Collection.of(documents, settings.chunking())
     by = _user(args)
     if args.import_:

@@ -18,6 +18,7 @@ from chatbot.errors import InputError, OllamaError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
 
@@ -70,7 +71,7 @@ class _Context:
 
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
     """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
-    documents = read_documents(settings.docs)
+    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     previous = read_drafts(settings.out) if Path(settings.out).exists() else []
     selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
                              max_pages=settings.max_pages, page_ids=settings.pages or None)

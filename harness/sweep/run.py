@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.errors import InputError, RagError
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
@@ -160,7 +161,7 @@ def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | N
             continue
         seen.add(key)
         try:
-            prepare(s, documents=shelf.get(s.docs, progress))
+            prepare(s, documents=shelf.get(s.docs, progress, s.cache_dir))
         except InputError as exc:
             problems.append(f"cell {cell.label}: {exc}")
     if problems:
@@ -174,11 +175,11 @@ class _Documents:
         self._read: dict[str, list[Document]] = {}
         self._lock = threading.Lock()
 
-    def get(self, docs: str, progress: Progress | None) -> list[Document]:
+    def get(self, docs: str, progress: Progress | None, cache_dir: str | None) -> list[Document]:
         with self._lock:
             if docs not in self._read:
                 self._read[docs] = read_documents(docs, (lambda d, t: progress("reading PDFs", d, t))
-                                                  if progress else None)
+                                                  if progress else None, cache=PageCache.at(cache_dir))
             return self._read[docs]
 
 
@@ -190,7 +191,8 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
     if on_cell:
         on_cell(number, len(plan.cells), cell, state)
     if state == "kept":  # a finished cell counts only if nothing that decides its rows changed since
-        changes = setup_changes(read_manifest(run_dir), fresh_manifest(settings, shelf.get(settings.docs, progress)))
+        documents = shelf.get(settings.docs, progress, settings.cache_dir)
+        changes = setup_changes(read_manifest(run_dir), fresh_manifest(settings, documents))
         if changes:
             raise InputError(f"{run_dir}: cannot resume the sweep, this finished cell was made with another setup:"
                              "\n  " + "\n  ".join(changes) + "\nstart a new sweep")
@@ -198,7 +200,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
     try:
         run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,
                        run_dir=None if state == "resume" else run_dir,
-                       documents=shelf.get(settings.docs, progress))
+                       documents=shelf.get(settings.docs, progress, settings.cache_dir))
     except (RunStopped, KeyboardInterrupt) as exc:
         raise SweepStopped(sweep_dir, cell, exc) from exc
     if on_cell:
