@@ -49,6 +49,12 @@ class ProgressBar:
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {', '.join(parts)}"
 
 
+def printable(text: str) -> str:
+    """Text from outside (documents, systems, models) made safe to print on a terminal: control characters,
+    escape sequences included, are shown as Python escapes (`\\x1b`) instead of acting on the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse, call the chosen command's `func`, and map our exceptions to exit codes (see README)."""
     # pypdf logs recoverable oddities of real-world files; bad files reach the user as our PdfError instead.

@@ -8,13 +8,14 @@ from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, printable
 
 from ..chart import fmt
 from ..evaluate import run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
-from ..runs import MANIFEST, read_json
+from ..row_warnings import count_warnings, warning_lines
+from ..runs import MANIFEST, read_json, read_rows
 from ..settings import RunSettings, host_flags, resolve
 
 EXIT_BELOW_THRESHOLD = 3
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     print(render_summary(summary, result.manifest))
+    print_row_warnings(result.run_dir, summary.rows)
     print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
@@ -117,6 +119,13 @@ def run(args: argparse.Namespace) -> int:
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+def print_row_warnings(run_dir: Path, total_rows: int) -> None:
+    """After the summary: the rows' warnings counted by kind, with the likely cause of one most rows share."""
+    lines = warning_lines(count_warnings(read_rows(run_dir)), total_rows)
+    if lines:
+        print("\n" + "\n".join(printable(line) for line in lines))
 
 
 def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]]:

@@ -8,6 +8,7 @@ second line of defence, not the first.
 from __future__ import annotations
 
 import html
+import json
 from typing import Sequence
 
 from chatbot.text import find_quote
@@ -16,8 +17,10 @@ from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
+from ..row_warnings import count_warnings, warning_lines
 from ..runs import LoadedRun, summarize
 from ..stats.compare import manifest_diff
+from ..systems.loading import is_builtin
 from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
@@ -76,7 +79,8 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
-    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries), funnel_section(runs), contents_section(runs, index)]
+    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries), _warnings_section(runs), funnel_section(runs),
+            contents_section(runs, index)]
     if vs is not None:
         body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
     metrics = run.manifest.metrics
@@ -98,16 +102,43 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
 def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
-        m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
-        settings = m.get("settings", {})
-        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
-                     f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
-                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
-                     f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
-                     f"reviewed, {review['pending']} pending"
+        m, review = r.manifest.to_json(), s.human_claim_review
+        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_system_text(m, s)}; human claim review: "
+                     f"{review['reviewed']} reviewed, {review['pending']} pending"
                      + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
                         else "") + "</li>")
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _system_text(manifest: dict, s: Summary) -> str:
+    """The system as it describes itself, then the rows and collection. Chunk size and top-k are ours: they are
+    shown for the built-in systems only, and another system's own settings come from its `describe()`."""
+    system, settings, c = manifest.get("system", {}), manifest.get("settings", {}), s.collection
+    rows = f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents"
+    if is_builtin(str(settings.get("system", ""))):
+        return (f"{_e(system.get('system', '?'))}; {rows}, {_e(c.get('chunks', '?'))} chunks; chunk size "
+                f"{_e(settings.get('chunk_size', '?'))}, top-k {_e(settings.get('top_k', '?'))}")
+    name = " ".join(str(system[k]) for k in ("name", "version") if system.get(k) is not None) or "?"
+    told = system.get("system") if system.get("system") not in (None, system.get("name")) else None
+    own = system.get("settings")
+    parts = [f"{_e(name)}" + (f" ({_e(told)})" if told else "")
+             + (f" [--system {_e(settings['system'])}]" if settings.get("system") else ""),
+             *([f"its settings: {_e(json.dumps(own, ensure_ascii=False, sort_keys=True))}"] if own else []), rows]
+    if c.get("chunks"):
+        parts[-1] += f", {_e(c['chunks'])} chunks"
+    return "; ".join(parts)
+
+
+def _warnings_section(runs: Sequence[LoadedRun]) -> str:
+    """The rows' warnings by kind, before any number: a warning on most rows is a setup error to fix first."""
+    out = []
+    for label, r in zip("AB" if len(runs) > 1 else " ", runs):
+        lines = warning_lines(count_warnings(r.rows), len(r.rows))
+        if lines:
+            head = f"{label.strip()}: " if label.strip() else ""
+            out.append(f'<div class="bad"><b>{_e(head + lines[0])}</b><br>'
+                       + "<br>".join(_e(line.strip()) for line in lines[1:]) + "</div>")
+    return ('<h2 id="warnings">Row warnings</h2>' + "".join(out)) if out else ""
 
 
 def _diff_table(a: dict, b: dict) -> str:

@@ -42,3 +42,36 @@ def broken() -> Broken:
 
 def broken_factory() -> Broken:
     raise RuntimeError("cannot load my index")
+
+
+class Renamed:
+    """The BM25 example system (examples/bm25_pages.py) with its passage ids rewritten by `rename`: a loader's
+    habits reproduced (0-based pages, a file name without its folder) to exercise the row warnings."""
+
+    def __init__(self, docs: str, rename, name: str):
+        from examples.bm25_pages import make_system
+        self.inner, self.rename, self.name = make_system(docs), rename, name
+
+    def describe(self) -> dict:
+        return {"name": self.name, "version": "2", "settings": {"page_base": 0, "top_k": self.inner.top_k}}
+
+    def answer(self, question: str, *, case_id: str) -> SystemAnswer:
+        got = self.inner.answer(question, case_id=case_id)
+        return got.model_copy(update={
+            "retrieved": [p.model_copy(update={"source_id": self.rename(p.source_id)}) for p in got.retrieved],
+            "citations": [c.model_copy(update={"source_id": self.rename(c.source_id)}) for c in got.citations]})
+
+
+def _zero_based(source_id: str) -> str:
+    doc, _, page = source_id.rpartition("#p")
+    return f"{doc}#p{int(page) - 1}"
+
+
+def zero_based(docs: str) -> Renamed:
+    """Pages counted from 0, as LangChain's PyPDFLoader does."""
+    return Renamed(docs, _zero_based, "zero-based pages (test fixture)")
+
+
+def file_name_only(docs: str) -> Renamed:
+    """The file name without its subfolder, as LlamaIndex's `file_name` gives it."""
+    return Renamed(docs, lambda source_id: source_id.rsplit("/", 1)[-1], "file names only (test fixture)")
