@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from chatbot import __version__
 from chatbot.answer import PromptTemplate
@@ -39,12 +39,22 @@ from .runs import (
     write_json,
 )
 from .saved.replay import write_replay
+from .selection import select_cases
 from .settings import RunSettings
 from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
 FATAL = (ServerUnreachable, ModelMissing, ServerBusy, SystemDown)
+
+
+class Prepared(NamedTuple):
+    """What a run works on: the documents, the selected cases (all unless a selection was given) and the
+    selection as the manifest records it ({} for all cases)."""
+
+    documents: list[Document]
+    cases: list[Case]
+    selection: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -55,17 +65,18 @@ class RunResult:
 
 
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
-            documents: list[Document] | None = None) -> tuple[list[Document], list[Case]]:
-    """Read the documents (unless given, already read from `settings.docs`) and cases, and check every label
-    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to the
-    built-in systems only (it is about our chunker)."""
+            documents: list[Document] | None = None) -> Prepared:
+    """Read the documents (unless given, already read from `settings.docs`) and cases, check every label
+    against the documents (before any model call), then select the cases the settings ask for. The check that
+    evidence quotes fit in one chunk applies to the built-in systems only (it is about our chunker)."""
     if documents is None:
         documents = read_documents(settings.docs,
                                    (lambda d, t: progress("reading PDFs", d, t)) if progress else None,
                                    cache=PageCache.at(settings.cache_dir))
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if is_builtin(settings.system) else None)
-    return documents, load_checked_cases(settings.cases, documents, chunks)
+    cases, selection = select_cases(load_checked_cases(settings.cases, documents, chunks), settings)
+    return Prepared(documents, cases, selection)
 
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
@@ -78,9 +89,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     directory (it must not exist yet; a sweep places its cells so) instead of `<out>/<time>-<label>`. The run
     directory is locked while this process writes it. `documents` are `settings.docs` already read (a sweep
     reads them once for all its cells)."""
-    documents, cases = prepare(settings, progress, documents=documents)
+    documents, cases, selection = prepare(settings, progress, documents=documents)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
-    fresh = _manifest(settings, documents, argv)
+    fresh = _manifest(settings, documents, argv).model_copy(update={"selection": selection})
     with ExitStack() as stack:
         done: set[tuple[str, int]] = set()
         target: Path

@@ -328,6 +328,7 @@ class Manifest(BaseModel):
     collection: dict[str, Any] = Field(default_factory=dict)
     inputs: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] = Field(default_factory=list)
+    selection: dict[str, Any] = Field(default_factory=dict)  # a subset of the cases (harness/selection.py); {}: all
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

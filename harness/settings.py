@@ -54,11 +54,20 @@ class RunSettings:
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
+    only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/selection.py): any of these tags
+    only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
+    limit: int | None = None  # the first N (after the filters above), in file order
+    sample: int | None = None  # or N drawn with `seed`, kept in file order
 
     def __post_init__(self) -> None:
         for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        for name in ("limit", "sample"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise InputError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        if self.limit is not None and self.sample is not None:
+            raise InputError("--limit takes the first N cases and --sample a seeded random N: give one of them")
         if not self.k or min(self.k) < 1:
             raise InputError(f"--k needs positive integers, got {list(self.k)}")
         if self.think not in ("auto", "on", "off"):
@@ -72,7 +81,7 @@ class RunSettings:
         self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts)}
+        return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts), "only_tag": list(self.only_tag)}
 
     def servers(self) -> tuple[str | None, ...]:
         """The Ollama servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
@@ -97,7 +106,7 @@ class RunSettings:
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
-_LISTS = ("k", "hosts")  # settings held as tuples
+_LISTS = ("k", "hosts", "only_tag")  # settings held as tuples
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:

@@ -7,7 +7,9 @@ import argparse
 from chatbot.cli import add_chunk_args
 
 from ..evaluate import prepare
+from ..selection import describe_selection
 from ..settings import RunSettings, resolve
+from .run import add_selection_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,15 +25,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", help="cache folder; extracted page text is kept in its pages/ (default: "
                                        "$PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
     add_chunk_args(p, fill=False)
+    add_selection_args(p)
+    p.add_argument("--seed", type=int, help=f"the seed of --sample (default {d.seed}, the run's seed)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "func", "command")}
     settings = resolve(flags, args.config)
-    documents, cases = prepare(settings)
+    documents, cases, selection = prepare(settings)
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
            if settings.system in ("chatbot", "offline") else "")
-    print(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    total = selection.get("of", len(cases))
+    print(f"{settings.cases}: {total} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    if selection:
+        print(f"selected: {describe_selection(selection)}")
     return 0

@@ -16,6 +16,7 @@ from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..row_warnings import count_warnings, warning_lines
 from ..runs import MANIFEST, read_json, read_rows
+from ..selection import describe_selection
 from ..settings import RunSettings, host_flags, resolve
 
 EXIT_BELOW_THRESHOLD = 3
@@ -57,6 +58,7 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     g.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
     g.add_argument("--k", type=int, nargs="+",
                    help=f"cut-offs for Hit@k and Recall@k (default {' '.join(map(str, d.k))})")
+    add_selection_args(g)
     run = p.add_argument_group("the run")
     run.add_argument("--out", help=f"where run directories go (default {d.out})")
     run.add_argument("--label", help="a name for this run, part of its directory name")
@@ -66,6 +68,18 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
     return run
+
+
+def add_selection_args(g: argparse._ActionsContainer) -> None:
+    """A subset of the cases (run, check, sweep); the manifest records it and compare refuses two selections."""
+    g.add_argument("--only-tag", action="append", metavar="NAME",
+                   help="only cases carrying this tag (repeatable: any of them)")
+    g.add_argument("--only-ids", metavar="FILE|ID,...",
+                   help="only these cases: a file of case ids, one a line, or ids separated by commas")
+    pick = g.add_mutually_exclusive_group()
+    pick.add_argument("--limit", type=int, metavar="N", help="only the first N cases (after the filters above)")
+    pick.add_argument("--sample", type=int, metavar="N",
+                      help="only N cases drawn at random with --seed, kept in file order")
 
 
 def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
@@ -103,6 +117,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     print(render_summary(summary, result.manifest))
+    if result.manifest.selection:
+        print(f"selected: {describe_selection(result.manifest.selection)}")
     print_row_warnings(result.run_dir, summary.rows)
     print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"

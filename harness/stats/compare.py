@@ -26,6 +26,7 @@ from chatbot.errors import InputError
 
 from ..records import Row
 from ..runs import LoadedRun, load_run
+from ..selection import refuse_other_selections
 from .mde import minimum_detectable_difference
 
 __all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows",
@@ -111,6 +112,7 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     the cases whose row carries that tag in either run."""
     if resamples < 1 or seed < 0:
         raise InputError(f"resamples must be at least 1 and the seed not negative, got {resamples} and {seed}")
+    refuse_other_selections(a, b, shared_only=shared_only)
     rows_a, rows_b = _by_key(a), _by_key(b)
     ids_a, ids_b = {k[0] for k in rows_a}, {k[0] for k in rows_b}
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)

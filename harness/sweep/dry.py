@@ -83,7 +83,7 @@ def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
 def _cell_calls(s: RunSettings, client: OllamaClient, server: ServerInfo, cache: EmbeddingCache
                 ) -> tuple[list[str], list[str], int]:
     """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
-    documents, cases = prepare(s)
+    documents, cases, _ = prepare(s)
     chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
     embedding, digest = s.embedding(), server.models[s.embed_model].digest
     doc_prefix, query_prefix = embedding.prefixes
