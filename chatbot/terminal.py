@@ -6,30 +6,38 @@ import argparse
 import logging
 import sys
 import time
-from typing import TextIO
+from typing import Callable, TextIO
 
 from .errors import RagError
 
 
+def clock(seconds: float) -> str:
+    """Seconds as `m:ss`, or `h:mm:ss` from an hour on."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
 class ProgressBar:
-    """A one-line progress bar on stderr: `label  12/40 [#####.....] 3.1/s`. Quiet when stderr is not a tty,
+    """A one-line progress bar on stderr: `label  12/40 [#####.....] 3.1/s, elapsed 0:04, ETA 0:09`. The ETA is
+    the work left at the rate so far (what was reused does not count in the rate). Quiet when stderr is not a tty,
     except for a final line, so logs stay readable. What the first update already counts as done (from a cache,
     or written before a resume) is shown as `reused` and left out of the rate. With `delay_s`, nothing is shown
     until the work has taken that long."""
 
     def __init__(self, label: str, *, stream: TextIO | None = None, width: int = 28, reused: str = "from cache",
-                 delay_s: float = 0.0):
-        self.label, self.width, self.reused_word, self.delay_s = label, width, reused, delay_s
+                 delay_s: float = 0.0, now: Callable[[], float] = time.monotonic):
+        self.label, self.width, self.reused_word, self.delay_s, self.now = label, width, reused, delay_s, now
         self.stream = stream or sys.stderr
         self.tty = getattr(self.stream, "isatty", lambda: False)()
-        self.started = time.monotonic()
+        self.started = now()
         self._last = (-1, -1)
         self._reused: int | None = None
 
     def __call__(self, done: int, total: int) -> None:
         if self._reused is None:
             self._reused = done
-        if (done, total) == self._last or time.monotonic() - self.started < self.delay_s:
+        if (done, total) == self._last or self.now() - self.started < self.delay_s:
             return
         self._last = (done, total)
         if self.tty:
@@ -44,8 +52,13 @@ class ProgressBar:
         filled = self.width * done // total if total else self.width
         reused = self._reused or 0
         fresh = done - reused
-        parts = [f"{fresh / max(time.monotonic() - self.started, 1e-9):.1f}/s"] if fresh > 0 else []
+        elapsed = self.now() - self.started
+        rate = fresh / max(elapsed, 1e-9)
+        parts = [f"{rate:.1f}/s"] if fresh > 0 else []
         parts += [f"{reused} {self.reused_word}"] if reused else []
+        parts.append(f"elapsed {clock(elapsed)}")
+        if fresh > 0 and done < total:
+            parts.append(f"ETA {clock((total - done) / rate)}")
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {', '.join(parts)}"
 
 

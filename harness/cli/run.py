@@ -11,13 +11,15 @@ from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar, printable
 
 from ..chart import fmt
-from ..evaluate import run_evaluation
+from ..estimate import DEFAULT_SECONDS_PER_CALL, estimate
+from ..evaluate import prepare, run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..row_warnings import count_warnings, warning_lines
 from ..runs import MANIFEST, read_json, read_rows
 from ..selection import describe_selection
 from ..settings import RunSettings, host_flags, resolve
+from ..sweep.dry import DryRun, count_calls
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -40,6 +42,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                    help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
     g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
                    help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
+    g.add_argument("--dry-run", action="store_true",
+                   help="check the labels, count the chat and embedding calls the run needs and the cached ones, "
+                        "and estimate its wall time; asks the server for its models only")
     g.add_argument("--answer-cache", action="store_true", default=None,
                    help="reuse chat replies and question vectors stored by earlier runs (under --cache-dir; "
                         "sweeps do this by default)")
@@ -64,6 +69,10 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run.add_argument("--label", help="a name for this run, part of its directory name")
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    run.add_argument("--assume-seconds-per-call", type=float, metavar="S",
+                     help="for --dry-run's wall-time estimate: seconds per chat call (default: the median of the "
+                          "newest finished run of the same chat model under --out, else "
+                          f"{DEFAULT_SECONDS_PER_CALL:g})")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
@@ -85,7 +94,7 @@ def add_selection_args(g: argparse._ActionsContainer) -> None:
 def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
     """The run settings given as flags (None: not given), `--host` split into host and hosts."""
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
-                                                              *skip)}
+                                                              "assume_seconds_per_call", "dry_run", *skip)}
     return flags | host_flags(args.host)
 
 
@@ -94,6 +103,13 @@ def run(args: argparse.Namespace) -> int:
     saved = read_json(Path(args.resume) / MANIFEST)["settings"] if args.resume else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
+    if args.dry_run:
+        _, cases, selection = prepare(settings)
+        print(f"system {settings.system}: {len(cases)} cases x {settings.repeat} repeat(s)"
+              + (f"; selected {describe_selection(selection)}" if selection else ""))
+        print(dry_run_text(count_calls([(settings.label or "run", settings)]), settings,
+                           args.assume_seconds_per_call))
+        return 0
     bars: dict[str, ProgressBar] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -135,6 +151,18 @@ def run(args: argparse.Namespace) -> int:
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
+    """The counted calls and the wall-time estimate (the base settings `s` give the slots and the chat model)."""
+    c = found.calls
+    lines = [f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
+             f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
+    if found.not_counted:
+        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
+    slots = s.workers * len(s.servers())
+    lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
+    return "\n".join(lines)
 
 
 def print_row_warnings(run_dir: Path, total_rows: int) -> None:

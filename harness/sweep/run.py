@@ -54,6 +54,7 @@ SWEEP_FORMAT = 1
 # Base flags that may differ when a sweep is resumed: they decide how fast, not what a row says.
 FREE_FLAGS = frozenset({"workers", "host", "hosts", "timeout", "retries", "backoff", "answer_cache"})
 CellHook = Callable[[int, int, Cell, str], None]  # (number from 1, cells, cell, "start" | "kept" | "resume" | "done")
+CellProgress = Callable[[int, str, int, int], None]  # (cell number from 1, stage, done, total)
 CELLS_AT_ONCE = 2  # enough to hide one cell's setup and tail behind another's answers
 
 
@@ -86,9 +87,10 @@ def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] = (),
               resume: str | Path | None = None, progress: Progress | None = None, on_cell: CellHook | None = None,
-              argv: list[str] | None = None) -> SweepResult:
+              argv: list[str] | None = None, cell_progress: CellProgress | None = None) -> SweepResult:
     """Run (or, with `resume`, finish) every cell, then write the leaderboard. `flags` are the base run flags
-    given (field names, None = not given) as passed to `load_sweep`; `grid` the --grid arguments."""
+    given (field names, None = not given) as passed to `load_sweep`; `grid` the --grid arguments. `progress`
+    hears every cell's stages; `cell_progress` the same with the cell's number first."""
     if resume is None:
         first = plan.cells[0].settings
         sweep_dir = new_run_dir(first.out, first.label or (Path(plan.source).stem if plan.source else "sweep"))
@@ -96,7 +98,7 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
     else:
         sweep_dir = Path(resume)
         _check_same(sweep_dir, plan, flags, grid)
-    run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv)
+    run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv, cell_progress)
     board, selection = leaderboard_of(plan, run_dirs)
     files = write_leaderboard(sweep_dir, board, selection)
     files["html"] = write_leaderboard_html(sweep_dir / "leaderboard.html", board, selection, plan)
@@ -106,7 +108,7 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
 
 
 def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_cell: CellHook | None,
-               argv: list[str] | None) -> list[Path]:
+               argv: list[str] | None, cell_progress: CellProgress | None = None) -> list[Path]:
     """Run the cells in plan order, two at a time when every cell is the chatbot: the servers' worker slots are
     shared (harness/systems/chatbot.py), so one cell's answers fill the slots while the other builds its index
     or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
@@ -114,18 +116,22 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
     at_once = CELLS_AT_ONCE if all(c.settings.system == "chatbot" for c in plan.cells) else 1
 
-    def watched(stage: str, done: int, total: int) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt  # the cell's run stops resumably, like Ctrl-C
-        if progress:
-            progress(stage, done, total)
+    def watched(number: int) -> Progress:
+        def hear(stage: str, done: int, total: int) -> None:
+            if stop.is_set():
+                raise KeyboardInterrupt  # the cell's run stops resumably, like Ctrl-C
+            if progress:
+                progress(stage, done, total)
+            if cell_progress:
+                cell_progress(number, stage, done, total)
+        return hear
 
     shelf = _Documents()
     _check_all_labels(plan, shelf, progress)
 
     def one(number: int, cell: Cell) -> Path:
         try:
-            return _run_cell(sweep_dir, plan, cell, number, watched, on_cell, argv, shelf)
+            return _run_cell(sweep_dir, plan, cell, number, watched(number), on_cell, argv, shelf)
         except BaseException as exc:
             if not stop.is_set():
                 first.append(exc)
