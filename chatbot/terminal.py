@@ -41,7 +41,7 @@ class ProgressBar:
             return
         self._last = (done, total)
         if self.tty:
-            self.stream.write("\r" + self._line(done, total))
+            self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
             if done >= total:
                 self.stream.write("\n")
             self.stream.flush()

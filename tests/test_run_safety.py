@@ -224,8 +224,8 @@ def test_progress_shows_elapsed_and_an_eta_from_the_fresh_rate():
     bar = ProgressBar("cases", stream=stream, reused="done before", now=lambda: next(times))
     bar(3, 13)
     bar(5, 13)
-    assert stream.getvalue().rsplit("\r", 1)[1] == "cases 5/13 [##########..................] 0.5/s, 3 done before, " \
-                                                   "elapsed 0:04, ETA 0:16"
+    last = stream.getvalue().rsplit("\r\x1b[K", 1)[1]
+    assert last == "cases 5/13 [##########..................] 0.5/s, 3 done before, elapsed 0:04, ETA 0:16"
     bar(13, 13)
-    assert stream.getvalue().endswith("elapsed 0:30\n") and "ETA" not in stream.getvalue().rsplit("\r", 1)[1]
+    assert stream.getvalue().endswith("elapsed 0:30\n") and "ETA" not in stream.getvalue().rsplit("\r\x1b[K", 1)[1]
     assert (clock(59.6), clock(61), clock(3725)) == ("1:00", "1:01", "1:02:05")
