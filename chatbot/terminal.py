@@ -34,8 +34,12 @@ class ProgressBar:
         self._last = (-1, -1)
         self._reused: int | None = None
 
-    def __call__(self, done: int, total: int) -> None:
-        if self._reused is None:
+    def __call__(self, done: int, total: int, *, reused: int | None = None) -> None:
+        """Show `done` of `total`. `reused`: how many of the done were reused (cached), when the caller knows;
+        else what the first update already counts is taken as reused."""
+        if reused is not None:
+            self._reused = reused
+        elif self._reused is None:
             self._reused = done
         if (done, total) == self._last or self.now() - self.started < self.delay_s:
             return

@@ -25,7 +25,7 @@ from chatbot.errors import InputError
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, printable
 from chatbot.text import find_quote
 
 from ..cases import load_checked_cases
@@ -110,10 +110,11 @@ def _draft(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     bars: dict[str, ProgressBar] = {}
-    run_ = run_drafting(settings, progress=lambda stage, d, t: bars.setdefault(stage, ProgressBar(stage))(d, t))
+    run_ = run_drafting(settings, progress=lambda stage, d, t, cached: bars.setdefault(stage, ProgressBar(stage))(
+        d, t, reused=cached))
     write_drafts(settings.out, list(run_.drafts))
     manifest = write_manifest(run_, utc_now())
-    print(render_report(build_report(run_.drafts, run_.selection)))
+    print(_terminal(render_report(build_report(run_.drafts, run_.selection))))
     errors = sum(d.kind == "error" for d in run_.drafts)
     print(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
@@ -171,13 +172,18 @@ def _cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _terminal(text: str) -> str:
+    """Report text with its outside parts (server errors, page ids) made safe to print, line by line."""
+    return "\n".join(map(printable, text.splitlines()))
+
+
 def _left_out(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {why}" for why, n in counts.items()) or "none"
 
 
 def _report(args: argparse.Namespace) -> int:
     skipped = [(s["source_id"], s["reason"]) for s in read_manifest(args.drafts).get("skipped_pages", ())]
-    print(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
+    print(_terminal(render_report(build_report(read_drafts(args.drafts), skipped=skipped))))
     return 0
 
 
@@ -220,7 +226,7 @@ def _review(args: argparse.Namespace) -> int:
             _walk_disagreements(drafts, args.drafts, pages, by)
         else:
             _walk(drafts, args.drafts, pages, collection, settings, by)
-    print(render_report(build_report(read_drafts(args.drafts))))
+    print(_terminal(render_report(build_report(read_drafts(args.drafts)))))
     return 0
 
 
