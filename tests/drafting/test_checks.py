@@ -3,8 +3,6 @@ difference, export tags and the report. No server."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from chatbot.text import fold
