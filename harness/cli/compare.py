@@ -236,9 +236,9 @@ def _disagreements(c: Comparison) -> list[str]:
     if not odd:
         return []
     names = ", ".join(f"{m.metric} (p {m.p_value:.3f}, {m.p_method})" for m in odd)
-    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases the percentile bootstrap "
-            "interval is too narrow, while the sign-flip p holds its level; read these as not yet shown, and add "
-            "cases."]
+    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
+            "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
+            "yet shown, and add cases."]
 
 
 def _diff_lines(c: Comparison) -> list[str]:
