@@ -35,7 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Compare run B with run A over the same cases: per metric the paired means, "
                                    "delta (B - A), a paired bootstrap 95% interval, a paired sign-flip "
                                    "randomisation p-value, win/tie/loss counts for B, the cases that flipped, "
-                                   "and what differs between the two manifests.")
+                                   "and what differs between the two manifests. A run may be named by its label "
+                                   f"(the latest run with it in --out). Exit {EXIT_WORSE} with --fail-if-worse "
+                                   "when B is significantly worse (docs/daily-compare.md).")
     p.add_argument("run_a", metavar="RUN_A", help="baseline run: a directory, or a label (its latest run in --out)")
     p.add_argument("run_b", metavar="RUN_B", help="run compared with it: a directory or a label")
     p.add_argument("--out", default="results", help="where to look for runs given by label (default results)")

@@ -121,7 +121,6 @@ def test_rerun_failed_asks_only_the_errored_cases_again(server, tmp_path, setup)
     _run(server, tmp_path, cases, v1, "first")
     first = next((tmp_path / "results").iterdir())
     assert sum(r.errored for r in read_rows(first)) == 3
-    server.chat_rule = overlap_rule
     asked.clear()
     server.chat_rule = lambda body: (asked.append(_question(body)), overlap_rule(body))[1]
     assert main(["run", "--rerun-failed", str(first), "--host", server.url]) == 0
@@ -132,6 +131,7 @@ def test_rerun_failed_asks_only_the_errored_cases_again(server, tmp_path, setup)
     assert len(rows) == 8 and not any(r.errored for r in rows)
     assert read_manifest(second).rerun_of == {"run": str(first), "carried": 5}
     assert main(["run", "--rerun-failed", str(second), "--host", server.url]) == 2  # nothing errored
+    assert main(["run", "--rerun-failed", str(first), "--resume", str(first)]) == 2  # one or the other
 
 
 def test_sweep_fail_if_worse(server, tmp_path, setup, capsys):
