@@ -129,7 +129,8 @@ class SweepProgress:
         fresh = self.done - self.kept + running
         share = (self.done + running) / self.cells if self.cells else 1.0
         elapsed = self.now() - self.started
-        eta = f", ETA {clock(elapsed * (self.cells - self.done - running) / fresh)}" if fresh > 0 else ""
+        left = self.cells - self.done - running
+        eta = f", ETA {clock(elapsed * left / fresh)}" if fresh > 0 and left > 0 else ""
         return f"sweep {self.done}/{self.cells} cells done, {share:.0%}, elapsed {clock(elapsed)}{eta}"
 
     def _draw(self) -> None:

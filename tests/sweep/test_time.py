@@ -49,6 +49,7 @@ def test_without_a_terminal_each_finished_cell_says_where_the_sweep_is(tmp_path,
     err = capsys.readouterr().err
     assert "cell 1/2 top-k=2: running" in err
     assert "; sweep 1/2 cells done, 50%, elapsed" in err and "; sweep 2/2 cells done, 100%" in err
+    assert "ETA" not in err.split("sweep 2/2 cells done")[1]  # nothing left: no ETA
 
 
 def test_run_dry_run_estimates_the_wall_time(server, tmp_path, capsys):
