@@ -16,20 +16,12 @@ The tests run it with LangChain's own fake embeddings and a rule-following runna
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from harness import Citation, Passage, SystemAnswer
-
-PROMPT = """Answer the question from the passages only. Reply with JSON:
-{{"answer": "...", "citations": [{{"source_id": "...", "quote": "words copied from that passage"}}]}}
-Reply {{"answer": "", "citations": []}} when the passages do not answer it.
-
-Question: {question}
-
-{passages}"""
+from examples._json_answer import prompt_for, read_reply
+from harness import Passage, SystemAnswer
 
 
 def source_id(metadata: dict[str, Any], docs: str | Path) -> str:
@@ -64,16 +56,8 @@ class LangChainRag:
         hits = self.store.similarity_search_with_score(question, k=self.top_k)
         passages = tuple(Passage(source_id=source_id(doc.metadata, self.docs), text=doc.page_content, rank=rank,
                                  score=float(score)) for rank, (doc, score) in enumerate(hits, start=1))
-        shown = "\n\n".join(f"[source: {p.source_id}]\n{p.text}" for p in passages)
-        reply = self.llm.invoke(PROMPT.format(question=question, passages=shown))
-        raw = str(getattr(reply, "content", reply))
-        try:
-            data = json.loads(raw)
-            citations = tuple(Citation(source_id=c["source_id"], quote=c["quote"]) for c in data["citations"])
-            text = str(data["answer"])
-        except (ValueError, KeyError, TypeError) as exc:
-            return SystemAnswer(retrieved=passages, raw=raw, malformed=f"reply is not the JSON asked for ({exc})")
-        return SystemAnswer(answer=text, retrieved=passages, citations=citations, raw=raw)
+        reply = self.llm.invoke(prompt_for(question, passages))
+        return read_reply(str(getattr(reply, "content", reply)), passages)
 
 
 def make_system(docs: str = "sample_docs") -> LangChainRag:
