@@ -168,7 +168,7 @@ class RunStopped(RagError):
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
 _FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "hosts", "cache_dir",
-                   "answer_cache"}
+                   "answer_cache", "embed_host", "api_key_env"}
 
 
 def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str, int]]]:
@@ -203,7 +203,7 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
 
 
 def _digests(description: dict[str, Any]) -> dict:
-    models = (description.get("ollama") or {}).get("models") or {}
+    models = (description.get("ollama") or description.get("model_server") or {}).get("models") or {}
     return {name: info.get("digest") for name, info in models.items()}
 
 
