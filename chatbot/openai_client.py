@@ -177,7 +177,8 @@ class OpenAIClient:
         thinking = next((t for t in (message.get("reasoning"), message.get("reasoning_content"))
                          if isinstance(t, str) and t), "")
         if not thinking and "</think>" in content:  # no reasoning parser on the server: split it here
-            content, thinking = split_thinking(content)
+            content, leaked = split_thinking(content)
+            thinking = leaked.strip()
         usage, timings = _dict(data.get("usage")), _dict(data.get("timings"))  # timings: llama.cpp
         reason = choice.get("finish_reason")
         return ChatReply(content=content, thinking=thinking, done_reason=reason if isinstance(reason, str) else None,
