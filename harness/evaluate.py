@@ -203,8 +203,9 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
 
 
 def _digests(description: dict[str, Any]) -> dict:
-    models = (description.get("ollama") or description.get("model_server") or {}).get("models") or {}
-    return {name: info.get("digest") for name, info in models.items()}
+    """The models' digests (OpenAI-compatible servers: of their name identity) on the chat and embedding servers."""
+    sections = (description.get("ollama") or description.get("model_server") or {}, description.get("embed_server") or {})
+    return {name: info.get("digest") for section in sections for name, info in (section.get("models") or {}).items()}
 
 
 def _drop_partial_line(path: Path) -> None:

@@ -163,7 +163,9 @@ def chat(fake: FakeOllama, body: dict, broken: str | None = None) -> Any:
     if broken == "envelope":
         return {"id": "cmpl-1", "object": "text_completion", "choices": [{"index": 0, "text": "a completions reply"}]}
     think = _thinks(d, body, spec)
-    reply = fake._answer_chat({**body, "options": {"num_predict": budget or None}}, think)
+    # the rule sees the request as on /api/chat: the schema as `format`, the budget as `options.num_predict`
+    rule_body = {**body, "options": {"num_predict": budget or None}, "format": _schema(body.get("response_format"))}
+    reply = fake._answer_chat(rule_body, think)
     message = _message(d, reply.content, reply.thinking)
     out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
            "choices": [{"index": 0, "message": message, "finish_reason": reply.done_reason, "logprobs": None}],
@@ -176,6 +178,12 @@ def chat(fake: FakeOllama, body: dict, broken: str | None = None) -> Any:
         out["timings"] = {"prompt_n": prompt, "prompt_ms": prompt * 0.001, "predicted_n": completion,
                           "predicted_ms": max(completion, 1) * 0.001}
     return out
+
+
+def _schema(fmt: Any) -> dict | None:
+    if not isinstance(fmt, dict):
+        return None
+    return (fmt.get("json_schema") or {}).get("schema") if fmt.get("type") == "json_schema" else fmt.get("schema")
 
 
 def _message(d: Dialect, content: str, thinking: str | None) -> dict:
