@@ -543,6 +543,7 @@ def _stream_lines(base: dict, reply: ChatReply, final: dict, error: str | None) 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # hundreds of clients connect at once in the scale-out benchmark
     fake: FakeOllama
     conns: weakref.WeakSet  # open client sockets, so stop() can close keep-alive connections like a dead server
 
@@ -648,7 +649,11 @@ def main(argv: list[str] | None = None) -> None:
                                      description="A rule-based Ollama stand-in for tests (not a model).")
     parser.add_argument("--port", type=int, default=11434)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
-    parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")
+    parser.add_argument("--slots", type=int, default=None, help="max chat requests (either API) answered at once")
+    parser.add_argument("--embed-delay", type=float, default=None, help="seconds before each embed answer "
+                                                                         "(default: --delay)")
+    parser.add_argument("--openai-kind", choices=fake_openai.KINDS, default="vllm",
+                        help="which server /v1 answers like (default vllm)")
     parser.add_argument("--report-version", help="what /api/version reports (e.g. 0.0.0, a source build)")
     parser.add_argument("--embed-fault", choices=EMBED_FAULTS, help="break every /api/embed reply this way")
     parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
@@ -659,8 +664,9 @@ def main(argv: list[str] | None = None) -> None:
     server.version = args.report_version or server.version
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     server.huge_reply_chars = args.huge_reply
-    print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
-          flush=True)
+    server.embed_delay_s, server.openai.kind = args.embed_delay, args.openai_kind
+    print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url} "
+          f"(OpenAI-compatible: --backend openai --host {server.url}/v1)", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         threading.Event().wait()
 
