@@ -322,7 +322,8 @@ def _with_format(body: dict, format: dict | str | None, mode: str) -> dict:
 
 def _model_info(entry: dict, version: str, props: dict) -> ModelInfo:
     meta, settings = _dict(entry.get("meta")), _dict(props.get("default_generation_settings"))
-    context = next((v for v in (entry.get("max_model_len"), meta.get("n_ctx"), settings.get("n_ctx"))
+    # llama.cpp: /props gives the per-slot window (n_ctx / -np), meta.n_ctx may be the whole cache
+    context = next((v for v in (entry.get("max_model_len"), settings.get("n_ctx"), meta.get("n_ctx"))
                     if isinstance(v, int) and not isinstance(v, bool) and v > 0), None)
     root = next((v for v in (entry.get("root"), props.get("model_path")) if isinstance(v, str) and v), None)
     width = meta.get("n_embd") if isinstance(meta.get("n_embd"), int) else None

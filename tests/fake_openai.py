@@ -97,9 +97,10 @@ def _model_entry(fake: FakeOllama, key: str, spec: Any) -> dict:
 
 
 def _props(fake: FakeOllama) -> dict:
-    first = next(iter(fake.models.values()))
+    first = next(s for s in fake.models.values() if "completion" in s.capabilities)  # llama.cpp serves one model
+    slots = fake.slots or 4  # the context is shared: each slot gets n_ctx / slots (-c / -np)
     return {"build_info": fake.openai.build_info, "model_path": "/models/model.gguf", "model_alias": "",
-            "total_slots": fake.slots or 4, "default_generation_settings": {"n_ctx": first.context_length}}
+            "total_slots": slots, "default_generation_settings": {"n_ctx": first.context_length // slots}}
 
 
 def _find(fake: FakeOllama, body: dict) -> tuple[str, Any]:

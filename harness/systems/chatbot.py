@@ -37,7 +37,7 @@ from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 from ..records import SystemAnswer
 from .interface import SystemContext, from_chatbot
 
-NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests (any backend: it is the same system)
+NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests; `_name` says which API it spoke
 
 
 def embedding_cache_dir(cache_dir: str | None) -> Path:
@@ -146,7 +146,7 @@ class ChatbotSystem:
         return len(self.bot.index.chunks)
 
     def describe(self) -> dict[str, Any]:
-        out = {"name": "chatbot", "system": NAME, "version": __version__,
+        out = {"name": "chatbot", "system": _name(self.bot.server.backend), "version": __version__,
                "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
                _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
@@ -171,6 +171,10 @@ class ChatbotSystem:
             generator = CachingGenerator(ollama, self.answers, repeat)
         with _gate(client.host, self.settings.workers):
             return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
+
+
+def _name(backend: str) -> str:
+    return NAME if backend == "ollama" else "pdf-rag-eval chatbot over an OpenAI-compatible server"
 
 
 def _server_key(backend: str) -> str:

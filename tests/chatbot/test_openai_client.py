@@ -123,11 +123,13 @@ def test_a_changed_name_or_version_is_a_changed_identity(server):
     assert first.models["qwen3:4b"].digest != second.models["qwen3:4b"].digest
 
 
-def test_llama_cpp_context_comes_from_models_meta_and_props(server):
+def test_llama_cpp_context_is_the_per_slot_window_of_props(server):
     server.openai.kind = "llama.cpp"
     info = preflight(client(server), chat_model="qwen3:4b", embed_model=None, load=False)
     assert info.kind == "llama.cpp" and info.version == "b6502-0c1e5709"
-    assert info.models["qwen3:4b"].context_length == 262_144 and info.models["qwen3:4b"].root == "/models/model.gguf"
+    # /v1/models meta.n_ctx is the whole cache (262144); /props says what one of the 4 slots gets
+    chat = info.models["qwen3:4b"]
+    assert chat.context_length == 262_144 // 4 and chat.root == "/models/model.gguf"
 
 
 def test_no_server_at_the_url(tmp_path):
@@ -231,3 +233,39 @@ def test_the_api_key_comes_from_the_named_variable_and_is_sent_as_bearer(server,
     monkeypatch.delenv("MY_VLLM_KEY")
     with pytest.raises(InputError, match="--api-key-env MY_VLLM_KEY"):
         client(server, api_key_env="MY_VLLM_KEY")
+
+
+def test_the_answer_cache_key_holds_the_backend_and_the_name_identity(server, tmp_path):
+    from chatbot.answer_cache import AnswerCache, CachingGenerator
+    from chatbot.ollama_client import OllamaClient
+    cache, settings = AnswerCache(tmp_path / "answers"), AnswerSettings()
+    native = OllamaClient(ClientSettings(host=server.url))
+    keys = []
+    for c in (native, client(server)):
+        info = preflight(c, chat_model="qwen3:4b", embed_model=None, load=False)
+        keys.append(CachingGenerator(ServerGenerator.of(c, "qwen3:4b", info.models["qwen3:4b"]), cache)
+                    .key(PROMPT, settings))
+    server.openai.version = "0.12.0"  # the same name on another server version: another model for the cache
+    info = preflight(client(server), chat_model="qwen3:4b", embed_model=None, load=False)
+    keys.append(CachingGenerator(ServerGenerator.of(client(server), "qwen3:4b", info.models["qwen3:4b"]), cache)
+                .key(PROMPT, settings))
+    assert len(set(keys)) == 3
+
+
+def test_an_oversize_reply_is_malformed_output_as_on_ollama(server):
+    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url + "/v1", backend="openai"),
+                       settings=AnswerSettings(max_reply_chars=1000))
+    server.huge_reply_chars = 5000
+    result = bot.ask("What is the hotel limit per night?")
+    assert result.status == "malformed_output" and "over --max-reply-chars 1,000" in result.reasons[0]
+    assert len(result.raw) == 1000 and result.usage["reply_chars"] > 5000
+
+
+def test_a_cut_off_reply_and_a_repeat_limit_abort(server):
+    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url + "/v1", backend="openai"),
+                       settings=AnswerSettings(num_predict=5))
+    result = bot.ask("What is the hotel limit per night?")
+    assert result.status == "malformed_output" and result.done_reason == "length"
+    server.fail_next(500, error="prediction aborted, token repeat limit reached", path=CHAT)
+    result = bot.ask("What is the hotel limit per night?")
+    assert result.status == "malformed_output" and "repeated tokens" in result.reasons[0]

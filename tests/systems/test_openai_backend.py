@@ -66,6 +66,7 @@ def test_the_manifest_of_an_openai_run_says_identity_by_name_only(server, tmp_pa
     chat = section["models"]["qwen3:4b"]
     assert chat["root"] == "/models/qwen3:4b" and chat["system_fingerprint"] == "vllm-0.11.2-fake0001"
     assert manifest.settings["backend"] == "openai"
+    assert manifest.system["system"] == "pdf-rag-eval chatbot over an OpenAI-compatible server"
 
 
 def test_a_separate_embedding_server(server, tmp_path):
@@ -121,3 +122,14 @@ def test_draft_end_to_end_with_backend_openai(server, tmp_path):
     assert server.count("/api/chat") == 0 and server.count("/v1/embeddings") > 0
     manifest = json.loads(out.with_name("drafts.manifest.json").read_text())
     assert manifest["server"]["identity"] == "identity by name only"
+
+
+def test_the_several_host_pool_also_spreads_openai_servers(server, tmp_path):
+    with FakeOllama() as other:
+        out = tmp_path / "results"
+        assert main(["run", "--backend", "openai", "--host", server.url + "/v1", "--host", other.url + "/v1",
+                     "--workers", "2", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path),
+                     "--out", str(out)]) == 0
+        rows = read_rows(next(out.iterdir()))
+        assert {r.host for r in rows} == {server.url + "/v1", other.url + "/v1"}
+        assert other.count("/v1/chat/completions") > 1  # the warm-up and answers
