@@ -2,13 +2,10 @@
 model-server seam, through the official `openai` client with its own retries off, so the retry rules here are the
 only ones (/work/shared/openai-api.md §4.3, §6).
 
-What differs between servers is handled here and nowhere else: structured output falls back from
-`response_format: json_schema` to the older `json_object` + schema, then to the schema in the prompt (§6.4);
-reasoning is read from `reasoning`, `reasoning_content` or a `<think>` block in the content (§2.2); thinking is
-turned off with `chat_template_kwargs` (Ollama `/v1`: `reasoning_effort: none`, §1.6); the context window comes
-from `/v1/models` (`max_model_len`, llama.cpp `meta.n_ctx`) or llama.cpp's `/props` (§1.5); each server's wording
-of "too long" is recognised (§4.2). There is no weights digest on this API: a model's identity is its name, root
-and the server's version ("identity by name only").
+What differs between servers is handled here and nowhere else (docs/backends.md): the structured-output fallback
+(§6.4), where reasoning comes back (§2.2), the thinking switch (§1.6), where the context window is read (§1.5),
+each server's wording of "too long" (§4.2). With no weights digest on this API, a model's identity is its name,
+root and the server's version ("identity by name only").
 """
 
 from __future__ import annotations
@@ -141,8 +138,9 @@ class OpenAIClient:
         started = time.perf_counter()
         reply, _ = self._call("load", model, lambda: self._post("/chat/completions", body))
         load_ms = round((time.perf_counter() - started) * 1000, 3)
-        fingerprint = _fingerprint(reply.text)
-        return replace(info, load_ms=load_ms, system_fingerprint=fingerprint or info.system_fingerprint)
+        fingerprint = _json_object(reply.text, f"bad reply from {self.host}: load {model}").get("system_fingerprint")
+        return replace(info, load_ms=load_ms,
+                       system_fingerprint=fingerprint if isinstance(fingerprint, str) else info.system_fingerprint)
 
     # -- plumbing ------------------------------------------------------------------------------------------
     def _chat_with_format(self, model: str, body: dict, format: dict | str | None) -> tuple[httpx2.Response, int]:
@@ -385,14 +383,6 @@ def _refused(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
-
-
-def _fingerprint(text: str) -> str | None:
-    try:
-        value = json.loads(text).get("system_fingerprint")
-    except (ValueError, AttributeError):
-        return None
-    return value if isinstance(value, str) else None
 
 
 def _dict(value: Any) -> dict:

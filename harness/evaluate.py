@@ -204,7 +204,8 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
 
 def _digests(description: dict[str, Any]) -> dict:
     """The models' digests (OpenAI-compatible servers: of their name identity) on the chat and embedding servers."""
-    sections = (description.get("ollama") or description.get("model_server") or {}, description.get("embed_server") or {})
+    chat = description.get("ollama") or description.get("model_server") or {}
+    sections = (chat, description.get("embed_server") or {})
     return {name: info.get("digest") for section in sections for name, info in (section.get("models") or {}).items()}
 
 

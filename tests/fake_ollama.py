@@ -665,8 +665,8 @@ def main(argv: list[str] | None = None) -> None:
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     server.huge_reply_chars = args.huge_reply
     server.embed_delay_s, server.openai.kind = args.embed_delay, args.openai_kind
-    print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url} "
-          f"(OpenAI-compatible: --backend openai --host {server.url}/v1)", flush=True)
+    print(f"fake_ollama: rule-based stand-in for Ollama, not a model (OpenAI-compatible too: --backend openai "
+          f"--host {server.url}/v1); export OLLAMA_HOST={server.url}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         threading.Event().wait()
 

@@ -95,7 +95,10 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     drafts += _unanswerable(ctx, selection.pages, progress)
     drafts = merge_previous(drafts, previous, selection, documents)
     calls: int = sum(a.chat_calls for a in ctx.askers.values())  # ctx.asker is the first server's
-    return DraftRun(tuple(drafts), selection, calls, cached, ctx.server.to_dict(), settings)
+    server = ctx.server.to_dict()
+    if ctx.embed_server is not ctx.server:  # --embed-host: the embedding server's identity beside the chat one's
+        server["embed_server"] = ctx.embed_server.to_dict()
+    return DraftRun(tuple(drafts), selection, calls, cached, server, settings)
 
 
 def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,

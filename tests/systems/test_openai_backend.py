@@ -133,3 +133,24 @@ def test_the_several_host_pool_also_spreads_openai_servers(server, tmp_path):
         rows = read_rows(next(out.iterdir()))
         assert {r.host for r in rows} == {server.url + "/v1", other.url + "/v1"}
         assert other.count("/v1/chat/completions") > 1  # the warm-up and answers
+
+
+def test_workers_keep_hundreds_of_requests_in_flight_against_one_url(server, tmp_path):
+    import threading
+    import time
+
+    from harness.evaluate import run_evaluation
+    from harness.settings import RunSettings
+    server.hold_after = 1  # the warm-up passes; every answer then waits until all 195 are in flight
+    settings = RunSettings(backend="openai", host=server.url + "/v1", workers=256, out=str(tmp_path / "results"))
+    done: list = []
+    runner = threading.Thread(target=lambda: done.append(run_evaluation(settings)))
+    runner.start()
+    deadline = time.monotonic() + 120
+    while server.chat_in_flight < 195 and time.monotonic() < deadline and runner.is_alive():
+        time.sleep(0.05)
+    in_flight = server.chat_in_flight
+    server.release()
+    runner.join(120)
+    assert in_flight == 195 and server.peak_chat_in_flight == 195  # every case at once, one URL, one client
+    assert done and done[0].summary.rows == 195 and done[0].summary.errored == 0
