@@ -98,11 +98,14 @@ def test_an_unknown_backend_in_a_config_is_bad_input(tmp_path, capsys):
     assert "backend must be one of ollama, openai, got 'grpc'" in capsys.readouterr().err
 
 
-def test_a_sweep_end_to_end_with_backend_openai(server, tmp_path):
+def test_a_sweep_end_to_end_with_backend_openai(server, tmp_path, capsys):
     grid = tmp_path / "sweep.toml"
     grid.write_text("top-k = [2, 4]\nk = [1, 2]\n", encoding="utf-8")
-    assert main(["sweep", str(grid), "--backend", "openai", "--host", server.url + "/v1", "--docs", str(HANDBOOK),
-                 "--cases", sample_cases(tmp_path), "--out", str(tmp_path / "sweeps")]) == 0
+    flags = ["--backend", "openai", "--host", server.url + "/v1", "--docs", str(HANDBOOK), "--cases",
+             sample_cases(tmp_path), "--out", str(tmp_path / "sweeps")]
+    assert main(["sweep", str(grid), *flags, "--dry-run"]) == 0  # counts calls: asks /v1/models, answers nothing
+    assert server.count("/v1/chat/completions") == 0
+    assert main(["sweep", str(grid), *flags]) == 0
     [sweep_dir] = list((tmp_path / "sweeps").iterdir())
     manifest = json.loads((sweep_dir / "sweep.json").read_text())
     assert manifest["status"] == "complete" and len(manifest["cells"]) == 2
@@ -154,3 +157,15 @@ def test_workers_keep_hundreds_of_requests_in_flight_against_one_url(server, tmp
     runner.join(120)
     assert in_flight == 195 and server.peak_chat_in_flight == 195  # every case at once, one URL, one client
     assert done and done[0].summary.rows == 195 and done[0].summary.errored == 0
+
+
+def test_several_chat_servers_and_one_embedding_server(server, tmp_path):
+    with FakeOllama() as other, FakeOllama() as embedder:
+        for chat_only in (server, other):  # as vLLM: one model per server
+            del chat_only.models["nomic-embed-text:latest"]
+        out = tmp_path / "results"
+        assert main(["run", "--backend", "openai", "--host", server.url + "/v1", "--host", other.url + "/v1",
+                     "--embed-host", embedder.url + "/v1", "--docs", str(HANDBOOK), "--cases",
+                     sample_cases(tmp_path), "--out", str(out)]) == 0
+        assert embedder.count("/v1/embeddings") > 0 and embedder.count("/v1/chat/completions") == 0
+        assert server.count("/v1/embeddings") == other.count("/v1/embeddings") == 0
