@@ -269,3 +269,17 @@ def test_a_cut_off_reply_and_a_repeat_limit_abort(server):
     server.fail_next(500, error="prediction aborted, token repeat limit reached", path=CHAT)
     result = bot.ask("What is the hotel limit per night?")
     assert result.status == "malformed_output" and "repeated tokens" in result.reasons[0]
+
+
+def test_a_reply_that_breaks_the_schema_is_malformed_output(server):
+    bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url + "/v1", backend="openai"))
+    server.chat_rule = lambda body: {"answer": "EUR 160", "citations": "handbook.pdf#p2"}
+    result = bot.ask("What is the hotel limit per night?")
+    assert result.status == "malformed_output" and "does not match the answer schema at citations" in result.reasons[0]
+
+
+def test_ollama_v1_resolves_names_as_ollama_does(server):
+    server.openai.kind = "ollama"
+    info = preflight(client(server), chat_model="qwen3:4b", embed_model="nomic-embed-text", load=False)
+    assert info.kind == "ollama" and info.models["nomic-embed-text"].name == "nomic-embed-text:latest"
+    assert info.models["nomic-embed-text"].context_length is None  # Ollama's /v1 reports no window: --num-ctx
