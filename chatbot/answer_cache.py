@@ -188,6 +188,6 @@ class CachingGenerator:
             return reply
 
     def _think(self, settings: AnswerSettings) -> bool | str | None:
-        # the value actually sent: OllamaGenerator turns "auto" into True for thinking models
+        # the value actually sent: ServerGenerator turns "auto" into True for thinking models
         think_value = getattr(self.inner, "think_value", None)
         return think_value(settings) if callable(think_value) else settings.think
