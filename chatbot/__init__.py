@@ -1,7 +1,8 @@
-"""A small PDF question-answering chatbot over a local Ollama server, with validated quotes.
+"""A small PDF question-answering chatbot over a model server (Ollama, or any OpenAI-compatible server), with
+validated quotes.
 
 The names below are imported on first use (PEP 562), so `import chatbot` (and every CLI that only needs
-`chatbot.errors` or `chatbot.terminal`) does not pay for `ollama`, pydantic, numpy and pypdf at start-up.
+`chatbot.errors` or `chatbot.terminal`) does not pay for `ollama`, `openai`, pydantic, numpy and pypdf at start-up.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from .answer import Answer as Answer
     from .answer import AnswerSettings as AnswerSettings
     from .answer import PromptTemplate as PromptTemplate
+    from .backends import connect as connect
     from .bot import Chatbot as Chatbot
     from .bot import open_chatbot as open_chatbot
     from .chunking import Chunk as Chunk
@@ -29,9 +31,11 @@ if TYPE_CHECKING:
     from .index import Hit as Hit
     from .index import Index as Index
     from .index import build_index as build_index
-    from .ollama_client import ClientSettings as ClientSettings
+    from .model_server import ClientSettings as ClientSettings
+    from .model_server import ModelServer as ModelServer
+    from .model_server import preflight as preflight
     from .ollama_client import OllamaClient as OllamaClient
-    from .ollama_client import preflight as preflight
+    from .openai_client import OpenAIClient as OpenAIClient
     from .pdfs import Document as Document
     from .pdfs import Page as Page
     from .pdfs import read_documents as read_documents
@@ -41,12 +45,15 @@ if TYPE_CHECKING:
 # is imported; call `chatbot.answer.answer`.
 _WHERE = {
     "answer": ("ANSWER_SCHEMA", "NO_ANSWER", "Answer", "AnswerSettings", "PromptTemplate"),
+    "backends": ("connect",),
     "bot": ("Chatbot", "open_chatbot"),
     "chunking": ("Chunk", "ChunkSettings", "chunk_pages"),
     "citations": ("Citation", "validate_citation"),
     "errors": ("RagError",),
     "index": ("EmbedSettings", "Hit", "Index", "build_index"),
-    "ollama_client": ("ClientSettings", "OllamaClient", "preflight"),
+    "model_server": ("ClientSettings", "ModelServer", "preflight"),
+    "ollama_client": ("OllamaClient",),
+    "openai_client": ("OpenAIClient",),
     "pdfs": ("Document", "Page", "read_documents"),
     "text": ("normalize",),
 }

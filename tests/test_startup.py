@@ -14,7 +14,7 @@ import pytest
 from harness.cli import _COMMANDS, build_parser, chosen_command, main
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("ollama", "numpy", "pydantic", "pydantic_core", "pypdf", "jsonschema", "bm25s", "httpx")
+HEAVY = ("ollama", "openai", "numpy", "pydantic", "pydantic_core", "pypdf", "jsonschema", "bm25s", "httpx")
 
 
 def _heavy_after(code: str) -> list[str]:
