@@ -14,10 +14,11 @@ from typing import Any
 from chatbot import __version__
 from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
-from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
+from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
 from chatbot.pdfs import Document, read_documents
 
 from .cases import Case, load_checked_cases
+from .errors import RunStopped, SystemDown
 from .lock import RunLock
 from .metrics import metric_names
 from .records import Manifest, Row, Summary, SystemAnswer
@@ -32,13 +33,13 @@ from .runs import (
     new_run_dir,
     read_manifest,
     read_rows,
-    summarize,
     utc_now,
     write_json,
 )
 from .saved.replay import write_replay
 from .settings import RunSettings
-from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
+from .summary import summarize
+from .systems import PooledSystem, System, SystemContext, is_builtin, load_system, to_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -148,22 +149,6 @@ def _write_quietly(path: Path, manifest: Manifest) -> None:
         write_json(path, manifest.to_json())
     except OSError:
         pass
-
-
-def stop_code(cause: BaseException) -> int:
-    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C, else the cause's own (1 if none)."""
-    return 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
-
-
-class RunStopped(RagError):
-    """The run ended early (server gone, Ctrl-C, a bug); its directory holds whole rows and can be resumed."""
-
-    def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
-        self.run_dir, self.cause = run_dir, cause
-        self.exit_code = stop_code(cause)
-        what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
-        super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
-                         f"  rag-eval run --resume {run_dir}  (with the same settings)")
 
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.

@@ -12,7 +12,7 @@ from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
 
-from .config import check_values, read_toml
+from .inputs import check_values, read_toml
 
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 

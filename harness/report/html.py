@@ -16,8 +16,9 @@ from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
-from ..runs import LoadedRun, summarize
+from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
+from ..summary import summarize
 from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases

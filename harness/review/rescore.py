@@ -25,10 +25,10 @@ from ..runs import (
     read_json,
     read_manifest,
     read_rows,
-    summarize,
     utc_now,
     write_json,
 )
+from ..summary import summarize
 
 __all__ = ["RescoreResult", "rescore_row", "rescore_run"]
 

@@ -21,11 +21,12 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
-from ..cases import Problems, json_lines
+from ..inputs import Problems, json_lines
 from ..lock import RunLock, file_lock
 from ..records import Manifest, Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
+from ..runs import SUMMARY, read_json, read_manifest, read_rows, write_json, write_rows
+from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
     VERDICTS,

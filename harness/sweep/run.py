@@ -32,11 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError, RagError
+from chatbot.errors import InputError
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
+from ..errors import RunStopped, SweepStopped
+from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..systems import is_builtin
@@ -64,19 +65,6 @@ class SweepResult:
     board: Leaderboard
     selection: Selection | None
     files: dict[str, Path]
-
-
-class SweepStopped(RagError):
-    """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
-
-    def __init__(self, sweep_dir: Path, cell: Cell, cause: BaseException):
-        """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
-        self.sweep_dir = sweep_dir
-        self.cause = cause.cause if isinstance(cause, RunStopped) else cause
-        self.exit_code = stop_code(self.cause)
-        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
-        super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
-                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
 
 
 def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -200,7 +188,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
                        run_dir=None if state == "resume" else run_dir,
                        documents=shelf.get(settings.docs, progress))
     except (RunStopped, KeyboardInterrupt) as exc:
-        raise SweepStopped(sweep_dir, cell, exc) from exc
+        raise SweepStopped(sweep_dir, cell.label, exc) from exc
     if on_cell:
         on_cell(number, len(plan.cells), cell, "done")
     return run_dir

@@ -12,7 +12,8 @@ A system is any object with `describe() -> dict` (name, version, settings: writt
 
 from __future__ import annotations
 
-from .interface import PooledSystem, System, SystemContext, SystemDown, to_answer
+from ..errors import SystemDown
+from .interface import PooledSystem, System, SystemContext, to_answer
 from .loading import BUILTIN, ENTRY_POINT_GROUP, is_builtin, load_system
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "PooledSystem", "System", "SystemContext", "SystemDown", "is_builtin",

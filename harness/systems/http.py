@@ -9,8 +9,8 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
-from .interface import SystemDown
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 

@@ -9,7 +9,6 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from chatbot.answer import Answer
-from chatbot.errors import RagError
 from chatbot.hosts import HostPool
 from chatbot.ollama_client import OllamaClient
 from chatbot.pdfs import Document
@@ -36,10 +35,6 @@ class PooledSystem(System, Protocol):
     pool: HostPool
 
     def answer_with(self, question: str, *, case_id: str, repeat: int, client: OllamaClient) -> SystemAnswer: ...
-
-
-class SystemDown(RagError):
-    """The system cannot answer any question now (its server is gone): the run stops and can be resumed."""
 
 
 @dataclass(frozen=True)

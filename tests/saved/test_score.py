@@ -18,10 +18,11 @@ from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Row, Summary
 from harness.rows import validate_row
-from harness.runs import read_manifest, read_rows, summarize
+from harness.runs import read_manifest, read_rows
 from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
 from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
+from harness.summary import summarize
 from tests.support.rowkit import observation
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"

@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.errors import SweepStopped
 from harness.runs import read_manifest, read_rows
 from harness.sweep.leaderboard_files import read_leaderboard
 from harness.sweep.plan import load_sweep
-from harness.sweep.run import SweepStopped, run_sweep
+from harness.sweep.run import run_sweep
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 

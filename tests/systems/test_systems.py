@@ -16,7 +16,8 @@ import pytest
 from chatbot.errors import InputError
 from examples.bm25_pages import Bm25Pages
 from examples.http_server import serve
-from harness.evaluate import RunStopped, run_evaluation
+from harness.errors import RunStopped
+from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
