@@ -39,7 +39,7 @@ from .runs import (
 from .saved.replay import write_replay
 from .settings import RunSettings
 from .summary import summarize
-from .systems import PooledSystem, System, SystemContext, is_builtin, load_system, to_answer
+from .systems import PooledSystem, System, SystemContext, load_system, to_answer, traits_for, traits_of
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -56,13 +56,13 @@ class RunResult:
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
             documents: list[Document] | None = None) -> tuple[list[Document], list[Case]]:
     """Read the documents (unless given, already read from `settings.docs`) and cases, and check every label
-    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to the
-    built-in systems only (it is about our chunker)."""
+    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to
+    systems whose chunks are our chunker's (`label_checks_chunks`)."""
     if documents is None:
         documents = read_documents(settings.docs,
                                    (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
-              if is_builtin(settings.system) else None)
+              if traits_for(settings.system).label_checks_chunks else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)
 
 
@@ -206,7 +206,7 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
     """Yield rows in job order. A system with a host pool (the chatbot) spreads the jobs over its servers'
     worker slots and each row records the server that answered it; any other system runs `workers` jobs at once.
     A row is yielded when it and all rows before it are done."""
-    timed = not is_builtin(settings.system) and not settings.system.startswith(("http://", "https://"))
+    timed = traits_of(system).timed_by_harness
 
     def one(job: tuple[Case, int], client: Any = None) -> Row:
         case, repeat = job
@@ -268,7 +268,7 @@ def _collection(documents: list[Document], system: System) -> dict:
 def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
     """Everything but the system's description, which needs the system (added by the caller)."""
     extra: dict[str, Any] = {}
-    if is_builtin(settings.system):  # checked on resume before the index build
+    if traits_for(settings.system).uses_prompt_template:  # checked on resume before the index build
         template = PromptTemplate.load(settings.prompt)
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(

@@ -16,6 +16,7 @@ from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json
 from ..settings import RunSettings, host_flags, resolve
+from ..systems import traits_for
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
                                 status=lambda message: print(message, file=sys.stderr, flush=True))
     except ServerUnreachable as exc:  # before any row: no server at all
-        if settings.system == "chatbot":
+        if traits_for(settings.system).uses_model_servers:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc
         raise

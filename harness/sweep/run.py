@@ -40,7 +40,7 @@ from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
-from ..systems import is_builtin
+from ..systems import traits_for
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_files import write_leaderboard
 from .leaderboard_html import write_leaderboard_html
@@ -99,7 +99,7 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
     stops stops the sweep: cells not started are not started, running ones stop at their next row."""
     stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
-    at_once = CELLS_AT_ONCE if all(c.settings.system == "chatbot" for c in plan.cells) else 1
+    at_once = CELLS_AT_ONCE if all(traits_for(c.settings.system).uses_model_servers for c in plan.cells) else 1
 
     def watched(stage: str, done: int, total: int) -> None:
         if stop.is_set():
@@ -143,7 +143,7 @@ def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | N
     problems, seen = [], set()
     for cell in plan.cells:
         s = cell.settings
-        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, is_builtin(s.system))
+        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, traits_for(s.system).label_checks_chunks)
         if key in seen:
             continue
         seen.add(key)
