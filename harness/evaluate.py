@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from chatbot import __version__
 from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
@@ -21,7 +23,16 @@ from .cases import Case, load_checked_cases
 from .errors import RunStopped, SystemDown
 from .lock import RunLock
 from .metrics import metric_names
-from .records import Manifest, Row, Summary, SystemAnswer
+from .records import (
+    CollectionRecord,
+    Manifest,
+    Row,
+    RunSettingsRecord,
+    Summary,
+    SystemAnswer,
+    SystemRecord,
+    field_problem,
+)
 from .review.store import apply_reviews, load_reviews
 from .rows import Judging, build_row, fold_pages
 from .runs import (
@@ -87,15 +98,15 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
-        description = system.describe()
+        description = _described(system, settings.system)
         if resume is None:
             target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
-        elif _digests(manifest.system) != _digests(description):
-            raise InputError(f"{target}: cannot resume, the model digests changed: {_digests(manifest.system)} "
-                             f"-> {_digests(description)}")
+        elif manifest.system.digests() != description.digests():
+            raise InputError(f"{target}: cannot resume, the model digests changed: {manifest.system.digests()} "
+                             f"-> {description.digests()}")
         return _answer_into(target, manifest, system, cases, done, reviews, settings, documents, progress)
 
 
@@ -126,7 +137,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
     rows = read_rows(run_dir)
-    summary = summarize(rows, manifest.metrics, manifest.collection)
+    summary = summarize(rows, manifest.metrics, manifest.collection.to_json())
     write_json(run_dir / SUMMARY, summary.to_json())
     write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
     manifest = manifest.model_copy(update={"status": "complete"})
@@ -174,8 +185,9 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
 def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
-    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
-               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
+    before, now = saved.settings.to_json(), fresh.settings.to_json()
+    changes = [f"settings.{k}: {before.get(k)!r} -> {v!r}" for k, v in now.items()
+               if k not in _FREE_TO_CHANGE and before.get(k) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
@@ -187,9 +199,13 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
     return _manifest(settings, documents, argv)
 
 
-def _digests(description: dict[str, Any]) -> dict:
-    models = (description.get("ollama") or {}).get("models") or {}
-    return {name: info.get("digest") for name, info in models.items()}
+def _described(system: System, spec: str) -> SystemRecord:
+    """The system's `describe()` as the manifest's system section; a description of the wrong shape is named."""
+    try:
+        return SystemRecord.model_validate(system.describe())
+    except ValidationError as exc:
+        raise InputError(f"--system {spec!r}: describe() must return a dict whose name, system and warnings are "
+                         f"text ({field_problem(exc)})") from exc
 
 
 def _drop_partial_line(path: Path) -> None:
@@ -259,10 +275,10 @@ def _page_texts(documents: list[Document]) -> dict[str, str]:
     return {p.source_id: p.text for d in documents for p in d.pages}
 
 
-def _collection(documents: list[Document], system: System) -> dict:
-    return {"documents": len(documents), "pages": sum(len(d.pages) for d in documents),
-            "chunks": getattr(system, "chunk_count", None),
-            "empty_pages": {d.doc_id: list(d.empty_pages) for d in documents if d.empty_pages}}
+def _collection(documents: list[Document], system: System) -> CollectionRecord:
+    return CollectionRecord(documents=len(documents), pages=sum(len(d.pages) for d in documents),
+                            chunks=getattr(system, "chunk_count", None),
+                            empty_pages={d.doc_id: tuple(d.empty_pages) for d in documents if d.empty_pages})
 
 
 def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
@@ -273,7 +289,7 @@ def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] 
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(
         run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
-        settings=settings.to_dict(), metrics=metric_names(settings.k),
+        settings=RunSettingsRecord.model_validate(settings.to_dict()), metrics=metric_names(settings.k),
         inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
         **extra)

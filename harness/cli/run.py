@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
@@ -14,7 +13,7 @@ from ..chart import fmt
 from ..evaluate import run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
-from ..runs import MANIFEST, read_json
+from ..runs import read_manifest
 from ..settings import RunSettings, host_flags, resolve
 from ..systems import traits_for
 
@@ -77,7 +76,7 @@ def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict
 
 def run(args: argparse.Namespace) -> int:
     flags = given_flags(args)
-    saved = read_json(Path(args.resume) / MANIFEST)["settings"] if args.resume else None
+    saved = read_manifest(args.resume).settings.to_json() if args.resume else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
     bars: dict[str, ProgressBar] = {}
@@ -97,9 +96,9 @@ def run(args: argparse.Namespace) -> int:
                             "instead; it is a different system)") from exc
         raise
     summary = result.summary
-    for warning in result.manifest.system.get("warnings", ()):
+    for warning in result.manifest.system.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for doc, pages in (result.manifest.collection.get("empty_pages") or {}).items():
+    for doc, pages in result.manifest.collection.empty_pages.items():
         print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     print(render_summary(summary, result.manifest))
@@ -136,9 +135,9 @@ def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]
 def render_summary(summary: Summary, manifest: Manifest) -> str:
     """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
     c = summary.collection
-    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.get('top_k')}" if c.get("chunks")
+    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.top_k}" if c.get("chunks")
               else "chunks: the system's own")
-    lines = [f"system: {manifest.system.get('system', manifest.system.get('name', '?'))}",
+    lines = [f"system: {manifest.system.title}",
              f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
              f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
              "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]

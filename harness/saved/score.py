@@ -72,7 +72,7 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
                         system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
                         inputs={"saved": [f.to_json() for f in saved.files]}, metrics=metric_names(KS),
                         collection={"chunks": len(saved.chunks) or None})
-    summary = summarize(rows, metric_names(KS), manifest.collection, na_as_pass=na_as_pass)
+    summary = summarize(rows, metric_names(KS), manifest.collection.to_json(), na_as_pass=na_as_pass)
     return ScoreResult(tuple(rows), summary, manifest, warnings)
 
 

@@ -52,8 +52,8 @@ def test_two_hosts_share_the_cases_and_rows_say_who_answered(two, tmp_path):
     assert b.bodies("/api/embed") and all(not isinstance(x["input"], list) or len(x["input"]) == 1
                                           for x in b.bodies("/api/embed"))  # B embeds questions, builds no index
     manifest = read_manifest(run_dir)
-    assert manifest.settings["hosts"] == [a.url, b.url]
-    assert [s["host"] for s in manifest.system["servers"]] == [a.url, b.url]
+    assert manifest.settings.hosts == (a.url, b.url)
+    assert [s["host"] for s in manifest.system.to_json()["servers"]] == [a.url, b.url]
 
 
 def test_one_host_rows_record_it_and_hosts_can_come_from_a_config(two, tmp_path):

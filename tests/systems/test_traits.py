@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from chatbot.errors import InputError
 from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
 from harness.runs import read_manifest, read_rows
@@ -95,7 +96,7 @@ def test_a_factory_taking_context_gets_the_runs_settings_and_documents(tmp_path)
     assert context.settings.top_k == 7 and context.settings.docs == str(SAMPLE_DOCS)
     pages = sum(len(d.pages) for d in context.documents)
     assert pages > 0 and context.progress is None  # the documents the run already read, not re-read
-    system = read_manifest(result.run_dir).system
+    system = read_manifest(result.run_dir).system.to_json()
     assert system["name"] == "context echo" and system["pages"] == pages and system["top_k"] == 7
 
 
@@ -103,3 +104,13 @@ def test_a_factory_may_take_docs_and_context_together(tmp_path):
     ctx = SystemContext(_settings(tmp_path, "x"), [])
     system = load_system("tests.systems.test_traits:with_context_and_docs", ctx)
     assert isinstance(system, _ContextEcho) and system.context is ctx and system.docs == str(SAMPLE_DOCS)
+
+
+class _BadDescription(_Abstainer):
+    def describe(self) -> dict:
+        return {"name": "bad", "warnings": 3}
+
+
+def test_a_description_of_the_wrong_shape_is_refused_naming_the_field(tmp_path):
+    with pytest.raises(InputError, match=r"--system 'fixture:make': describe\(\) .*\(warnings: "):
+        run_evaluation(_settings(tmp_path, "fixture:make"), system=_BadDescription())
