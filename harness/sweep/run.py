@@ -38,6 +38,7 @@ from chatbot.store import atomic_write_text
 
 from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
+from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..systems import traits_for
@@ -282,13 +283,15 @@ def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboa
     all_rows = [read_rows(d) for d in run_dirs]
     cells = [cell_results(c.label, rows, plan.primary) for c, rows in zip(plan.cells, all_rows)]
     baseline = next(c for c in cells if c.label == plan.baseline)
-    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha)
+    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha,
+                              higher_is_better=higher_is_better(plan.primary))
     if plan.select_on is None or plan.confirm_on is None:
         return board, None
     tags: dict[str, set[str]] = {}
     for row in all_rows[[c.label for c in plan.cells].index(plan.baseline)]:
         tags.setdefault(row.case_id, set()).update(row.tags)
     selection = select_and_confirm(baseline, cells, tags, select_on=plan.select_on, confirm_on=plan.confirm_on,
-                                   primary=plan.primary, alpha=plan.alpha)
+                                   primary=plan.primary, alpha=plan.alpha,
+                                   higher_is_better=higher_is_better(plan.primary))
     return board, selection
 
