@@ -182,8 +182,8 @@ def _definitions(kind: type, name: str) -> list[tuple[str, ast.AST]]:
 
 
 def test_one_name_per_meaning():
-    assert [m for m, _ in _definitions(ast.ClassDef, "Citation")] == ["harness.records"]
-    assert [m for m, _ in _definitions(ast.ClassDef, "_Record")] == ["harness.records"]
+    assert [m for m, _ in _definitions(ast.ClassDef, "Citation")] == ["harness.records.answers"]
+    assert [m for m, _ in _definitions(ast.ClassDef, "_Record")] == ["harness.records.base"]
     quote_checks = _definitions(ast.FunctionDef, "check_quote")
     assert len(quote_checks) == 2
     for module, node in quote_checks:

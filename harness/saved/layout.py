@@ -46,7 +46,7 @@ def _frozen(value: Any) -> Any:
 
 class _DataclassJson:
     """JSON round trip for the frozen dataclasses below: tuples are lists in JSON, unknown keys are ignored.
-    Not a second record base: the harness's records derive from `records._Record` (pydantic); saved outputs stay
+    Not a second record base: the harness's records derive from `records.base._Record` (pydantic); saved outputs stay
     plain dataclasses because `rag-eval score` builds 100k of them (bench/bench_score.py) and they are
     schema-checked as JSON before they are built."""
 
