@@ -118,6 +118,9 @@ def test_an_old_manifest_loads_into_typed_sections_and_writes_back_the_same_json
     assert manifest.system.digests() == {"qwen3:4b": "d1", "nomic-embed-text": "d2"}
     assert manifest.collection.chunks is None and manifest.collection.empty_pages == {"scan.pdf": (2,)}
     assert Manifest(run_id="").to_json()["system"] == {}  # a section nobody filled stays empty
+    odd = Manifest(run_id="", system={"ollama": {"models": ["qwen3"]}})  # a plug-in's own shape: no digests
+    assert odd.system.digests() == {}
+    assert Manifest(run_id="", system={"ollama": {"models": {"m": 1}}}).system.digests() == {"m": None}
 
 
 @pytest.mark.parametrize(("settings", "metrics", "ks"), [

@@ -98,8 +98,10 @@ class SystemRecord(_Section):
 
     def digests(self) -> dict[str, str | None]:
         """Model name -> digest of the models the system answered with (empty when it names none)."""
-        models = (self.ollama or {}).get("models") or {}
-        return {name: (info or {}).get("digest") for name, info in models.items()}
+        models = (self.ollama or {}).get("models")
+        if not isinstance(models, dict):  # a plug-in's own `ollama` key of another shape names no models
+            return {}
+        return {name: info.get("digest") if isinstance(info, dict) else None for name, info in models.items()}
 
 
 class CollectionRecord(_Section):
