@@ -136,3 +136,10 @@ def test_a_manifest_section_of_the_wrong_shape_names_the_field(tmp_path):
     (tmp_path / "manifest.json").write_text(json.dumps(bad), encoding="utf-8")
     with pytest.raises(InputError, match=r"manifest.json: not a run manifest \(system.warnings"):
         read_manifest(tmp_path)
+
+
+def test_a_manifest_copy_with_a_section_given_as_a_dict_types_it():
+    manifest = Manifest(run_id="r", settings={"label": "a", "k": [1]})
+    copy = manifest.model_copy(update={"settings": {"label": "b"}, "system": {"name": "s"}, "started_at": "t"})
+    assert copy.settings.label == "b" and copy.system.title == "s" and copy.started_at == "t"
+    assert copy.to_json()["settings"] == {"label": "b"} and manifest.settings.label == "a"

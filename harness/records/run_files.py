@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -140,9 +141,14 @@ class Manifest(BaseModel):
             return list(self.settings.k)
         return [int(n.split("@")[1]) for n in self.metrics if n.startswith("hit@")]
 
-    def updated(self, **changes: Any) -> Manifest:
-        """A copy with `changes`, validated (unlike `model_copy`), so a section given as a dict becomes its record."""
-        return Manifest.model_validate(self.to_json() | changes)
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Manifest:
+        """A copy with `update`; a section given as a dict (as before the sections were typed) becomes its record,
+        since pydantic's `model_copy` does not validate."""
+        sections: dict[str, type[_Section]] = {"settings": RunSettingsRecord, "system": SystemRecord,
+                                               "collection": CollectionRecord}
+        typed = {k: sections[k].model_validate(v) if k in sections and isinstance(v, Mapping) else v
+                 for k, v in (update or {}).items()}
+        return super().model_copy(update=typed, deep=deep)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
