@@ -171,7 +171,7 @@ def _write_quietly(path: Path, manifest: Manifest) -> None:
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
 _FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "hosts", "cache_dir",
-                   "answer_cache"}
+                   "answer_cache", "embed_host", "api_key_env"}
 
 
 def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str, int]]]:

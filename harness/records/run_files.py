@@ -90,7 +90,11 @@ class SystemRecord(_Section):
     name: str | None = None
     system: str | None = Field(default=None, description="a longer name, for people")
     warnings: tuple[str, ...] = ()
-    ollama: dict[str, Any] | None = Field(default=None, description="the model server and its models' digests")
+    # The servers' sections, as the bundled chatbot writes them; a plug-in may use these keys for anything, so
+    # they are read through `digests()`, which takes any shape.
+    ollama: Any = Field(default=None, description="the Ollama chat server and its models' digests")
+    model_server: Any = Field(default=None, description="an OpenAI-compatible chat server and its models' identity")
+    embed_server: Any = Field(default=None, description="a separate embedding server and its models' digests")
 
     @property
     def title(self) -> str:
@@ -98,11 +102,14 @@ class SystemRecord(_Section):
         return self.system or self.name or "?"
 
     def digests(self) -> dict[str, str | None]:
-        """Model name -> digest of the models the system answered with (empty when it names none)."""
-        models = (self.ollama or {}).get("models")
-        if not isinstance(models, dict):  # a plug-in's own `ollama` key of another shape names no models
-            return {}
-        return {name: info.get("digest") if isinstance(info, dict) else None for name, info in models.items()}
+        """Model name -> digest (OpenAI-compatible servers: of their name identity) of the models on the chat and
+        embedding servers; empty when the system names none. A section of another shape names no models."""
+        out: dict[str, str | None] = {}
+        for section in (self.ollama or self.model_server, self.embed_server):
+            models = section.get("models") if isinstance(section, dict) else None
+            if isinstance(models, dict):
+                out |= {name: info.get("digest") if isinstance(info, dict) else None for name, info in models.items()}
+        return out
 
 
 class CollectionRecord(_Section):
