@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from .chunking import Chunk as Chunk
     from .chunking import ChunkSettings as ChunkSettings
     from .chunking import chunk_pages as chunk_pages
-    from .citations import Citation as Citation
+    from .citations import CheckedCitation as CheckedCitation
     from .citations import validate_citation as validate_citation
     from .errors import RagError as RagError
     from .index import EmbedSettings as EmbedSettings
@@ -48,7 +48,7 @@ _WHERE = {
     "backends": ("connect",),
     "bot": ("Chatbot", "open_chatbot"),
     "chunking": ("Chunk", "ChunkSettings", "chunk_pages"),
-    "citations": ("Citation", "validate_citation"),
+    "citations": ("CheckedCitation", "validate_citation"),
     "errors": ("RagError",),
     "index": ("EmbedSettings", "Hit", "Index", "build_index"),
     "model_server": ("ClientSettings", "ModelServer", "preflight"),

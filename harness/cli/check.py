@@ -9,6 +9,7 @@ from chatbot.cli import add_chunk_args
 from ..evaluate import prepare
 from ..selection import describe_selection
 from ..settings import RunSettings, resolve
+from ..systems import traits_for
 from .run import add_selection_args
 
 
@@ -36,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     documents, cases, selection = prepare(settings)
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
-           if settings.system in ("chatbot", "offline") else "")
+           if traits_for(settings.system).label_checks_chunks else "")
     total = selection.get("of", len(cases))
     print(f"{settings.cases}: {total} cases OK against {len(documents)} documents ({pages} pages){fit}")
     if selection:

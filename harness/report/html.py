@@ -18,9 +18,10 @@ from ..chart import fmt, svg_grouped_bars
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..row_warnings import count_warnings, warning_lines
-from ..runs import LoadedRun, summarize
+from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
-from ..systems.loading import is_builtin
+from ..summary import summarize
+from ..systems import traits_for
 from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
@@ -75,7 +76,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
     `rag-eval compare VS RUN`."""
     runs = [vs, run] if vs is not None else [run]
-    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection) for r in runs]
+    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json()) for r in runs]
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
@@ -115,9 +116,10 @@ def _system_text(manifest: dict, s: Summary) -> str:
     shown for the built-in systems only, and another system's own settings come from its `describe()`."""
     system, settings, c = manifest.get("system", {}), manifest.get("settings", {}), s.collection
     rows = f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents"
-    if is_builtin(str(settings.get("system", ""))):
-        return (f"{_e(system.get('system', '?'))}; {rows}, {_e(c.get('chunks', '?'))} chunks; chunk size "
-                f"{_e(settings.get('chunk_size', '?'))}, top-k {_e(settings.get('top_k', '?'))}")
+    if traits_for(str(settings.get("system") or "")).label_checks_chunks:  # our chunker: our chunk size, top-k
+        return (f"{_e(_or_unknown(system.get('system')))}; {rows}, {_e(_or_unknown(c.get('chunks')))} chunks; "
+                f"chunk size {_e(_or_unknown(settings.get('chunk_size')))}, top-k "
+                f"{_e(_or_unknown(settings.get('top_k')))}")
     name = " ".join(str(system[k]) for k in ("name", "version") if system.get(k) is not None) or "?"
     told = system.get("system") if system.get("system") not in (None, system.get("name")) else None
     own = system.get("settings")
@@ -139,6 +141,10 @@ def _warnings_section(runs: Sequence[LoadedRun]) -> str:
             out.append(f'<div class="bad"><b>{_e(head + lines[0])}</b><br>'
                        + "<br>".join(_e(line.strip()) for line in lines[1:]) + "</div>")
     return ('<h2 id="warnings">Row warnings</h2>' + "".join(out)) if out else ""
+
+
+def _or_unknown(value: object) -> object:
+    return "?" if value is None else value
 
 
 def _diff_table(a: dict, b: dict) -> str:
