@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chatbot.text import fold
+from chatbot.versions import pypdf_version
 
 from .inputs import Problems, schema_lines
-from .labels_origin import manifest_beside, pypdf_mismatch
 
 if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf
     from chatbot.chunking import Chunk
@@ -145,3 +145,36 @@ def _check(cases: list[Case], documents: list[Document], problems: Problems) -> 
                                         "`rag-chat pages DOCS` lists every id")
             elif item.quote is not None and fold(item.quote) not in text:
                 problems.add(case.line, f"evidence/{i}/quote: {item.quote!r} does not occur on {item.source_id}")
+
+
+# -- which versions wrote a file's labels ------------------------------------------------------------------------
+# A manifest sits beside the file it describes, `<stem>.manifest.json`: `rag-eval draft` writes one beside the
+# drafts file and `rag-eval draft cases` one beside the cases file, both with `versions` (this project, Python,
+# pypdf). pypdf's version decides the extracted page text, so a quote on its page under one pypdf can be missing
+# under another; a failing label check names the mismatch instead of leaving the user to guess.
+
+def manifest_beside(path: str | Path) -> Path:
+    """`<stem>.manifest.json` beside `path`."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}.manifest.json")
+
+
+def recorded_pypdf(manifest: str | Path) -> str | None:
+    """The pypdf version a manifest records, or None (no manifest, unreadable, or written before versions)."""
+    try:
+        data = json.loads(Path(manifest).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    versions = data.get("versions") if isinstance(data, dict) else None
+    found = versions.get("pypdf") if isinstance(versions, dict) else None
+    return found if isinstance(found, str) else None
+
+
+def pypdf_mismatch(manifest: str | Path) -> str | None:
+    """A line for a failed label check when the labels were written under another pypdf, else None."""
+    then, now = recorded_pypdf(manifest), pypdf_version()
+    if then is None or then == now:
+        return None
+    return (f"note: these labels were written with pypdf {then} ({manifest}) and this is pypdf {now}; another "
+            f"pypdf can extract other page text, so quotes may no longer be found: `pip install pypdf=={then}` "
+            "(something you installed may have changed it), or check the labels again under this one")

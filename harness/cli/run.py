@@ -11,15 +11,15 @@ from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar, printable
 
 from ..chart import fmt
-from ..estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..evaluate import prepare, run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
-from ..row_warnings import count_warnings, warning_lines
+from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
 from ..selection import describe_selection
 from ..settings import RunSettings, host_flags, resolve
 from ..sweep.dry import DryRun, count_calls
+from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
 
 EXIT_BELOW_THRESHOLD = 3

@@ -11,7 +11,7 @@ from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.versions import software_versions
 
-from ..labels_origin import manifest_beside
+from ..cases import manifest_beside
 from .pipeline import DraftRun
 
 

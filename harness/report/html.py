@@ -17,13 +17,13 @@ from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
-from ..row_warnings import count_warnings, warning_lines
 from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
 from ..summary import summarize
 from ..systems import traits_for
 from .agreement import agreement_section
 from .funnel import stage
+from .row_warnings import count_warnings, warning_lines
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]

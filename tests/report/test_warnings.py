@@ -9,7 +9,7 @@ from pathlib import Path
 
 from chatbot.terminal import printable
 from harness.cli import main
-from harness.row_warnings import count_warnings, warning_lines
+from harness.report.row_warnings import count_warnings, warning_lines
 from tests.conftest import HANDBOOK, sample_cases
 from tests.support.rowkit import make_row
 

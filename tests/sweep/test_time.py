@@ -9,8 +9,8 @@ import io
 
 from harness.cli import main
 from harness.cli.sweep import SweepProgress
-from harness.estimate import DEFAULT_SECONDS_PER_CALL
 from harness.settings import RunSettings
+from harness.sweep.estimate import DEFAULT_SECONDS_PER_CALL
 from harness.sweep.plan import Cell
 from tests.conftest import HANDBOOK, sample_cases
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .records import Row
+from ..records import Row
 
 MOST = 0.5  # a kind on more than this share of the rows gets its likely cause
 

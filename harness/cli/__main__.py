@@ -1,7 +1,0 @@
-"""`python -m harness.cli` = `rag-eval`."""
-
-import sys
-
-from . import main
-
-sys.exit(main())
