@@ -227,7 +227,7 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
-    pypdf_then, pypdf_now = saved.versions.get("pypdf"), fresh.versions.get("pypdf")
+    pypdf_then, pypdf_now = (dict(getattr(m, "versions", None) or {}).get("pypdf") for m in (saved, fresh))
     if pypdf_then and pypdf_then != pypdf_now:  # another pypdf extracts other page text: other passages and labels
         changes.append(f"pypdf {pypdf_then} -> {pypdf_now} (page text may differ); install pypdf=={pypdf_then} to "
                        "resume")

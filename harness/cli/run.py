@@ -146,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
               f"{rerun['carried']} carried over", file=sys.stderr)
     print(render_summary(summary, result.manifest))
-    if result.manifest.selection:
-        print(f"selected: {describe_selection(result.manifest.selection)}")
+    chosen = getattr(result.manifest, "selection", None)
+    if chosen:
+        print(f"selected: {describe_selection(chosen)}")
     print_row_warnings(result.run_dir, summary.rows)
     print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"

@@ -124,7 +124,9 @@ class CollectionRecord(_Section):
 
 class Manifest(BaseModel):
     """manifest.json: what produced the rows, so every number can be traced to settings and input hashes.
-    Sections a system does not have are absent; extra sections (e.g. `rescored_from`) are kept."""
+    Sections a system does not have are absent; extra sections (e.g. `rescored_from`) are kept. Extra sections a
+    run writes: `versions` (pdf_rag_eval, python, pypdf: page text depends on pypdf) and `selection` (a subset of
+    the cases, harness/selection.py); runs written before them lack them and load unchanged."""
 
     model_config = ConfigDict(extra="allow")
     run_id: str
@@ -133,14 +135,12 @@ class Manifest(BaseModel):
     ended_at: str | None = None
     package_version: str | None = None
     git_commit: str | None = None
-    versions: dict[str, str] = Field(default_factory=dict)  # pdf_rag_eval, python, pypdf (page text depends on it)
     command: list[str] | None = None
     settings: RunSettingsRecord = Field(default_factory=RunSettingsRecord)
     system: SystemRecord = Field(default_factory=SystemRecord)
     collection: CollectionRecord = Field(default_factory=CollectionRecord)
     inputs: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] = Field(default_factory=list)
-    selection: dict[str, Any] = Field(default_factory=dict)  # a subset of the cases (harness/selection.py); {}: all
 
     @property
     def ks(self) -> list[int]:
