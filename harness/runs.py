@@ -17,7 +17,9 @@ from pydantic import ValidationError
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from . import metrics as m
 from .cases import ORIGINS, origin
+from .judge.agreement import judge_agreement
 from .records import ClaimCounts, Manifest, MetricSummary, Row, Summary, field_problem, in_bulk
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
@@ -120,8 +122,10 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
               na_as_pass: bool = False) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
-    Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing."""
+    Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
+    rated the answers, `judge` holds its agreement with people (`harness/judge/agreement.py`)."""
     names = list(metric_names)
+    judge = judge_agreement(rows)
     errored = sum(1 for r in rows if r.errored)
     out = metric_summaries(rows, names, na_as_pass=na_as_pass)
     origins = {origin(r.tags) for r in rows}
@@ -136,7 +140,18 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
                    claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
-                   by_origin=by_origin)
+                   by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
+
+
+def judged_passed(rows: Sequence[Row]) -> list[Row]:
+    """`--judged-passed`: each row's `passed` from claim_support_judged instead of claim_support, once the judge
+    is measured against people (`MIN_SHARED` shared claims); before that, the rows as they are."""
+    judge = judge_agreement(rows, resamples=1)
+    if judge is None or not judge.measured:
+        return list(rows)
+    return [r if r.errored else r.model_copy(update={"metrics": r.metrics | {"passed": m.passed_of(r.metrics,
+                                                                                                 judged=True)}})
+            for r in rows]
 
 
 def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,

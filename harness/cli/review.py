@@ -13,12 +13,13 @@ import getpass
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.text import find_quote
 
-from ..records import RetrievedPassage, Row, Summary
+from ..records import RetrievedPassage, Row, Summary, Verdict
 from ..review.agreement import agreement_report, render_agreement
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
@@ -79,7 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run)
     rows = read_rows(run_dir)
-    path = Path(args.reviews) if args.reviews else _default_reviews(run_dir)
+    path = Path(args.reviews) if args.reviews else default_reviews(run_dir)
     book = read_reviews(path)
     reviewer = args.reviewer if args.reviewer is not None else _user()
     if args.json and not args.agreement:
@@ -138,7 +139,8 @@ def _user() -> str:
         return "unknown"
 
 
-def _default_reviews(run_dir: Path) -> Path:
+def default_reviews(run_dir: Path) -> Path:
+    """The reviews file beside the run's cases file."""
     cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
     if not cases or not Path(cases).exists():
         raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
@@ -313,7 +315,8 @@ def _walk_disagreements(rows: list[Row], book: ReviewBook, path: Path, resolver:
             claim = _resolution(row, state.claim)
             if claim is None:
                 continue
-            book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, claim.verdict,
+            settled = cast(Verdict, claim.verdict)  # a person's: never unverified
+            book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, settled,
                                                  claim.source_id, claim.note, resolver, utc_now())])
             print(f"resolved: {claim.verdict}")
     except _Quit:
