@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..records import JudgedClaim, Row
-from ..review.book import JUDGE_VERDICTS, VERDICTS, claim_key
+from ..review.book import JUDGE_VERDICTS, VERDICTS
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 
 __all__ = ["HUMAN", "MIN_SHARED", "JudgeAgreement", "SampleKey", "judge_agreement", "not_measured_text"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
-SampleKey = tuple[str, str, str]  # (case_id, answer_sha256, claim_key)
+SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
 
 
 def not_measured_text(shared: int) -> str:
@@ -41,7 +41,7 @@ class Shared:
 
     @property
     def sample_key(self) -> SampleKey:
-        return (self.case_id, self.answer_sha256, claim_key(self.claim.claim))
+        return (self.case_id, self.answer_sha256)
 
     def to_json(self) -> dict[str, Any]:
         c = self.claim
@@ -153,8 +153,8 @@ def shared_claims(rows: Sequence[Row]) -> list[Shared]:
 
 def judge_agreement(rows: Sequence[Row], *, sample: Collection[SampleKey] | None = None, seed: int = DEFAULT_SEED,
                     resamples: int = DEFAULT_RESAMPLES) -> JudgeAgreement | None:
-    """The judge of `rows` against people; None when no row carries judged claims. `sample` is the calibration
-    sample's claims, to count how many shared claims came from it."""
+    """The judge of `rows` against people; None when no row carries judged claims. `sample` holds the answers of
+    the calibration sample, to count how many shared claims came from it."""
     judges = sorted({c.judge for r in rows for c in r.judged_claims or ()})
     if not judges:
         return None
