@@ -21,7 +21,7 @@ from .cases import Case, load_checked_cases
 from .lock import RunLock
 from .metrics import metric_names
 from .records import Manifest, Row, Summary, SystemAnswer
-from .review.store import apply_reviews, load_reviews
+from .review.store import apply_reviews, load_reviews, run_judge
 from .rows import Judging, build_row, fold_pages
 from .runs import (
     MANIFEST,
@@ -29,12 +29,14 @@ from .runs import (
     SUMMARY,
     RowWriter,
     file_sha256,
+    judged_passed,
     new_run_dir,
     read_manifest,
     read_rows,
     summarize,
     utc_now,
     write_json,
+    write_rows,
 )
 from .saved.replay import write_replay
 from .settings import RunSettings
@@ -92,6 +94,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
+            if (judge := reviews.latest_judge()) is not None:  # its verdicts on unchanged answers fill judged metrics
+                manifest = Manifest.model_validate(manifest.to_json() | {"judge": {"reviewer": judge,
+                                                                                   "from": "reviews file"}})
         elif _digests(manifest.system) != _digests(description):
             raise InputError(f"{target}: cannot resume, the model digests changed: {_digests(manifest.system)} "
                              f"-> {_digests(description)}")
@@ -114,7 +119,8 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
             progress("cases", written, len(jobs))
         try:
             for row in _answer_all(system, todo, settings, judging):
-                writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
+                # an unchanged answer keeps its reviews, a judge's too
+                writer.write(apply_reviews(row, reviews, settings.k, judge=run_judge(manifest)))
                 written += 1
                 if progress:
                     progress("cases", written, len(jobs))
@@ -125,6 +131,9 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
     rows = read_rows(run_dir)
+    if settings.judged_passed:  # `passed` from claim_support_judged, once the judge is measured against people
+        rows = judged_passed(rows)
+        write_rows(run_dir, rows)
     summary = summarize(rows, manifest.metrics, manifest.collection)
     write_json(run_dir / SUMMARY, summary.to_json())
     write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
@@ -189,8 +198,9 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
 def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
-    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
-               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
+    defaults = RunSettings().to_dict()  # a setting newer than the saved run had its default there
+    changes = [f"settings.{k}: {saved.settings.get(k, defaults.get(k))!r} -> {v!r}" for k, v in fresh.settings.items()
+               if k not in _FREE_TO_CHANGE and saved.settings.get(k, defaults.get(k)) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")

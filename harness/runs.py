@@ -143,11 +143,16 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
 
 
+def judge_measured(rows: Sequence[Row]) -> bool:
+    """A judge rated the answers and shares at least `MIN_SHARED` claims with people."""
+    judge = judge_agreement(rows, resamples=1)
+    return judge is not None and judge.measured
+
+
 def judged_passed(rows: Sequence[Row]) -> list[Row]:
     """`--judged-passed`: each row's `passed` from claim_support_judged instead of claim_support, once the judge
     is measured against people (`MIN_SHARED` shared claims); before that, the rows as they are."""
-    judge = judge_agreement(rows, resamples=1)
-    if judge is None or not judge.measured:
+    if not judge_measured(rows):
         return list(rows)
     return [r if r.errored else r.model_copy(update={"metrics": r.metrics | {"passed": m.passed_of(r.metrics,
                                                                                                  judged=True)}})

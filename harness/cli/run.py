@@ -12,7 +12,8 @@ from chatbot.terminal import ProgressBar
 
 from ..chart import fmt
 from ..evaluate import run_evaluation
-from ..metrics import describe, is_retrieval, parse_metric
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import MANIFEST, read_json
 from ..settings import RunSettings, host_flags, resolve
@@ -148,6 +149,8 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
         lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
+        if name in JUDGED_METRICS:
+            lines.append(f"{'':<20}  {judge_note((summary.model_extra or {}).get('judge'))}")
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):

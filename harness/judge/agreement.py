@@ -11,7 +11,7 @@ reviewers' own choice is counted when the sample is known.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,11 +19,20 @@ from ..records import JudgedClaim, Row
 from ..review.book import JUDGE_VERDICTS, VERDICTS
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 
-__all__ = ["HUMAN", "MIN_SHARED", "JudgeAgreement", "SampleKey", "judge_agreement", "not_measured_text"]
+__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_note",
+           "not_measured_text"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
 SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
+
+
+NO_JUDGE = "no judge rated these answers (rag-eval judge RUN): the judged metrics equal the human ones"
+
+
+def judge_note(block: Mapping[str, Any] | None) -> str:
+    """The line shown beside judged metrics, from a summary's `judge` block (None: no judge)."""
+    return NO_JUDGE if not block else str(block.get("text", NO_JUDGE))
 
 
 def not_measured_text(shared: int) -> str:

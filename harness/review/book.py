@@ -240,6 +240,11 @@ class ReviewBook:
         """The judge's review of the answer, if it judged it."""
         return self.reviews.get((*key, judge))
 
+    def latest_judge(self) -> str | None:
+        """The judge whose review was written last (by `reviewed_at`), or None when no judge rated anything."""
+        judged = [r for r in self.reviews.values() if is_judge(r.reviewer)]
+        return max(judged, key=lambda r: (r.reviewed_at, r.reviewer)).reviewer if judged else None
+
     def judges(self) -> list[str]:
         """Every judge reviewer name in the book, sorted."""
         return sorted({r.reviewer for r in self.reviews.values() if is_judge(r.reviewer)})

@@ -16,7 +16,7 @@ Definitions (B is compared with A; every registered metric is "higher is better"
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -24,8 +24,9 @@ import numpy as np
 
 from chatbot.errors import InputError
 
+from ..judge.agreement import judge_agreement
 from ..records import Row
-from ..runs import LoadedRun, load_run
+from ..runs import LoadedRun, judge_measured, judged_passed, load_run
 from .mde import minimum_detectable_difference
 
 __all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows",
@@ -90,6 +91,8 @@ class Comparison:
     metrics_not_shared: tuple[str, ...]
     manifest_diff: tuple[tuple[str, Any, Any], ...]
     review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
+    # {"a": the judge's agreement (summary form) or None, "b": ..., "judged_passed": {"a": bool, "b": bool}}
+    judge: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
@@ -99,10 +102,22 @@ class Comparison:
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
-                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
-    """Load two run directories and compare them (see the module docstring for the definitions)."""
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+                 judged: bool = False) -> Comparison:
+    """Load two run directories and compare them (see the module docstring for the definitions). With `judged`
+    (--judged-passed), `passed` reads claim_support_judged in each run whose judge is measured against people."""
     a, b = load_run(run_a), load_run(run_b)
-    return compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples)
+    switched = {}
+    if judged:
+        for side, run in (("a", a), ("b", b)):
+            rows = tuple(judged_passed(run.rows))
+            switched[side] = judge_measured(run.rows)
+            if side == "a":
+                a = replace(a, rows=rows)
+            else:
+                b = replace(b, rows=rows)
+    result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples)
+    return replace(result, judge=result.judge | {"judged_passed": switched})
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
@@ -139,10 +154,16 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     not_shared = sorted(set(a.manifest.metrics) ^ names_b)
     results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples) for name in metrics)
     review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
+    judges = {side: _judge([rows[k] for k in keys], seed) for side, rows in (("a", rows_a), ("b", rows_b))}
     return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
                       resamples, 0.95, results, tuple(not_shared),
                       tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
-                      review)
+                      review, judges)
+
+
+def _judge(rows: Sequence[Row], seed: int) -> dict | None:
+    found = judge_agreement(rows, seed=seed)
+    return None if found is None else found.summary_json()
 
 
 def _by_key(run: LoadedRun) -> dict[Key, Row]:

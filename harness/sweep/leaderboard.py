@@ -68,6 +68,7 @@ class Entry:
     tokens_mean: float | None
     tokens_total: float | None
     pareto: bool = False
+    judge: str | None = None  # when the primary metric reads judged verdicts: the judge's agreement with people
 
 
 @dataclass(frozen=True)

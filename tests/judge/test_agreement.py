@@ -12,7 +12,9 @@ import pytest
 from harness.cli import main
 from harness.judge.calibrate import _allocate, read_sample
 from harness.review.store import Claim, Review, add_reviews, sentence_split
-from harness.runs import read_json, read_rows
+from harness.cli.run import render_summary
+from harness.records import Summary
+from harness.runs import read_json, read_manifest, read_rows
 from tests.judge.test_judge import JUDGE, judge, run_dir  # noqa: F401  (the run fixture)
 from tests.support.judge_rules import judge_rule
 
@@ -65,15 +67,27 @@ def test_agreement_json_has_the_judge_and_its_hand_worked_kappa(run_dir, server,
     assert "human: supported" in text and f"{JUDGE}: unsupported" in text
 
 
-def test_ten_shared_claims_are_not_measured_yet(run_dir, server):  # noqa: F811
+def test_ten_shared_claims_are_not_measured_yet_in_every_view(run_dir, server, tmp_path, capsys):  # noqa: F811
     server.chat_rule = judge_rule()
     human_reviews(run_dir, ["supported"] * 10)
     assert judge(run_dir, server) == 0
+    not_yet = "judge not measured yet: review 20 more claims"
     summary = read_json(run_dir / "summary.json")
     assert summary["judge"]["shared_claims"] == 10 and summary["judge"]["measured"] is False
-    assert summary["judge"]["text"].startswith("judge not measured yet: review 20 more claims")
-    # people's verdicts still count alone in the human metric; the judged one takes theirs where they exist
-    assert summary["metrics"]["claims_supported"]["scored"] == 10
+    assert summary["judge"]["text"].startswith(not_yet)
+    assert summary["metrics"]["claims_supported"]["scored"] == 10  # people's verdicts alone
+    assert not_yet in render_summary(Summary.model_validate(summary), read_manifest(run_dir))
+    capsys.readouterr()
+    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("claims_supported_judged"))
+    assert lines[at + 1].strip().startswith(f"A: {not_yet}") and lines[at + 2].strip().startswith(f"B: {not_yet}")
+    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50", "--judged-passed"]) == 0
+    out = capsys.readouterr().out
+    assert "`passed` reads claim_support_judged in neither run; A keeps the human `passed`" in out
+    assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert not_yet in page and "judge against people" in page
 
 
 @pytest.mark.parametrize("sizes, n, expected", [
