@@ -131,3 +131,30 @@ def test_a_prompt_without_the_variables_is_refused(run_dir, server, tmp_path, ca
     bad.write_text("Judge $question only", encoding="utf-8")
     assert judge(run_dir, server, "--prompt", str(bad)) == 2
     assert "$answer, $claims, $passages" in capsys.readouterr().err
+
+
+def test_a_changed_answer_is_judged_again_the_rest_from_the_cache(run_dir, server):
+    from harness.rows import answer_sha256
+    from harness.runs import write_rows
+    server.chat_rule = judge_rule()
+    assert judge(run_dir, server) == 0
+    calls = len(server.chat_bodies())
+    rows = read_rows(run_dir)
+    first = next(i for i, r in enumerate(rows) if r.answer.model_answer)
+    changed = rows[first].answer.model_answer + " Breakfast is extra."
+    answer = rows[first].answer.model_copy(update={"model_answer": changed, "answer_sha256": answer_sha256(changed)})
+    rows[first] = rows[first].model_copy(update={"answer": answer})
+    write_rows(run_dir, rows)
+    assert judge(run_dir, server) == 0
+    assert len(server.chat_bodies()) == calls + 1
+    assert "Breakfast is extra." in server.chat_bodies()[-1]["messages"][-1]["content"]
+
+
+def test_a_dropped_connection_fails_that_answer_only(run_dir, server):
+    server.chat_rule = judge_rule()
+    server.drop_next(1, path="/api/chat")
+    assert judge(run_dir, server, "--retries", "0") == 0
+    errors = read_json(run_dir / "judge.json")["errors"]
+    assert len(errors) == 1 and "dropped the connection" in errors[0]["error"]
+    book = read_reviews(run_dir.parent.parent / "cases.reviews.jsonl")
+    assert len(book.reviews) == len({(r.case_id, r.answer.answer_sha256) for r in answered(run_dir)}) - 1
