@@ -15,8 +15,9 @@ _COMMANDS = ["run", "check", "score", "compare", "report", "review", "judge", "r
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases, with no LLM judge: run, check "
-                                     "labels, score saved outputs, compare runs, report, review claims, rescore.")
+        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases: run, check labels, score saved "
+                                     "outputs, compare runs, report, review claims, judge claims with a model "
+                                     "(measured against your reviewers before it counts), rescore.")
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
