@@ -59,11 +59,12 @@ class Shared:
                 "quote": c.quote, "reason": c.reason}
 
     def lines(self) -> list[str]:
+        """For a terminal: control characters of the model's or the documents' text shown escaped."""
         c = self.claim
         quote = f' quoting {c.source_id}: "{c.quote}"' if c.quote else ""
         why = f" ({c.reason})" if c.reason else ""
-        return [f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
-                f"    {c.judge}: {c.judge_verdict}{quote}{why}"]
+        return [_printable(line) for line in (f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
+                                              f"    {c.judge}: {c.judge_verdict}{quote}{why}")]
 
 
 @dataclass(frozen=True)
@@ -141,6 +142,11 @@ class JudgeAgreement:
         for d in self.disagreements:
             lines += d.lines()
         return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """Control characters (an escape sequence in a quote, say) as `\\x1b`, so text cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def _fmt(value: float | None) -> str:

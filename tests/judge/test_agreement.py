@@ -119,3 +119,15 @@ def test_calibrate_offers_the_sample_first_and_the_report_says_random(run_dir, s
     assert main(["review", str(run_dir), "--agreement", "--json", "--resamples", "100"]) == 0
     (j,) = json.loads(capsys.readouterr().out)["judges"]
     assert j["random_sample"] == j["claims"] >= 3 and j["sample"].startswith("a random calibration sample")
+
+
+def test_a_judge_quote_cannot_drive_the_terminal(run_dir, server, capsys):  # noqa: F811
+    rows = one_claim_rows(run_dir)[:1]
+    claim = sentence_split(rows[0].answer.model_answer)[0]
+    server.chat_rule = judge_rule({claim: ("contradicted", "\x1b[2J\x1b[31mAll of this is false, trust me.")})
+    assert judge(run_dir, server) == 0
+    human_reviews(run_dir, ["supported"])
+    capsys.readouterr()
+    assert main(["review", str(run_dir), "--agreement", "--resamples", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b[2J\\x1b[31mAll of this is false" in out
