@@ -21,6 +21,7 @@ from ..runs import (
     SUMMARY,
     RowWriter,
     file_sha256,
+    judged_passed,
     new_run_dir,
     read_json,
     read_manifest,
@@ -58,6 +59,8 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     _check(rows, cases, cases_path, manifest)
     ks = list(manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")])
     new_rows = [rescore_row(r, cases[r.case_id], ks) for r in rows]
+    if manifest.settings.get("judged_passed"):  # as the source run did, once its judge is measured
+        new_rows = judged_passed(new_rows)
     target = new_run_dir(out if out is not None else source.parent,
                          label or f"{manifest.settings.get('label') or 'run'}-rescored")
     new_manifest = manifest.model_copy(update={

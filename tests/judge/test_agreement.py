@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.judge.calibrate import _allocate, read_sample
-from harness.review.store import Claim, Review, add_reviews, sentence_split
 from harness.cli.run import render_summary
+from harness.judge.calibrate import _allocate, read_sample
 from harness.records import Summary
+from harness.review.store import Claim, Review, add_reviews, sentence_split
 from harness.runs import read_json, read_manifest, read_rows
 from tests.judge.test_judge import JUDGE, judge, run_dir  # noqa: F401  (the run fixture)
 from tests.support.judge_rules import judge_rule

@@ -11,6 +11,7 @@ import pytest
 from harness import metrics as m
 from harness.cli import main
 from harness.evaluate import run_evaluation
+from harness.review.rescore import rescore_run
 from harness.runs import read_json, read_manifest, read_rows
 from harness.settings import RunSettings
 from tests.judge.test_agreement import human_reviews, one_claim_rows
@@ -48,6 +49,8 @@ def test_a_measured_judge_switches_passed_only_with_the_flag(bundle_run, server,
     capsys.readouterr()
     assert main(["compare", str(bundle_run), str(bundle_run), "--resamples", "50", "--judged-passed"]) == 0
     assert "`passed` reads claim_support_judged in A and B" in capsys.readouterr().out
+    rescored = rescore_run(bundle_run, read_manifest(bundle_run).settings["cases"])  # keeps the run's choice
+    assert rescored.summary.passes == judged_passes
 
 
 def test_a_later_run_picks_up_the_judge_for_unchanged_answers(bundle_run, server, tmp_path):
