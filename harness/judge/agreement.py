@@ -20,7 +20,7 @@ from ..review.book import JUDGE_VERDICTS, VERDICTS
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 
 __all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_note",
-           "not_measured_text"]
+           "not_measured_text", "printable"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
@@ -63,7 +63,7 @@ class Shared:
         c = self.claim
         quote = f' quoting {c.source_id}: "{c.quote}"' if c.quote else ""
         why = f" ({c.reason})" if c.reason else ""
-        return [_printable(line) for line in (f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
+        return [printable(line) for line in (f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
                                               f"    {c.judge}: {c.judge_verdict}{quote}{why}")]
 
 
@@ -144,7 +144,7 @@ class JudgeAgreement:
         return "\n".join(lines)
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
     """Control characters (an escape sequence in a quote, say) as `\\x1b`, so text cannot drive the terminal."""
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 

@@ -65,3 +65,14 @@ def judge_rule(script: Mapping[str, tuple[str, str]] | None = None):
         return {"verdicts": verdicts}
 
     return rule
+
+
+def draft_judge_rule(reject: set[str]):
+    """A chat rule for `rag-eval draft judge` prompts (harness/prompts/draft_judge.txt): "rejected" (reason
+    "scripted") for a draft whose `Question:` line is in `reject`, else "accepted" (empty reason)."""
+    def rule(body: dict) -> dict:
+        prompt = body["messages"][-1]["content"]
+        question = re.search(r"^Question: (.*)$", prompt, re.MULTILINE).group(1)
+        return {"decision": "rejected", "reason": "scripted"} if question in reject else \
+            {"decision": "accepted", "reason": ""}
+    return rule
