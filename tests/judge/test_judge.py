@@ -50,6 +50,8 @@ def test_verdicts_stored_under_the_judge_name_one_call_per_answer(run_dir, serve
     body = calls[0]
     assert body["options"]["temperature"] == 0 and body["options"]["seed"] == 42 and body["stream"] is False
     assert body["format"]["properties"]["verdicts"]["minItems"] == 1
+    prompt = body["messages"][-1]["content"]  # every retrieved passage, not only the cited one
+    assert prompt.count("[source: ") == len(rows[0].retrieved) > 1 and prompt.count("(cited)") == 1
     book = read_reviews(run_dir.parent.parent / "cases.reviews.jsonl")
     reviews = [r for r in book.reviews.values()]
     assert {r.reviewer for r in reviews} == {JUDGE}
@@ -158,3 +160,12 @@ def test_a_dropped_connection_fails_that_answer_only(run_dir, server):
     assert len(errors) == 1 and "dropped the connection" in errors[0]["error"]
     book = read_reviews(run_dir.parent.parent / "cases.reviews.jsonl")
     assert len(book.reviews) == len({(r.case_id, r.answer.answer_sha256) for r in answered(run_dir)}) - 1
+
+
+def test_timeouts_are_error_entries_and_the_command_goes_on(run_dir, server, capsys):
+    server.chat_rule = judge_rule()
+    server.delay_s = 1.0
+    assert judge(run_dir, server, "--timeout", "0.2", "--retries", "0") == 1  # not one answer judged
+    errors = read_json(run_dir / "judge.json")["errors"]
+    assert len(errors) == len({(r.case_id, r.answer.answer_sha256) for r in answered(run_dir)})
+    assert all("took longer than 0.2 s" in e["error"] for e in errors)
