@@ -16,6 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from chatbot.model_server import BACKENDS
 from chatbot.terminal import ProgressBar
 
 from ..judge.agreement import judge_agreement
@@ -31,7 +32,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run directory")
     p.add_argument("--model", help="the judge model (default: the run's chat model, else qwen3:4b)")
-    p.add_argument("--host", help="Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    p.add_argument("--host", help="the judge's server (default: $OLLAMA_HOST, else http://127.0.0.1:11434; with "
+                                  "--backend openai: $OPENAI_BASE_URL)")
+    p.add_argument("--backend", choices=list(BACKENDS), help="the API the server speaks: ollama or openai (vLLM, "
+                                                             "llama.cpp, ...); default: the run's, else ollama")
+    p.add_argument("--api-key-env", help="name of the environment variable holding the API key (openai backend)")
     p.add_argument("--prompt", help="judge prompt template with $question, $answer, $claims, $passages "
                                     "(default harness/prompts/judge.txt)")
     p.add_argument("--reviews", metavar="FILE", help="reviews file (default: <cases stem>.reviews.jsonl beside the "
@@ -55,7 +60,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run)
     reviews = Path(args.reviews) if args.reviews else default_reviews(run_dir)
-    settings = JudgeSettings(model=args.model, host=args.host, timeout=args.timeout, retries=args.retries,
+    settings = JudgeSettings(model=args.model, host=args.host, backend=args.backend, api_key_env=args.api_key_env,
+                             timeout=args.timeout, retries=args.retries,
                              backoff=args.backoff, num_ctx=args.num_ctx, num_predict=args.num_predict, seed=args.seed,
                              think=args.think, prompt=args.prompt, cache_dir=args.cache_dir,
                              min_quote_words=args.min_quote_words)

@@ -1,12 +1,13 @@
-"""One judge call per answer, through the chatbot's one Ollama client, with its replies cached like answers.
+"""One judge call per answer, through the chatbot's model-server seam (the Ollama client, or the OpenAI-compatible
+one with --backend openai), with its replies cached like answers.
 
-The request: `/api/chat`, one user message, `stream: false`, `format` = the verdicts schema, `options`
-{temperature: 0, seed, num_ctx, num_predict}, `think` as runs send it (on for models with the thinking
-capability under `auto`). Replies are cached by `chatbot.answer_cache.answer_key` (model digest, SHA-256 of the
-rendered prompt: template, question, answer, claims and passages; options; think; schema) under
-`<cache dir>/judge-replies/`, and only once they parse and match the schema, so a rerun makes no call for an
-unchanged answer and asks again for one that failed. A timeout, a server error or gone away, a reply cut off or
-malformed is a `Failed` outcome for that answer; the caller goes on.
+The request: one chat call (`/api/chat`, or `/v1/chat/completions`), one user message, `stream: false`, the
+verdicts schema as `format`, options {temperature: 0, seed, num_ctx, num_predict}, `think` as runs send it (on
+for models with the thinking capability under `auto`). Replies are cached by `chatbot.answer_cache.answer_key`
+(model digest or name identity, SHA-256 of the rendered prompt: template, question, answer, claims and passages;
+options; think; schema) under `<cache dir>/judge-replies/`, and only once they parse and match the schema, so a
+rerun makes no call for an unchanged answer and asks again for one that failed. A timeout, a server error or gone
+away, a reply cut off or malformed is a `Failed` outcome for that answer; the caller goes on.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from chatbot.answer import split_thinking
 from chatbot.answer_cache import AnswerCache, KeyLocks, answer_key
 from chatbot.errors import OllamaError
 from chatbot.index import cache_root
-from chatbot.ollama_client import OllamaClient
+from chatbot.model_server import ModelServer
 
 from ..drafting.prompting import Failed, Outcome, Replied, parse_reply
 
@@ -51,14 +52,16 @@ def judge_cache(cache_dir: str | None = None) -> AnswerCache:
 class JudgeAsker:
     """Asks the judge model through `client`; counts the chat calls it made and the replies the cache gave."""
 
-    def __init__(self, client: OllamaClient, options: JudgeOptions, digest: str, capabilities: tuple[str, ...],
+    def __init__(self, client: ModelServer, options: JudgeOptions, digest: str, capabilities: tuple[str, ...],
                  cache: AnswerCache):
         self.client, self.chat, self.digest, self.cache = client, options, digest, cache
         self.think = options.think if options.think is not None else (True if "thinking" in capabilities else None)
         self.chat_calls = self.from_cache = 0
 
     def key(self, prompt: str, schema: dict) -> str:
-        return answer_key(model_digest=self.digest, prompt=prompt, options=self.chat.options(), think=self.think,
+        # the API spoken is part of the key: the same name and prompt on another backend is another model
+        options = self.chat.options() | {"backend": getattr(self.client, "backend", "ollama")}
+        return answer_key(model_digest=self.digest, prompt=prompt, options=options, think=self.think,
                           format=schema, repeat=0)
 
     def cached(self, prompt: str, schema: dict) -> bool:

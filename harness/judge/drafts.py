@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, OllamaClient, preflight
+from chatbot.backends import connect
+from chatbot.model_server import preflight
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..drafting.prompting import Failed, sha256
 from ..drafting.records import Decision, Draft
@@ -53,7 +55,7 @@ def _template() -> str:
 def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings) -> DraftJudging:
     """Ask the judge about every answerable draft that passed verification; failures are error entries."""
     model = settings.model or DEFAULT_CHAT_MODEL
-    client = OllamaClient(settings.client())
+    client = connect(settings.client())
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities,
                        judge_cache(settings.cache_dir))

@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, ClientSettings, OllamaClient, preflight
+from chatbot.backends import connect
+from chatbot.model_server import ClientSettings, preflight
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..drafting.prompting import Failed
 from ..lock import RunLock
@@ -38,6 +40,8 @@ class JudgeSettings:
 
     model: str | None = None  # None: the run's chat model, else qwen3:4b
     host: str | None = None
+    backend: str | None = None  # ollama | openai; None: the run's, else ollama
+    api_key_env: str | None = None  # the variable holding the API key (openai backend), never the key
     timeout: float = ClientSettings.timeout_s
     retries: int = ClientSettings.retries
     backoff: float = ClientSettings.backoff_s
@@ -49,8 +53,9 @@ class JudgeSettings:
     cache_dir: str | None = None
     min_quote_words: int | None = None  # None: the run's own
 
-    def client(self) -> ClientSettings:
-        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff)
+    def client(self, backend: str = "ollama") -> ClientSettings:
+        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff,
+                              backend=self.backend or backend, api_key_env=self.api_key_env)
 
     def options(self, model: str) -> JudgeOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]
@@ -106,7 +111,7 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     read_reviews(reviews)  # a broken reviews file fails before any call
     prompt = JudgePrompt.load(settings.prompt)
     model = judge_model(run_dir, settings)
-    client = OllamaClient(settings.client())
+    client = connect(settings.client(str(read_manifest(run_dir).settings.get("backend") or "ollama")))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities, judge_cache(settings.cache_dir))
     name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))

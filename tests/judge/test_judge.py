@@ -169,3 +169,14 @@ def test_timeouts_are_error_entries_and_the_command_goes_on(run_dir, server, cap
     errors = read_json(run_dir / "judge.json")["errors"]
     assert len(errors) == len({(r.case_id, r.answer.answer_sha256) for r in answered(run_dir)})
     assert all("took longer than 0.2 s" in e["error"] for e in errors)
+
+
+def test_the_judge_speaks_the_openai_compatible_api_too(run_dir, server):
+    server.chat_rule = judge_rule()  # the test server answers /v1/chat/completions by the same rule
+    assert main(["judge", str(run_dir), "--backend", "openai", "--host", server.url + "/v1"]) == 0
+    paths = {r.path for r in server.requests}
+    assert "/v1/chat/completions" in paths and "/api/chat" not in paths
+    manifest = read_json(run_dir / "manifest.json")
+    assert manifest["judge"]["reviewer"].startswith("judge:qwen3:4b@") and manifest["judge"]["host"].endswith("/v1")
+    judged = [r for r in read_rows(run_dir) if r.judged_claims]
+    assert len(judged) == len(answered(run_dir))
