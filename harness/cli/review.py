@@ -40,7 +40,6 @@ from ..review.store import (
     read_reviews,
     reviews_path,
     run_judge,
-    run_ks,
     sentence_split,
 )
 from ..runs import read_manifest, read_rows, utc_now
@@ -117,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
 def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
     """Agreement between people, then (when a judge rated the answers) the judge against people."""
     manifest = read_manifest(run_dir)
-    ks, judge = run_ks(manifest), run_judge(manifest) or next(iter(book.judges()), None)
+    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
     applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
     report = agreement_report(applied, seed=args.seed, resamples=args.resamples)
     sample = read_sample(path)
@@ -143,7 +142,7 @@ def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book:
     if old is not None and (old.judge, old.n, old.seed) == (judge, args.calibrate, args.seed):
         sample = old
     else:
-        applied = [apply_reviews(r, book, run_ks(manifest), judge=judge) for r in rows]
+        applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
         sample = draw_sample(applied, judge, args.calibrate, args.seed)
         write_sample(path, sample)
     print(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "

@@ -15,12 +15,13 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .. import metrics as m
 from ..records import JudgedClaim, Row
 from ..review.book import JUDGE_VERDICTS, VERDICTS
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 
-__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_note",
-           "not_measured_text", "printable"]
+__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_measured",
+           "judge_note", "judged_passed", "not_measured_text", "printable"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
@@ -178,3 +179,19 @@ def judge_agreement(rows: Sequence[Row], *, sample: Collection[SampleKey] | None
     result = measure_agreement(items, seed=seed, resamples=resamples)
     random_sample = None if sample is None else sum(s.sample_key in sample for s in shared)
     return JudgeAgreement(judges[0], result, tuple(shared), random_sample)
+
+
+def judge_measured(rows: Sequence[Row]) -> bool:
+    """A judge rated the answers and shares at least `MIN_SHARED` claims with people."""
+    judge = judge_agreement(rows, resamples=1)
+    return judge is not None and judge.measured
+
+
+def judged_passed(rows: Sequence[Row]) -> list[Row]:
+    """`--judged-passed`: each row's `passed` from claim_support_judged instead of claim_support, once the judge
+    is measured against people (`MIN_SHARED` shared claims); before that, the rows as they are."""
+    if not judge_measured(rows):
+        return list(rows)
+    return [r if r.errored else r.model_copy(update={"metrics": r.metrics | {"passed": m.passed_of(r.metrics,
+                                                                                                 judged=True)}})
+            for r in rows]

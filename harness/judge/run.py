@@ -94,7 +94,7 @@ def judge_model(run_dir: Path, settings: JudgeSettings) -> str:
     """The judge model: --model, else the run's chat model (for the chatbot), else qwen3:4b."""
     if settings.model:
         return settings.model
-    saved = read_manifest(run_dir).settings
+    saved = read_manifest(run_dir).settings.to_json()
     chat = saved.get("chat_model")
     return str(chat) if saved.get("system", "chatbot") == "chatbot" and chat else DEFAULT_CHAT_MODEL
 
@@ -111,11 +111,12 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     read_reviews(reviews)  # a broken reviews file fails before any call
     prompt = JudgePrompt.load(settings.prompt)
     model = judge_model(run_dir, settings)
-    client = connect(settings.client(str(read_manifest(run_dir).settings.get("backend") or "ollama")))
+    saved = read_manifest(run_dir).settings.to_json()
+    client = connect(settings.client(str(saved.get("backend") or "ollama")))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities, judge_cache(settings.cache_dir))
     name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))
-    min_words = settings.min_quote_words or read_manifest(run_dir).settings.get("min_quote_words", 4)
+    min_words = settings.min_quote_words or int(saved.get("min_quote_words", 4))
     total = sum(len(c) for _, c in todo)
     if dry_run:
         needed = sum(not asker.cached(prompt.render(r, c), verdicts_schema(len(c))) for r, c in todo)

@@ -21,11 +21,13 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
-from ..cases import Problems, json_lines
+from ..inputs import Problems, json_lines
+from ..judge.agreement import judged_passed
 from ..lock import RunLock, file_lock
 from ..records import Manifest, Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, judged_passed, read_json, read_manifest, read_rows, summarize, write_json, write_rows
+from ..runs import SUMMARY, read_json, read_manifest, read_rows, write_json, write_rows
+from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
@@ -44,7 +46,7 @@ from .judged import judged_claims
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
-           "is_judge", "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_judge", "run_ks",
+           "is_judge", "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_judge",
            "save_reviews",
            "sentence_split"]
 
@@ -160,11 +162,6 @@ def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: S
     return with_review(row, claims, ks, judged=judged)
 
 
-def run_ks(manifest: Manifest) -> list[int]:
-    """The k values a run was scored at (from its settings, else from its hit@k metric names)."""
-    return manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")]
-
-
 def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     """Rewrite a run's rows with `reviews` applied and its summary recomputed from them; returns the summary."""
     run_dir = Path(run_dir)
@@ -174,13 +171,13 @@ def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Revi
 
 def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     manifest = read_manifest(run_dir)
-    book, ks = as_book(reviews), run_ks(manifest)
+    book, ks = as_book(reviews), manifest.ks
     rows = [apply_reviews(r, book, ks, judge=run_judge(manifest)) for r in read_rows(run_dir)]
-    if manifest.settings.get("judged_passed"):
+    if manifest.settings.to_json().get("judged_passed"):
         rows = judged_passed(rows)
     write_rows(run_dir, rows)
     old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
-    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection),
+    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection.to_json()),
                         na_as_pass=old.get("na_as_pass", False))
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary

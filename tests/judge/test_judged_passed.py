@@ -37,7 +37,7 @@ def test_a_measured_judge_switches_passed_only_with_the_flag(bundle_run, server,
     human_reviews(bundle_run, ["supported"] * 28 + ["unsupported"] * 2)
     assert judge(bundle_run, server) == 0
     summary = read_json(bundle_run / "summary.json")
-    assert read_manifest(bundle_run).settings["judged_passed"] is True
+    assert read_manifest(bundle_run).settings.to_json()["judged_passed"] is True
     assert summary["judge"]["measured"] is True and summary["judge"]["shared_claims"] == 30
     assert summary["judge"]["text"].startswith(f"judge {JUDGE}: kappa ")
     for row in read_rows(bundle_run):  # the run asked for it, and the judge is measured: passed is the judged one
@@ -49,7 +49,7 @@ def test_a_measured_judge_switches_passed_only_with_the_flag(bundle_run, server,
     capsys.readouterr()
     assert main(["compare", str(bundle_run), str(bundle_run), "--resamples", "50", "--judged-passed"]) == 0
     assert "`passed` reads claim_support_judged in A and B" in capsys.readouterr().out
-    rescored = rescore_run(bundle_run, read_manifest(bundle_run).settings["cases"])  # keeps the run's choice
+    rescored = rescore_run(bundle_run, read_manifest(bundle_run).settings.to_json()["cases"])  # keeps the run's choice
     assert rescored.summary.passes == judged_passes
 
 
@@ -57,11 +57,11 @@ def test_a_later_run_picks_up_the_judge_for_unchanged_answers(bundle_run, server
     server.chat_rule = judge_rule()
     assert judge(bundle_run, server) == 0
     again = run_evaluation(RunSettings(system="offline", out=str(tmp_path / "runs"), label="again",
-                                       cases=read_manifest(bundle_run).settings["cases"])).run_dir
+                                       cases=read_manifest(bundle_run).settings.to_json()["cases"])).run_dir
     assert read_manifest(again).model_extra["judge"] == {"reviewer": JUDGE, "from": "reviews file"}
     judged = [r for r in read_rows(again) if r.judged_claims]
     assert judged and all(r.metrics["claims_supported"] is None for r in judged)
-    assert read_manifest(again).settings["judged_passed"] is False
+    assert read_manifest(again).settings.to_json()["judged_passed"] is False
 
 
 def test_sweep_records_judged_passed_in_every_cell(tmp_path):
@@ -72,7 +72,7 @@ def test_sweep_records_judged_passed_in_every_cell(tmp_path):
     assert main(args) == 0
     (sweep_dir,) = (tmp_path / "off").iterdir()
     for cell in ("chunk-size=800", "chunk-size=2000"):
-        assert read_manifest(sweep_dir / cell).settings["judged_passed"] is True
+        assert read_manifest(sweep_dir / cell).settings.to_json()["judged_passed"] is True
     # `passed` is the primary metric and may read judged verdicts: the leaderboard says where each cell's judge is
     board = (sweep_dir / "leaderboard.md").read_text(encoding="utf-8")
     assert "- judge of chunk-size=800: no judge rated these answers" in board
