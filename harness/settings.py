@@ -59,10 +59,11 @@ class RunSettings:
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
-    only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/selection.py): any of these tags
+    only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/cases.py): any of these tags
     only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
     limit: int | None = None  # the first N (after the filters above), in file order
     sample: int | None = None  # or N drawn with `seed`, kept in file order
+    judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
 
     def __post_init__(self) -> None:
         for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):

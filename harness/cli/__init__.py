@@ -25,6 +25,7 @@ _COMMANDS = {
     "report": "write a self-contained HTML report of a run (optionally beside another)",
     "review": "review the claims of a run's answers (terminal, or CSV export/import), measure reviewer agreement, "
               "resolve disagreements",
+    "judge": "a model judges every claim of a run's answers, stored as a reviewer",
     "rescore": "recompute a saved run's metrics against a corrected cases file",
     "draft": "draft verified test cases from your PDFs for a human to accept",
     "sweep": "run every combination of settings in a sweep file and rank them against a baseline (Holm-adjusted)",
@@ -36,8 +37,9 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     sub-commands being names with their help line (enough for `rag-eval --help` and to reject a typo)."""
     full = set(_COMMANDS if commands is None else commands)
     parser = argparse.ArgumentParser(
-        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases, with no LLM judge: run, check "
-                                     "labels, score saved outputs, compare runs, report, review claims, rescore.")
+        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases: run, check labels, score saved "
+                                     "outputs, compare runs, report, review claims, judge claims with a model "
+                                     "(measured against your reviewers before it counts), rescore.")
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, help_line in _COMMANDS.items():

@@ -6,8 +6,8 @@ import argparse
 
 from chatbot.cli import add_chunk_args
 
+from ..cases import describe_selection
 from ..evaluate import prepare
-from ..selection import describe_selection
 from ..settings import RunSettings, resolve
 from ..systems import traits_for
 from .run import add_selection_args

@@ -10,13 +10,14 @@ from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
 from chatbot.terminal import ProgressBar, printable
 
+from ..cases import describe_selection
 from ..chart import fmt
 from ..evaluate import prepare, run_evaluation
-from ..metrics import describe, is_retrieval, parse_metric
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
-from ..selection import describe_selection
 from ..settings import RunSettings, host_flags, resolve
 from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
@@ -77,6 +78,9 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                      help="for --dry-run's wall-time estimate: seconds per chat call (default: the median of the "
                           "newest finished run of the same chat model under --out, else "
                           f"{DEFAULT_SECONDS_PER_CALL:g})")
+    run.add_argument("--judged-passed", action="store_true", default=None,
+                     help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
+                          "the judge is measured against people (30 shared claims); recorded in the manifest")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
@@ -212,6 +216,8 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
         lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
+        if name in JUDGED_METRICS:
+            lines.append(f"{'':<20}  {judge_note((summary.model_extra or {}).get('judge'))}")
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):
