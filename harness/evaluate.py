@@ -39,6 +39,7 @@ from .runs import (
 from .saved.replay import write_replay
 from .settings import RunSettings
 from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
+from .systems.seam import checked_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -228,15 +229,10 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         start = time.perf_counter()
         result = _ask(system, case, repeat, client)
         elapsed_ms = (time.perf_counter() - start) * 1000
-        size = max(len(result.answer), len(result.raw))
-        if result.error is None and size > settings.max_reply_chars:  # never store a runaway reply whole
-            result = SystemAnswer(error=f"the system's reply holds {size} characters, over --max-reply-chars "
-                                        f"{settings.max_reply_chars}", raw=result.raw[:2000])
-        elif timed and result.error is None and elapsed_ms > settings.timeout * 1000:
-            result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
-                                        f"{settings.timeout:g} s", raw=result.raw)
-        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
-                         host=None if client is None else client.host)
+        result = _bounded(result, settings, timed_out=timed and elapsed_ms > settings.timeout * 1000,
+                          elapsed_ms=elapsed_ms)
+        return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
+                           host=None if client is None else client.host)
 
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
@@ -256,18 +252,47 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
 
 
 def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> SystemAnswer:
-    """One answer; a failure of this case alone becomes its error, one that would fail every case raises.
-    With `client` (a server of the system's pool) the system answers through that server."""
+    """One answer, checked at the seam; a failure of this case alone becomes its error, one that would fail every
+    case raises. With `client` (a server of the system's pool) the system answers through that server."""
     try:
         if client is not None and isinstance(system, PooledSystem):
-            return to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat, client=client))
-        return to_answer(system.answer(case.question, case_id=case.id))
+            return checked_answer(to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat,
+                                                               client=client)))
+        return checked_answer(to_answer(system.answer(case.question, case_id=case.id)))
     except FATAL:
         raise
     except ValueError as exc:
         return SystemAnswer(error=f"the system's answer breaks the contract: {exc}")
+    except SystemExit as exc:  # a plug-in must not end the run: this case failed, the others go on
+        return SystemAnswer(error=f"the system called sys.exit({exc.code!r}) while answering; raise an exception "
+                                  "instead")
     except Exception as exc:  # a plug-in's own failure on this question: its row says so, the run goes on
         return SystemAnswer(error=f"the system raised {type(exc).__name__}: {exc}")
+
+
+def _bounded(result: SystemAnswer, settings: RunSettings, *, timed_out: bool, elapsed_ms: float) -> SystemAnswer:
+    """`result` as an error when its answer is over --max-reply-chars or it came after --timeout."""
+    size = len(result.answer)
+    if result.error is None and size > settings.max_reply_chars:  # never store a runaway reply whole
+        return SystemAnswer(error=f"the system's answer holds {size} characters, over --max-reply-chars "
+                                  f"{settings.max_reply_chars}", raw=result.raw[:2000])
+    if result.error is None and timed_out:
+        return SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
+                                  f"{settings.timeout:g} s", raw=result.raw)
+    return result
+
+
+def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:
+    """The row of `result`, validated as the RowWriter will; anything that fails while building or validating it
+    makes it an error row instead (the run goes on, and a resume does not stop at this case again)."""
+    try:
+        row = build_row(case, result, judging, **where)
+        Row.model_validate_json(row.line())
+        return row
+    except Exception as exc:  # whatever a system's output breaks here is that case's failure alone
+        cause = f"{type(exc).__name__}: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
+        return build_row(case, SystemAnswer(error=f"the system's answer could not be stored as a row ({cause[:500]})"),
+                         judging, **where)
 
 
 def _page_texts(documents: list[Document]) -> dict[str, str]:
