@@ -190,8 +190,9 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
 def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
-    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
-               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
+    defaults = RunSettings().to_dict()  # a setting added since the run was saved had its default then
+    changes = [f"settings.{k}: {saved.settings.get(k, defaults.get(k))!r} -> {v!r}" for k, v in fresh.settings.items()
+               if k not in _FREE_TO_CHANGE and saved.settings.get(k, defaults.get(k)) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")

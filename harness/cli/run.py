@@ -61,6 +61,9 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run.add_argument("--label", help="a name for this run, part of its directory name")
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    run.add_argument("--max-body-bytes", type=int,
+                     help=f"an HTTP system's reply body is refused (that case's error row) past this many decoded "
+                          f"bytes (default {d.max_body_bytes:_})")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)

@@ -1,4 +1,8 @@
-"""A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json."""
+"""A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json.
+
+Every call is bounded (harness/systems/bounded_http.py): `--timeout` from connect to last byte, and at most
+`--max-body-bytes` of decoded body, so no reply can hang the run or fill the memory.
+"""
 
 from __future__ import annotations
 
@@ -10,59 +14,82 @@ import httpx
 from pydantic import ValidationError
 
 from ..records import SystemAnswer, SystemReply, field_problem
+from .bounded_http import BodyEncoding, BodyTooLarge, BoundedClient, read_body, read_head
 from .interface import SystemDown
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+_SHOWN = 2000  # characters of a bad reply kept on its row
 
 
 class HttpSystem:
     """Retries 503 and dropped or refused connections (`--retries`, `--backoff`); a server still unreachable
     after them stops the run (it can be resumed). Any other failure is that case's error row."""
 
-    def __init__(self, url: str, settings: Any, *, client: httpx.Client | None = None):
+    def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
         self.max_reply_chars: int = settings.max_reply_chars
-        self._client = client or httpx.Client(timeout=self.timeout_s)
+        self.max_body_bytes: int = settings.max_body_bytes
+        self._http = client or BoundedClient(self.timeout_s)
 
     def describe(self) -> dict[str, Any]:
         return {"name": "http", "system": f"RAG service at {self.url}", "url": self.url,
-                "settings": {"timeout_s": self.timeout_s}}
+                "settings": {"timeout_s": self.timeout_s, "max_body_bytes": self.max_body_bytes}}
+
+    def close(self) -> None:
+        """Fail every call in flight now (from any thread) and close the connections."""
+        self._http.abort()
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         body, retries = self._post({"case_id": case_id, "question": question})
         usage = {"retries": retries}
         if isinstance(body, str):  # an error to put on the row
             return SystemAnswer(error=body, usage=usage)
-        raw = body.text
+        answer = self._parse(body)
+        return answer.model_copy(update={"usage": usage})
+
+    def _parse(self, body: bytearray) -> SystemAnswer:
+        try:
+            raw = body.decode("utf-8")
+        except UnicodeDecodeError as exc:  # never decoded with U+FFFD and scored as if the service said that
+            return SystemAnswer(error=f"bad reply from {self.url}: not UTF-8 JSON ({exc.reason} at byte {exc.start})",
+                                raw=bytes(body[:_SHOWN]).decode("utf-8", "backslashreplace"))
         if len(raw) > self.max_reply_chars:
             return SystemAnswer(error=f"bad reply from {self.url}: {len(raw)} characters, over --max-reply-chars "
-                                      f"{self.max_reply_chars}", raw=raw[:2000], usage=usage)
+                                      f"{self.max_reply_chars}", raw=raw[:_SHOWN])
         try:
             data = json.loads(raw)
         except ValueError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:2000], usage=usage)
+            return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:_SHOWN])
         try:
             reply = SystemReply.model_validate(data)
         except ValidationError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:2000], usage=usage)
-        return reply.to_answer(raw).model_copy(update={"usage": usage})
+            return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:_SHOWN])
+        return reply.to_answer(raw)
 
-    def _post(self, payload: dict) -> tuple[httpx.Response | str, int]:
+    def _post(self, payload: dict) -> tuple[bytearray | str, int]:
+        """The reply's body, or an error for the row, and the retries it took."""
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._client.post(self.url, json=payload)
+                with self._http.call(), self._http.client.stream("POST", self.url, json=payload) as response:
+                    if response.status_code == 200:
+                        return read_body(response, self.max_body_bytes), attempt
+                    if response.status_code != 503 or last:
+                        return self._status_error(response), attempt
             except httpx.TimeoutException:
-                return f"no reply from {self.url} within --timeout {self.timeout_s:g} s", attempt
+                return f"no whole reply from {self.url} within --timeout {self.timeout_s:g} s", attempt
+            except BodyTooLarge as exc:
+                return f"bad reply from {self.url}: {exc}, over --max-body-bytes {self.max_body_bytes}", attempt
+            except BodyEncoding as exc:
+                return f"bad reply from {self.url}: {exc}", attempt
             except _RETRIED as exc:
                 if last:
                     raise SystemDown(f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service "
                                      "running?") from exc
-            else:
-                if response.status_code == 200:
-                    return response, attempt
-                if response.status_code != 503 or last:
-                    return f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}", attempt
             time.sleep(self.backoff_s * 2 ** attempt)
         raise AssertionError("unreachable")  # the loop returns or raises on its last attempt
+
+    def _status_error(self, response: httpx.Response) -> str:
+        head = read_head(response, 300).decode("utf-8", "backslashreplace")
+        return f"{self.url} answered HTTP {response.status_code}: {head}"

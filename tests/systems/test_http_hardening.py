@@ -1,0 +1,78 @@
+"""An HTTP system that floods, drips, drops or fools the harness (issue 19 items 2, 3, 6, 20, 22): each case ends
+as that case's row, within `--timeout` per call and under `--max-body-bytes` of memory per call; the run goes on.
+Every service here is a real HTTP server on 127.0.0.1 (tests/support/hostile_http.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from harness.evaluate import run_evaluation
+from harness.runs import read_rows
+from harness.settings import RunSettings
+from tests.conftest import REPO, SAMPLE_DOCS
+from tests.support.hostile_http import HostileServer, cases_file
+
+
+@pytest.fixture
+def hostile():
+    with HostileServer() as server:
+        yield server
+
+
+def _settings(tmp_path, url, ids, **kw) -> RunSettings:
+    return RunSettings(**{"docs": str(SAMPLE_DOCS), "cases": cases_file(tmp_path / "cases.jsonl", ids),
+                          "out": str(tmp_path / "out"), "system": url, "retries": 0, "backoff": 0.01} | kw)
+
+
+def _rows(result) -> dict:
+    return {r.case_id: r for r in read_rows(result.run_dir)}
+
+
+def test_huge_endless_compressed_and_dripping_replies_end_within_the_deadline_as_error_rows(tmp_path, hostile):
+    ids = ["fine-1", "huge", "endless", "errorhuge", "gzipbomb", "dripbody", "dripheaders", "fine-2"]
+    start = time.monotonic()
+    result = run_evaluation(_settings(tmp_path, hostile.url, ids, timeout=1.5, max_body_bytes=1_000_000,
+                                      workers=2))
+    elapsed = time.monotonic() - start
+    rows = _rows(result)
+    assert list(rows) == ids and result.manifest.status == "complete"
+    assert rows["fine-1"].error is None and rows["fine-2"].metrics["passed"] == 1.0
+    for case_id in ("huge", "endless", "gzipbomb"):  # a gzip bomb is capped on its decoded bytes
+        assert "passed 1,000,000 bytes (decoded), over --max-body-bytes 1000000" in rows[case_id].error, case_id
+    assert rows["errorhuge"].error.startswith(f"{hostile.url} answered HTTP 500: xxx")
+    assert len(rows["errorhuge"].error) < 400  # the head of the error page, not 300 MB of it
+    for case_id in ("dripbody", "dripheaders"):  # each byte on time, the whole far too late
+        assert rows[case_id].error == f"no whole reply from {hostile.url} within --timeout 1.5 s", case_id
+    assert elapsed < 25, elapsed  # two drips of 1.5 s each, at most; before: 67 s and hanging
+
+
+def test_peak_memory_of_a_run_against_a_1_gb_body_stays_near_the_cap(tmp_path, hostile):
+    """The real command in a child process; its own peak RSS from wait4. Before the cap: 3.2 GB for one call."""
+    cap = 4_000_000
+    cases = cases_file(tmp_path / "cases.jsonl", ["huge", "fine-1", "huge-2", "huge-3", "huge-4", "gzipbomb"])
+    child = subprocess.Popen([sys.executable, str(REPO / "evaluate_rag.py"), "--system", hostile.url, "--docs",
+                              str(SAMPLE_DOCS), "--cases", cases, "--out", str(tmp_path / "out"), "--retries", "0",
+                              "--timeout", "20", "--workers", "4", "--max-body-bytes", str(cap)],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        _, status, usage = os.wait4(child.pid, 0)
+    finally:
+        child.kill()
+    peak_mb = usage.ru_maxrss / 1024
+    assert os.waitstatus_to_exitcode(status) == 0, child.stderr.read().decode()[-2000:]
+    print(f"peak RSS {peak_mb:.0f} MB")
+    assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB with 4 workers and a {cap / 1e6:.0f} MB cap"
+
+
+def test_invalid_utf8_is_refused_and_a_json_surrogate_is_an_error_row_not_a_stopped_run(tmp_path, hostile):
+    ids = ["badutf8", "surrogate", "fine-1"]
+    rows = _rows(run_evaluation(_settings(tmp_path, hostile.url, ids)))
+    assert rows["badutf8"].error.startswith(f"bad reply from {hostile.url}: not UTF-8 JSON (invalid start byte")
+    assert "\ufffd" not in rows["badutf8"].answer.raw and "\\xff\\xfe" in rows["badutf8"].answer.raw
+    assert "answer: holds a lone surrogate U+D800" in rows["surrogate"].error
+    assert rows["fine-1"].error is None
