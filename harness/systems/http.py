@@ -85,10 +85,27 @@ class HttpSystem:
                 return f"bad reply from {self.url}: {exc}", attempt
             except _RETRIED as exc:
                 if last:
-                    raise SystemDown(f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service "
-                                     "running?") from exc
+                    return self._dropped(exc), attempt
             time.sleep(self.backoff_s * 2 ** attempt)
         raise AssertionError("unreachable")  # the loop returns or raises on its last attempt
+
+    def _dropped(self, exc: Exception) -> str:
+        """The error of a case whose connection dropped after every retry, if the service still answers a probe;
+        if it does not, nothing will answer: SystemDown stops the run (it can be resumed)."""
+        cause = f"{type(exc).__name__}: {exc}"
+        if not self.alive():
+            raise SystemDown(f"{self.url} is unreachable ({cause}); is the service running?") from exc
+        return (f"{self.url} dropped the connection on this question ({cause}) after {self.retries} retries; it "
+                "answers other requests")
+
+    def alive(self) -> bool:
+        """Whether the service answers a cheap request (a GET of its URL: any status from the service itself
+        counts, a proxy's 502/503/504 does not)."""
+        try:
+            with self._http.call(), self._http.client.stream("GET", self.url) as response:
+                return response.status_code not in (502, 503, 504)
+        except httpx.HTTPError:
+            return False
 
     def _status_error(self, response: httpx.Response) -> str:
         head = read_head(response, 300).decode("utf-8", "backslashreplace")

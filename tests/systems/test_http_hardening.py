@@ -76,3 +76,26 @@ def test_invalid_utf8_is_refused_and_a_json_surrogate_is_an_error_row_not_a_stop
     assert "\ufffd" not in rows["badutf8"].answer.raw and "\\xff\\xfe" in rows["badutf8"].answer.raw
     assert "answer: holds a lone surrogate U+D800" in rows["surrogate"].error
     assert rows["fine-1"].error is None
+
+
+def test_a_service_that_drops_one_question_gives_that_case_an_error_row_and_the_run_goes_on(tmp_path, hostile):
+    """Dropped without a reply, cut mid-body, reset: retried, then the service is probed; it answers, so each is
+    that case's error row (before: the run stopped with "is the service running?", and so did every resume)."""
+    ids = ["fine-1", "drop", "cut", "reset", "fine-2"]
+    result = run_evaluation(_settings(tmp_path, hostile.url, ids, retries=1, workers=2))
+    rows = _rows(result)
+    assert list(rows) == ids and result.manifest.status == "complete"
+    for case_id in ("drop", "cut", "reset"):
+        assert rows[case_id].error.startswith(f"{hostile.url} dropped the connection on this question ("), case_id
+        assert rows[case_id].error.endswith("after 1 retries; it answers other requests")
+        assert hostile.seen[case_id] == 2  # the first try and one retry
+    assert rows["fine-1"].error is None and rows["fine-2"].error is None
+
+
+def test_a_service_that_answers_nothing_any_more_still_stops_the_run_with_the_resume_command(tmp_path, hostile):
+    from harness.evaluate import RunStopped
+    settings = _settings(tmp_path, hostile.url, ["fine-1", "fine-2"])
+    hostile.dead = True  # drops every request, the probe too
+    with pytest.raises(RunStopped, match="is unreachable .*is the service running?") as stopped:
+        run_evaluation(settings)
+    assert "rag-eval run --resume" in str(stopped.value)
