@@ -272,15 +272,19 @@ def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> Sys
 
 
 def _bounded(result: SystemAnswer, settings: RunSettings, *, timed_out: bool, elapsed_ms: float) -> SystemAnswer:
-    """`result` as an error when its answer is over --max-reply-chars or it came after --timeout."""
-    size = len(result.answer)
-    if result.error is None and size > settings.max_reply_chars:  # never store a runaway reply whole
-        return SystemAnswer(error=f"the system's answer holds {size} characters, over --max-reply-chars "
-                                  f"{settings.max_reply_chars}", raw=result.raw[:2000])
+    """`result` as an error when its answer or a passage is over --max-reply-chars, or it came after --timeout;
+    its `raw` kept to --max-reply-chars characters (the body as a whole is bounded by --max-body-bytes)."""
+    cap = settings.max_reply_chars
+    sizes = [("answer", len(result.answer))] + [(f"retrieved.{i}.text", len(p.text))
+                                                 for i, p in enumerate(result.retrieved)]
+    field, size = max(sizes, key=lambda item: item[1])
+    if result.error is None and size > cap:  # never store a runaway reply whole
+        return SystemAnswer(error=f"the system's {field} holds {size} characters, over --max-reply-chars {cap}",
+                            raw=result.raw[:2000], usage=result.usage)
     if result.error is None and timed_out:
         return SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
-                                  f"{settings.timeout:g} s", raw=result.raw)
-    return result
+                                  f"{settings.timeout:g} s", raw=result.raw[:cap])
+    return result.model_copy(update={"raw": result.raw[:cap]}) if len(result.raw) > cap else result
 
 
 def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:

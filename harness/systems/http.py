@@ -28,7 +28,6 @@ class HttpSystem:
     def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
-        self.max_reply_chars: int = settings.max_reply_chars
         self.max_body_bytes: int = settings.max_body_bytes
         self._http = client or BoundedClient(self.timeout_s)
 
@@ -54,9 +53,6 @@ class HttpSystem:
         except UnicodeDecodeError as exc:  # never decoded with U+FFFD and scored as if the service said that
             return SystemAnswer(error=f"bad reply from {self.url}: not UTF-8 JSON ({exc.reason} at byte {exc.start})",
                                 raw=bytes(body[:_SHOWN]).decode("utf-8", "backslashreplace"))
-        if len(raw) > self.max_reply_chars:
-            return SystemAnswer(error=f"bad reply from {self.url}: {len(raw)} characters, over --max-reply-chars "
-                                      f"{self.max_reply_chars}", raw=raw[:_SHOWN])
         try:
             data = json.loads(raw)
         except ValueError as exc:
@@ -65,7 +61,7 @@ class HttpSystem:
             reply = SystemReply.model_validate(data)
         except ValidationError as exc:
             return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:_SHOWN])
-        return reply.to_answer(raw)
+        return reply.to_answer(raw)  # the harness checks the answer and each passage against --max-reply-chars
 
     def _post(self, payload: dict) -> tuple[bytearray | str, int]:
         """The reply's body, or an error for the row, and the retries it took."""

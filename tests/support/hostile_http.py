@@ -133,9 +133,14 @@ def _slow(h: Handler) -> None:
     _fine(h)
 
 
-def _many_passages(h: Handler) -> None:  # 900 passages of normal size: a big body, no field too long
-    reply = dict(GOOD, retrieved=[GOOD["retrieved"][0]] * 900)
-    h.send(200, json.dumps(reply).encode())
+def _many_passages(h: Handler) -> None:  # 900 passages of about 400 characters: 380 kB, no field too long
+    passage = {"source_id": HOTEL_PAGE, "text": f"{HOTEL}. " + "More of the page. " * 20}
+    h.send(200, json.dumps(dict(GOOD, retrieved=[GOOD["retrieved"][0]] + [passage] * 899)).encode())
+
+
+def _long_passage(h: Handler) -> None:  # one passage of 300,000 characters
+    h.send(200, json.dumps(dict(GOOD, retrieved=[*GOOD["retrieved"], {"source_id": HOTEL_PAGE,
+                                                                         "text": "z" * 300_000}])).encode())
 
 
 BEHAVIOURS: dict[str, Callable[[Handler], None]] = {
@@ -155,6 +160,7 @@ BEHAVIOURS: dict[str, Callable[[Handler], None]] = {
     "reset": _reset,
     "slow": _slow,
     "manypassages": _many_passages,
+    "longpassage": _long_passage,
 }
 
 

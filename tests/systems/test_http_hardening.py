@@ -99,3 +99,14 @@ def test_a_service_that_answers_nothing_any_more_still_stops_the_run_with_the_re
     with pytest.raises(RunStopped, match="is unreachable .*is the service running?") as stopped:
         run_evaluation(settings)
     assert "rag-eval run --resume" in str(stopped.value)
+
+
+def test_max_reply_chars_bounds_the_answer_and_each_passage_not_the_whole_body(tmp_path, hostile):
+    """900 passages of normal size make a 380 kB body, over --max-reply-chars 200,000 as a whole (before: an error
+    row for every such case); the body has its own cap, --max-body-bytes."""
+    rows = _rows(run_evaluation(_settings(tmp_path, hostile.url, ["manypassages", "longpassage"])))
+    many = rows["manypassages"]
+    assert many.error is None and len(many.retrieved) == 900 and many.metrics["hit@1"] == 1.0
+    assert len(many.answer.raw) == 200_000  # the raw body is kept to --max-reply-chars, not refused for it
+    assert rows["longpassage"].error == ("the system's retrieved.1.text holds 300000 characters, over "
+                                         "--max-reply-chars 200000")
