@@ -7,6 +7,7 @@ Every call is bounded (harness/systems/bounded_http.py): `--timeout` from connec
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from typing import Any
 
@@ -30,6 +31,14 @@ class HttpSystem:
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
         self.max_body_bytes: int = settings.max_body_bytes
         self._http = client or BoundedClient(self.timeout_s)
+
+    @classmethod
+    def open(cls, url: str, settings: Any) -> HttpSystem:
+        """The system at `url`, once it answers a probe: an unreachable service is found before a run directory
+        is made."""
+        system = cls(url, settings)
+        system.check_reachable()
+        return system
 
     def describe(self) -> dict[str, Any]:
         return {"name": "http", "system": f"RAG service at {self.url}", "url": self.url,
@@ -55,6 +64,9 @@ class HttpSystem:
                                 raw=bytes(body[:_SHOWN]).decode("utf-8", "backslashreplace"))
         try:
             data = json.loads(raw)
+        except RecursionError:
+            return SystemAnswer(error=f"bad reply from {self.url}: reply nested too deeply to read as JSON",
+                                raw=raw[:_SHOWN])
         except ValueError as exc:
             return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:_SHOWN])
         try:
@@ -80,6 +92,8 @@ class HttpSystem:
             except BodyEncoding as exc:
                 return f"bad reply from {self.url}: {exc}", attempt
             except _RETRIED as exc:
+                if tls_problem(exc) is not None:  # no retry mends a certificate: every case would fail so
+                    raise SystemDown(self._unreachable(exc)) from exc
                 if last:
                     return self._dropped(exc), attempt
             time.sleep(self.backoff_s * 2 ** attempt)
@@ -88,21 +102,46 @@ class HttpSystem:
     def _dropped(self, exc: Exception) -> str:
         """The error of a case whose connection dropped after every retry, if the service still answers a probe;
         if it does not, nothing will answer: SystemDown stops the run (it can be resumed)."""
-        cause = f"{type(exc).__name__}: {exc}"
-        if not self.alive():
-            raise SystemDown(f"{self.url} is unreachable ({cause}); is the service running?") from exc
-        return (f"{self.url} dropped the connection on this question ({cause}) after {self.retries} retries; it "
-                "answers other requests")
+        self.check_reachable()
+        return (f"{self.url} dropped the connection on this question ({type(exc).__name__}: {exc}) after "
+                f"{self.retries} retries; it answers other requests")
 
-    def alive(self) -> bool:
-        """Whether the service answers a cheap request (a GET of its URL: any status from the service itself
-        counts, a proxy's 502/503/504 does not)."""
+    def check_reachable(self) -> None:
+        """Raise SystemDown, saying why, unless the service answers a cheap request: a GET of its URL, where any
+        status from the service itself counts and a proxy's 502/503/504 does not."""
         try:
             with self._http.call(), self._http.client.stream("GET", self.url) as response:
-                return response.status_code not in (502, 503, 504)
-        except httpx.HTTPError:
-            return False
+                status = response.status_code
+        except httpx.HTTPError as exc:
+            raise SystemDown(self._unreachable(exc)) from exc
+        if status in (502, 503, 504):
+            raise SystemDown(f"{self.url} answered HTTP {status} to a probe (a proxy with no service behind it?); "
+                             "is the service running?")
+
+    def _unreachable(self, exc: Exception) -> str:
+        tls = tls_problem(exc)
+        if tls is not None:
+            return (f"{self.url}: {tls}; if the service's certificate comes from your own CA, point SSL_CERT_FILE "
+                    "at that CA's certificate (PEM): SSL_CERT_FILE=/path/to/ca.pem rag-eval run ...")
+        if isinstance(exc, httpx.TimeoutException):
+            return f"{self.url} did not answer a probe within --timeout {self.timeout_s:g} s; is the service running?"
+        return f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service running?"
 
     def _status_error(self, response: httpx.Response) -> str:
+        if response.is_redirect:  # not followed: the address to evaluate is the user's to give
+            return (f"{self.url} answered HTTP {response.status_code}, a redirect to "
+                    f"{response.headers['location']!r}; give that address as --system")
         head = read_head(response, 300).decode("utf-8", "backslashreplace")
         return f"{self.url} answered HTTP {response.status_code}: {head}"
+
+
+def tls_problem(exc: BaseException) -> str | None:
+    """What went wrong with TLS, when that is what `exc` (an httpx error) comes from; else None."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return f"TLS certificate verify failed ({seen.verify_message})"
+        if isinstance(seen, ssl.SSLError):
+            return f"TLS failed ({seen.reason or seen})"
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -31,7 +31,7 @@ def load_system(spec: str, ctx: SystemContext) -> System:
     if spec in BUILTIN:
         return BUILTIN[spec](ctx)
     if spec.startswith(("http://", "https://")):
-        return HttpSystem(spec, ctx.settings)
+        return HttpSystem.open(spec, ctx.settings)
     if ":" in spec:
         return _checked(spec, _call_factory(spec, _import_factory(spec), ctx))
     plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}

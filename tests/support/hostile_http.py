@@ -13,6 +13,7 @@ import argparse
 import functools
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -95,6 +96,11 @@ def _drop(h: Handler) -> None:  # no status line, no body: RemoteProtocolError
     h.close_connection = True
 
 
+def _dies(h: Handler) -> None:  # the service crashes: from now on every request is dropped, probes too
+    h.server.dead = True
+    _drop(h)
+
+
 def _cut(h: Handler) -> None:  # a reply cut mid-body
     data = json.dumps(GOOD).encode()
     h.send_response(200)
@@ -156,6 +162,7 @@ BEHAVIOURS: dict[str, Callable[[Handler], None]] = {
     "deep": lambda h: h.send(200, b"[" * 100_000 + b"]" * 100_000),
     "redirect": lambda h: h.send(302, b"", {"Location": "https://elsewhere.example/answer"}),
     "drop": _drop,
+    "dies": _dies,
     "cut": _cut,
     "reset": _reset,
     "slow": _slow,
@@ -167,8 +174,13 @@ BEHAVIOURS: dict[str, Callable[[Handler], None]] = {
 class HostileServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, port: int = 0, *, bomb_bytes: int = 64 << 20, slow_s: float = 60.0):
+    def __init__(self, port: int = 0, *, bomb_bytes: int = 64 << 20, slow_s: float = 60.0,
+                 tls: ssl.SSLContext | None = None):
         super().__init__(("127.0.0.1", port), Handler)
+        self.scheme = "http"
+        if tls is not None:  # HTTPS with the context's certificate
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+            self.scheme = "https"
         self.lock = threading.Lock()
         self.seen: dict[str, int] = {}
         self.dead = False  # True: every request is dropped, probes too (a crashed service)
@@ -177,7 +189,10 @@ class HostileServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/answer"
+        return f"{self.scheme}://127.0.0.1:{self.server_address[1]}/answer"
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client refusing our certificate, or hanging up: what these tests are about
 
     def __enter__(self) -> HostileServer:
         threading.Thread(target=self.serve_forever, daemon=True).start()

@@ -94,11 +94,10 @@ def test_a_service_that_drops_one_question_gives_that_case_an_error_row_and_the_
 
 def test_a_service_that_answers_nothing_any_more_still_stops_the_run_with_the_resume_command(tmp_path, hostile):
     from harness.evaluate import RunStopped
-    settings = _settings(tmp_path, hostile.url, ["fine-1", "fine-2"])
-    hostile.dead = True  # drops every request, the probe too
+    settings = _settings(tmp_path, hostile.url, ["fine-1", "dies", "fine-2"])
     with pytest.raises(RunStopped, match="is unreachable .*is the service running?") as stopped:
-        run_evaluation(settings)
-    assert "rag-eval run --resume" in str(stopped.value)
+        run_evaluation(settings)  # "dies": from that request on, every request is dropped, the probe too
+    assert "1 of 3 rows are saved" in str(stopped.value) and "rag-eval run --resume" in str(stopped.value)
 
 
 def test_max_reply_chars_bounds_the_answer_and_each_passage_not_the_whole_body(tmp_path, hostile):
@@ -110,3 +109,50 @@ def test_max_reply_chars_bounds_the_answer_and_each_passage_not_the_whole_body(t
     assert len(many.answer.raw) == 200_000  # the raw body is kept to --max-reply-chars, not refused for it
     assert rows["longpassage"].error == ("the system's retrieved.1.text holds 300000 characters, over "
                                          "--max-reply-chars 200000")
+
+
+def test_http_messages_say_what_happened_redirects_and_deep_nesting(tmp_path, hostile):
+    rows = _rows(run_evaluation(_settings(tmp_path, hostile.url, ["redirect", "deep", "fine-1"])))
+    assert rows["redirect"].error == (f"{hostile.url} answered HTTP 302, a redirect to "
+                                      "'https://elsewhere.example/answer'; give that address as --system")
+    assert rows["deep"].error == f"bad reply from {hostile.url}: reply nested too deeply to read as JSON"
+    assert rows["fine-1"].error is None
+
+
+def _run_cli(tmp_path, url, *, env=None) -> subprocess.CompletedProcess:
+    cases = cases_file(tmp_path / "cases.jsonl", ["fine-1", "fine-2"])
+    return subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--system", url, "--docs", str(SAMPLE_DOCS),
+                           "--cases", cases, "--out", str(tmp_path / "out"), "--retries", "0", "--timeout", "10"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120, env=env)
+
+
+def test_an_unreachable_service_is_found_before_a_run_directory_is_made(tmp_path):
+    import socket
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    out = _run_cli(tmp_path, f"http://127.0.0.1:{port}/answer")
+    assert out.returncode == 1
+    assert f"error: http://127.0.0.1:{port}/answer is unreachable (ConnectError" in out.stderr
+    assert "is the service running?" in out.stderr and "Traceback" not in out.stderr
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # no empty incomplete run
+
+
+def test_a_tls_failure_says_certificate_verify_failed_and_how_to_trust_a_ca(tmp_path):
+    import shutil
+    import ssl
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a self-signed certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+                    "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext",
+                    "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True, timeout=60)
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(cert, key)
+    with HostileServer(tls=tls, bomb_bytes=1 << 20) as server:
+        refused = _run_cli(tmp_path, server.url)
+        trusted = _run_cli(tmp_path, server.url, env={**os.environ, "SSL_CERT_FILE": str(cert)})
+    assert refused.returncode == 1, refused.stderr
+    assert "TLS certificate verify failed (self-signed certificate)" in refused.stderr
+    assert "SSL_CERT_FILE=/path/to/ca.pem" in refused.stderr and "is the service running" not in refused.stderr
+    assert trusted.returncode == 0, trusted.stderr  # the hint works: the same service, its CA trusted
