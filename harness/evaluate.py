@@ -39,6 +39,7 @@ from .runs import (
 from .saved.replay import write_replay
 from .settings import RunSettings
 from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
+from .systems.loading import described
 from .systems.seam import checked_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -87,7 +88,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
-        description = system.describe()
+        description = described(settings.system, system)
         if resume is None:
             target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
             stack.enter_context(RunLock(target))
