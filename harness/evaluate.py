@@ -84,13 +84,14 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         done: set[tuple[str, int]] = set()
         target: Path
         if resume is not None:  # cheap checks first: before the preflight and the index build
-            target = Path(resume)
+            target = Path(resume).absolute()  # a plug-in may change the directory while it runs
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
         description = described(settings.system, system)
         if resume is None:
-            target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
+            target = (_fresh_dir(Path(run_dir).absolute()) if run_dir is not None  # absolute: as above
+                      else new_run_dir(Path(settings.out).absolute(), settings.label))
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})

@@ -3,6 +3,8 @@ They do not answer questions: they abstain by a stated rule, slowly or by failin
 
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 
 from harness import SystemAnswer
@@ -82,3 +84,19 @@ class Exits(Slow):
 
 def exits() -> Exits:
     return Exits(0.0)
+
+
+class Wanders(Slow):
+    """Changes the working directory on every question (as a careless plug-in does), then abstains."""
+
+    def __init__(self, elsewhere: str):
+        super().__init__(0.0)
+        self.elsewhere = elsewhere
+
+    def answer(self, question: str, *, case_id: str) -> SystemAnswer:
+        os.chdir(self.elsewhere)
+        return super().answer(question, case_id=case_id)
+
+
+def wanders() -> Wanders:
+    return Wanders(tempfile.mkdtemp(prefix="wandered-"))

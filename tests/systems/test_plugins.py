@@ -4,6 +4,7 @@ command in another process; a plug-in's `sys.exit` inside answer() is that case'
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -42,3 +43,17 @@ def test_sys_exit_inside_answer_is_that_cases_error_row_not_a_silent_exit(tmp_pa
     assert len(rows) == 21
     errors = {r["case_id"]: r["error"] for r in rows if r["error"]}
     assert errors == {"hotel-limit": "the system called sys.exit(3) while answering; raise an exception instead"}
+
+
+def test_a_relative_out_is_made_absolute_at_start_so_a_plugin_that_changes_directory_does_not_break_the_end(
+        tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    out = subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--system", f"{PLUGIN}:wanders", "--docs",
+                          str(REPO / "sample_docs"), "--cases", sample_cases(tmp_path), "--out", "results-rel"],
+                         cwd=work, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.returncode == 0, out.stderr
+    run_dir = next((work / "results-rel").iterdir())
+    assert (run_dir / "summary.json").exists() and json.loads((run_dir / "manifest.json").read_text())["status"] == \
+        "complete"
