@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,6 +126,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         finally:
             writer.close()
     except (Exception, KeyboardInterrupt) as exc:
+        _close_quietly(system)  # calls still in flight fail now instead of holding the exit
         _write_quietly(run_dir / MANIFEST, manifest.model_copy(update={"ended_at": utc_now()}))
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
@@ -143,6 +146,16 @@ def _fresh_dir(path: str | Path) -> Path:
     except FileExistsError:
         raise InputError(f"{path} already exists; a new run needs a new directory (or --resume it)") from None
     return path
+
+
+def _close_quietly(system: System) -> None:
+    """Close a system that can be closed (an HTTP system: its connections), on the way out of a stopped run."""
+    close = getattr(system, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # a plug-in's close failing must not hide why the run stopped
+            pass
 
 
 def _write_quietly(path: Path, manifest: Manifest) -> None:
@@ -244,14 +257,37 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
     if settings.workers == 1:
         yield from map(one, jobs)
         return
-    with ThreadPoolExecutor(max_workers=settings.workers) as pool:
-        futures = [pool.submit(one, job) for job in jobs]
-        try:
-            for future in futures:
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+    yield from _in_order(one, jobs, settings.workers)
+
+
+def _in_order(fn: Callable[[tuple[Case, int]], Row], jobs: list[tuple[Case, int]], workers: int) -> Iterator[Row]:
+    """`fn` over `jobs` on `workers` daemon threads, yielded in job order. Leaving early (Ctrl-C, a stopped run)
+    hands out no more jobs and waits for none: a call still in flight is abandoned, and ends with the process
+    (a thread pool's executor would wait for it at exit, a minute against a slow service)."""
+    results: list[Future[Row]] = [Future() for _ in jobs]
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in range(len(jobs)):
+        todo.put(index)
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                index = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[index].set_result(fn(jobs[index]))
+            except BaseException as exc:  # handed to the main thread, which decides
+                results[index].set_exception(exc)
+
+    for _ in range(min(workers, len(jobs))):
+        threading.Thread(target=work, name="rag-eval-worker", daemon=True).start()
+    try:
+        for result in results:
+            yield result.result()
+    finally:
+        stop.set()
 
 
 def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> SystemAnswer:

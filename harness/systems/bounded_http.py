@@ -84,6 +84,7 @@ class _Backend(httpcore.NetworkBackend):
         self._inner = httpcore.SyncBackend()
         self._open: set[_Stream] = set()
         self._lock = threading.Lock()
+        self._aborted = False
 
     def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
                     socket_options: Any = None) -> httpcore.NetworkStream:
@@ -101,6 +102,9 @@ class _Backend(httpcore.NetworkBackend):
     def opened(self, stream: _Stream) -> None:
         with self._lock:
             self._open.add(stream)
+            aborted = self._aborted
+        if aborted:  # connected while abort_all ran: it fails too
+            stream.abort()
 
     def closed(self, stream: _Stream) -> None:
         with self._lock:
@@ -108,6 +112,7 @@ class _Backend(httpcore.NetworkBackend):
 
     def abort_all(self) -> None:
         with self._lock:
+            self._aborted = True
             streams = list(self._open)
         for stream in streams:
             stream.abort()
