@@ -126,7 +126,12 @@ class BoundedClient:
         transport = httpx.HTTPTransport()
         self._backend = _Backend()
         # httpx has no public way to hand httpcore a network backend; this pool is httpx's own, unchanged else.
-        transport._pool._network_backend = self._backend  # type: ignore[attr-defined]
+        # Fail loudly if a new httpx moved it: silently, every deadline would be gone.
+        pool = transport._pool
+        if not hasattr(pool, "_network_backend"):
+            raise RuntimeError(f"httpx {httpx.__version__}: its connection pool has no _network_backend; "
+                               "harness/systems/bounded_http.py needs updating")
+        pool._network_backend = self._backend
         self.client = httpx.Client(transport=transport, timeout=timeout_s, follow_redirects=False,
                                    headers={"Accept-Encoding": "gzip, deflate"})
 
