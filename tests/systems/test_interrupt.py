@@ -89,3 +89,28 @@ def _try(system: HttpSystem) -> str:
     except Exception as exc:  # noqa: BLE001 - whatever the aborted call raises, it must return
         return type(exc).__name__
     return "answered" if answer.error is None else answer.error
+
+
+def test_ctrl_c_with_workers_stops_the_bundled_chatbot_too(tmp_path, server):
+    """The chatbot spreads cases over its server's slots (HostPool); Ctrl-C abandons the chats in flight there too.
+    The test server answers one chat, then holds every later one until released (never, here)."""
+    server.hold_after = 1
+    child = subprocess.Popen([sys.executable, str(REPO / "evaluate_rag.py"), "--host", server.url, "--docs",
+                              str(SAMPLE_DOCS / "handbook.pdf"), "--cases", str(SAMPLE_DOCS / "cases.jsonl"),
+                              "--out", str(tmp_path / "out"), "--workers", "3"],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        while server.chat_in_flight < 3:
+            assert child.poll() is None and time.monotonic() < deadline, "the run never had 3 chats in flight"
+            time.sleep(0.05)
+        pressed = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        _, stderr = child.communicate(timeout=30)  # before: until the held chats were answered
+        took = time.monotonic() - pressed
+    finally:
+        child.kill()
+        server.release()
+    assert child.returncode == 130 and "Traceback" not in stderr, stderr
+    assert took < 3.0, f"{took:.1f} s from Ctrl-C to exit"
+    assert "rag-eval run --resume" in stderr
