@@ -13,6 +13,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+import urllib.request
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -121,9 +122,9 @@ class _Backend(httpcore.NetworkBackend):
 class BoundedClient:
     """An httpx client whose calls each have a total deadline, with bodies read under a byte cap."""
 
-    def __init__(self, timeout_s: float):
+    def __init__(self, timeout_s: float, url: str):
         self.timeout_s = timeout_s
-        transport = httpx.HTTPTransport()
+        transport = httpx.HTTPTransport(proxy=env_proxy(url))
         self._backend = _Backend()
         # httpx has no public way to hand httpcore a network backend; this pool is httpx's own, unchanged else.
         # Fail loudly if a new httpx moved it: silently, every deadline would be gone.
@@ -148,6 +149,16 @@ class BoundedClient:
         """Make every call in flight fail now, and close the client."""
         self._backend.abort_all()
         self.client.close()
+
+
+def env_proxy(url: str) -> str | None:
+    """The proxy the environment names for `url` (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY; NO_PROXY honoured), as
+    httpx would pick it if it built the transport itself."""
+    target = httpx.URL(url)
+    if urllib.request.proxy_bypass(target.host):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(target.scheme) or proxies.get("all")
 
 
 def read_body(response: httpx.Response, cap: int) -> bytearray:

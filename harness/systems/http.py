@@ -30,7 +30,7 @@ class HttpSystem:
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
         self.max_body_bytes: int = settings.max_body_bytes
-        self._http = client or BoundedClient(self.timeout_s)
+        self._http = client or BoundedClient(self.timeout_s, url)
 
     @classmethod
     def open(cls, url: str, settings: Any) -> HttpSystem:

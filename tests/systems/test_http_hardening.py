@@ -156,3 +156,18 @@ def test_a_tls_failure_says_certificate_verify_failed_and_how_to_trust_a_ca(tmp_
     assert "TLS certificate verify failed (self-signed certificate)" in refused.stderr
     assert "SSL_CERT_FILE=/path/to/ca.pem" in refused.stderr and "is the service running" not in refused.stderr
     assert trusted.returncode == 0, trusted.stderr  # the hint works: the same service, its CA trusted
+
+
+def test_a_proxy_named_by_the_environment_is_used_with_the_same_bounds(tmp_path, hostile, monkeypatch):
+    """HTTP_PROXY points at the local service, which answers a proxied request as if it were the target; the
+    target's host does not even resolve. The deadline and the cap hold through the proxy too."""
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{hostile.server_address[1]}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    url = "http://rag-service.invalid/answer"
+    result = run_evaluation(_settings(tmp_path, url, ["fine-1", "huge", "dripbody"], timeout=1.5,
+                                      max_body_bytes=1_000_000))
+    rows = _rows(result)
+    assert rows["fine-1"].error is None
+    assert "over --max-body-bytes 1000000" in rows["huge"].error
+    assert rows["dripbody"].error == f"no whole reply from {url} within --timeout 1.5 s"
