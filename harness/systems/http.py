@@ -23,8 +23,9 @@ _SHOWN = 2000  # characters of a bad reply kept on its row
 
 
 class HttpSystem:
-    """Retries 503 and dropped or refused connections (`--retries`, `--backoff`); a server still unreachable
-    after them stops the run (it can be resumed). Any other failure is that case's error row."""
+    """Retries 503 and dropped or refused connections (`--retries`, `--backoff`), then probes the service: if it
+    answers others, the case is an error row; if it answers nothing, SystemDown stops the run (it can be resumed).
+    A TLS failure stops it at once. Any other failure is that case's error row."""
 
     def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
         self.url = url
