@@ -160,6 +160,8 @@ BEHAVIOURS: dict[str, Callable[[Handler], None]] = {
     "badutf8": lambda h: h.send(200, json.dumps(GOOD).encode().replace(b"EUR 160", b"EUR \xff\xfe160")),
     "surrogate": lambda h: h.send(200, json.dumps(GOOD).encode().replace(b"EUR 160 per", b"EUR 160 \\ud800 per", 1)),
     "deep": lambda h: h.send(200, b"[" * 100_000 + b"]" * 100_000),
+    "brotli": lambda h: h.send(200, b"\x1b\x00\x00", {"Content-Encoding": "br"}),  # an encoding not asked for
+    "badgzip": lambda h: h.send(200, b"\x1f\x8b\x08\x00not gzip at all", {"Content-Encoding": "gzip"}),
     "redirect": lambda h: h.send(302, b"", {"Location": "https://elsewhere.example/answer"}),
     "drop": _drop,
     "dies": _dies,

@@ -111,11 +111,15 @@ def test_max_reply_chars_bounds_the_answer_and_each_passage_not_the_whole_body(t
                                          "--max-reply-chars 200000")
 
 
-def test_http_messages_say_what_happened_redirects_and_deep_nesting(tmp_path, hostile):
-    rows = _rows(run_evaluation(_settings(tmp_path, hostile.url, ["redirect", "deep", "fine-1"])))
+def test_http_messages_say_what_happened_redirects_deep_nesting_and_encodings(tmp_path, hostile):
+    rows = _rows(run_evaluation(_settings(tmp_path, hostile.url, ["redirect", "deep", "brotli", "badgzip",
+                                                                  "fine-1"])))
     assert rows["redirect"].error == (f"{hostile.url} answered HTTP 302, a redirect to "
                                       "'https://elsewhere.example/answer'; give that address as --system")
     assert rows["deep"].error == f"bad reply from {hostile.url}: reply nested too deeply to read as JSON"
+    assert rows["brotli"].error == (f"bad reply from {hostile.url}: Content-Encoding 'br' is not decoded here; send "
+                                    "gzip, deflate or none")
+    assert rows["badgzip"].error.startswith(f"bad reply from {hostile.url}: the gzip body does not decode (")
     assert rows["fine-1"].error is None
 
 
