@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
 from .bounded_http import BodyEncoding, BodyTooLarge, BoundedClient, read_body, read_head
-from .interface import SystemDown
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 _SHOWN = 2000  # characters of a bad reply kept on its row
@@ -25,7 +25,14 @@ _SHOWN = 2000  # characters of a bad reply kept on its row
 class HttpSystem:
     """Retries 503 and dropped or refused connections (`--retries`, `--backoff`), then probes the service: if it
     answers others, the case is an error row; if it answers nothing, SystemDown stops the run (it can be resumed).
-    A TLS failure stops it at once. Any other failure is that case's error row."""
+    A TLS failure stops it at once. Any other failure is that case's error row. Every call has its own deadline
+    (`--timeout`, connect to last byte), so the harness does not time it again."""
+
+    kind = "http"
+    uses_model_servers = None
+    label_checks_chunks = False
+    uses_prompt_template = False
+    timed_by_harness = False
 
     def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
         self.url = url
