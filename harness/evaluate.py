@@ -37,7 +37,7 @@ from .records import (
     field_problem,
 )
 from .review.store import apply_reviews, load_reviews, run_judge
-from .rows import Judging, build_row, fold_pages
+from .rows import Judging, fold_pages, guarded_row
 from .runs import (
     MANIFEST,
     ROWS,
@@ -354,19 +354,6 @@ def _bounded(result: SystemAnswer, settings: RunSettings, *, timed_out: bool, el
         return SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
                                   f"{settings.timeout:g} s", raw=result.raw[:cap])
     return result.model_copy(update={"raw": result.raw[:cap]}) if len(result.raw) > cap else result
-
-
-def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:
-    """The row of `result`, validated as the RowWriter will; anything that fails while building or validating it
-    makes it an error row instead (the run goes on, and a resume does not stop at this case again)."""
-    try:
-        row = build_row(case, result, judging, **where)
-        Row.model_validate_json(row.line())
-        return row
-    except Exception as exc:  # whatever a system's output breaks here is that case's failure alone
-        cause = f"{type(exc).__name__}: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
-        return build_row(case, SystemAnswer(error=f"the system's answer could not be stored as a row ({cause[:500]})"),
-                         judging, **where)
 
 
 def _page_texts(documents: list[Document]) -> dict[str, str]:

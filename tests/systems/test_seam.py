@@ -10,9 +10,9 @@ import sys
 import pytest
 
 from harness.cases import Case, Evidence
-from harness.evaluate import guarded_row, run_evaluation
+from harness.evaluate import run_evaluation
 from harness.records import Citation, Passage, SystemAnswer
-from harness.rows import Judging
+from harness.rows import Judging, guarded_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from harness.systems.seam import answer_problem
