@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator
 
 import jsonschema
 
@@ -67,24 +65,6 @@ class Problems:
         if self.items:
             raise InputError(f"{len(self.items)} problem(s) in {what}; fix them and run again:\n  "
                              + "\n  ".join(self.items))
-
-
-def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
-             what: str) -> tuple[csv.DictReader, Problems]:
-    """A CSV file exported for people to fill in, opened for reading, and the Problems to collect its line
-    problems in. A missing file or a header without a required column is reported at once, naming `what`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    problems = Problems(str(path))
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in required if c not in (reader.fieldnames or [])]
-    if missing:
-        problems.add(1, f"header: missing column(s) {', '.join(missing)}; expected {','.join(columns)}")
-        problems.raise_if_any(what)
-    return reader, problems
 
 
 def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:

@@ -7,8 +7,6 @@ need the model server and are not re-run (the draft's notes say so).
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.text import fold
 
-from ..cases import open_csv
+from ..sheets import csv_text, open_csv
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
 from .verify import Limits, check_draft, is_deictic
@@ -116,18 +114,15 @@ def export_csv(drafts: Sequence[Draft], *, reviewer: str, name_column: str = "")
     """CSV text, one line per draft (error entries left out), with `reviewer`'s own decisions (blank where they
     have not decided) and `name_column` in the reviewer column. Change question, quote or facts to edit;
     `resolution` is left blank for a resolver to fill in on drafts whose reviewers disagree."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    lines = []
     for d in drafts:
         if d.kind == "error":
             continue
         mine = next((r for r in d.reviews if r.by == reviewer), None)
         status = "" if mine is None else mine.status
-        writer.writerow([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote,
-                         FACT_SEPARATOR.join(d.facts), checks_summary(d), status, (mine and mine.reason) or "",
-                         name_column, ""])
-    return out.getvalue()
+        lines.append([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote, FACT_SEPARATOR.join(d.facts),
+                      checks_summary(d), status, (mine and mine.reason) or "", name_column, ""])
+    return csv_text(CSV_COLUMNS, lines)
 
 
 def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection, *, by: str, at: str,
