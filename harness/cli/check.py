@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from chatbot.cli import add_chunk_args
+from chatbot.terminal import say
 
 from ..evaluate import prepare
 from ..settings import RunSettings, resolve
@@ -31,5 +32,5 @@ def run(args: argparse.Namespace) -> int:
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
            if settings.system in ("chatbot", "offline") else "")
-    print(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    say(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
     return 0

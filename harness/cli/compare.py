@@ -6,6 +6,8 @@ import argparse
 import json
 from typing import Any
 
+from chatbot.terminal import say
+
 from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, MetricComparison, compare_runs
 
 
@@ -33,11 +35,11 @@ def run(args: argparse.Namespace) -> int:
     result = compare_runs(args.run_a, args.run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        say(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
     elif args.markdown:
-        print(render_markdown(result))
+        say(render_markdown(result))
     else:
-        print(render_table(result))
+        say(render_table(result))
     return 0
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, say
 
 from ..chart import fmt
 from ..evaluate import run_evaluation
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
-                                status=lambda message: print(message, file=sys.stderr, flush=True))
+                                status=lambda message: say(message, file=sys.stderr, flush=True))
     except ServerUnreachable as exc:  # before any row: no server at all
         if settings.system == "chatbot":
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
@@ -97,23 +97,23 @@ def run(args: argparse.Namespace) -> int:
         raise
     summary = result.summary
     for warning in result.manifest.system.get("warnings", ()):
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for doc, pages in (result.manifest.collection.get("empty_pages") or {}).items():
-        print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
+        say(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
-    print(render_summary(summary, result.manifest))
-    print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
+    say(render_summary(summary, result.manifest))
+    say(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
-        print(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
+        say(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
               "missing from the means", file=sys.stderr)
         if thresholds:  # a gate cannot pass on rows it could not score
             failed.append(f"{summary.errored} rows errored")
     for line in failed:
-        print(f"below threshold: {line}", file=sys.stderr)
+        say(f"below threshold: {line}", file=sys.stderr)
     if summary.rows and summary.errored == summary.rows:
-        print(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
+        say(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0

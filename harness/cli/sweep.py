@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from chatbot.errors import InputError
+from chatbot.terminal import say
 
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard_files import leaderboard_text
@@ -57,7 +58,7 @@ def sweep(args: argparse.Namespace) -> int:
         # primary is checked against every metric name at the cells' k values, `passed` included
         plan = load_sweep(args.sweep_file, grid=grid, flags=flags)
     if args.dry_run:
-        print(_dry_run_text(plan))
+        say(_dry_run_text(plan))
         return 0
     started: dict[int, float] = {}
 
@@ -66,12 +67,12 @@ def sweep(args: argparse.Namespace) -> int:
         started.setdefault(number, time.monotonic())
         what = {"kept": "complete, kept", "resume": "resuming", "start": "running",
                 "done": f"done in {time.monotonic() - started[number]:.1f} s"}[state]
-        print(f"cell {number}/{total} {cell.label}: {what}", file=sys.stderr, flush=True)
+        say(f"cell {number}/{total} {cell.label}: {what}", file=sys.stderr, flush=True)
 
     result = run_sweep(plan, flags, grid=grid, resume=args.resume, on_cell=on_cell,
                        argv=sys.argv)
-    print(leaderboard_text(result.board, result.selection))
-    print(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
+    say(leaderboard_text(result.board, result.selection))
+    say(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
           + ", ".join(p.name for p in result.files.values()))
     return 0
 
