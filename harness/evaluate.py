@@ -16,6 +16,7 @@ from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
 from chatbot.pdfs import Document, read_documents
+from chatbot.store import open_regular
 
 from .cases import Case, load_checked_cases
 from .lock import RunLock
@@ -212,7 +213,7 @@ def _drop_partial_line(path: Path) -> None:
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
+        with open_regular(path, "r+b") as fh:
             fh.truncate(data.rfind(b"\n") + 1)
 
 

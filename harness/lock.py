@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO
 
 from chatbot.errors import RagError
+from chatbot.store import open_regular
 
 LOCK = ".lock"
 
@@ -29,7 +30,7 @@ class RunLock:
         self._fh: IO[str] | None = None
 
     def acquire(self, started_at: str) -> RunLock:
-        fh = open(self.path, "a+", encoding="utf-8")
+        fh = open_regular(self.path, "a+", encoding="utf-8")
         try:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -60,7 +61,7 @@ class RunLock:
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive OS lock on `path` (created if missing) while the block runs; others wait their turn."""
-    with open(path, "a", encoding="utf-8") as fh:
+    with open_regular(path, "a", encoding="utf-8") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield
