@@ -1,13 +1,12 @@
 """A self-contained HTML report of a run (optionally beside a second run): no script, no network, no assets.
 
-Every piece of document, model, label and reviewer text goes through `html.escape` before it is placed in the
-page, so markup inside a PDF stays text. A Content-Security-Policy that forbids scripts and every fetch is a
-second line of defence, not the first.
+Every piece of document, model, label and reviewer text goes through `markup.esc` (escaped, bidi isolated) before
+it is placed in the page, so markup inside a PDF stays text. A Content-Security-Policy that forbids scripts and
+every fetch is a second line of defence, not the first.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Sequence
 
 from chatbot.text import find_quote
@@ -20,6 +19,7 @@ from ..runs import LoadedRun, summarize
 from ..stats.compare import manifest_diff
 from .agreement import agreement_section
 from .funnel import stage
+from .markup import CSP_META, WRAP_CSS, attr, esc
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
@@ -42,8 +42,6 @@ ul.toc{list-style:none;padding-left:0}ul.toc a{margin-right:.2em}
 """
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 
@@ -51,9 +49,9 @@ def highlight_quote(passage: str, quote: str) -> str:
     """HTML of the normalised passage with the quote inside <mark>; each piece is escaped before wrapping."""
     text, span = find_quote(passage, quote)
     if span is None:
-        return _e(text)
+        return esc(text)
     a, b = span
-    return f"{_e(text[:a])}<mark>{_e(text[a:b])}</mark>{_e(text[b:])}"
+    return f"{esc(text[:a])}<mark>{esc(text[a:b])}</mark>{esc(text[b:])}"
 
 
 def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -76,7 +74,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
-    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries), funnel_section(runs), contents_section(runs, index)]
+    body = [f"<h1>{esc(title)}</h1>", _run_header(runs, summaries), funnel_section(runs), contents_section(runs, index)]
     if vs is not None:
         body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
     metrics = run.manifest.metrics
@@ -90,8 +88,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
              _case_table(runs, index, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)
+            f"{CSP_META}<title>{esc(title)}</title><style>{_CSS}{WRAP_CSS}</style></head>\n<body>\n" + "\n".join(body)
             + "\n</body></html>\n")
 
 
@@ -100,24 +97,25 @@ def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     for label, r, s in zip("AB", runs, summaries):
         m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
         settings = m.get("settings", {})
-        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
-                     f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
-                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
-                     f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
+        items.append(f"<li><b>{label}: {esc(r.name)}</b> — {esc(m.get('system', {}).get('system', '?'))}; "
+                     f"{s.rows} rows ({s.errored} errored); {esc(c.get('documents', '?'))} documents, "
+                     f"{esc(c.get('chunks', '?'))} chunks; chunk size {esc(settings.get('chunk_size', '?'))}, "
+                     f"top-k {esc(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
                      f"reviewed, {review['pending']} pending"
-                     + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
+                     + (f"; rescored from {esc(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
                         else "") + "</li>")
     return "<ul>" + "".join(items) + "</ul>"
 
 
 def _diff_table(a: dict, b: dict) -> str:
-    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(va)}</td><td>{_e(vb)}</td></tr>" for k, va, vb in manifest_diff(a, b))
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(va)}</td><td>{esc(vb)}</td></tr>"
+                   for k, va, vb in manifest_diff(a, b))
     return ("<h2>What differs between the runs</h2><table><tr><th>manifest key</th><th>A</th><th>B</th></tr>"
             + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
 
 
 def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:
-    head = "".join(f"<th>{_e(label)}: {_e(n)}</th>" for label, n in zip("AB", names))
+    head = "".join(f"<th>{esc(label)}: {esc(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
     out = [f"<h2 id=\"summary\">Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
     for name in metrics:
@@ -131,7 +129,7 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
-        out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        out.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
     return "".join(out) + "</table>"
 
 
@@ -139,12 +137,12 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
     """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each."""
     keys = [k for k in index.keys if index.failing(k) == failing]
     anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
-    head = "".join(f"<th>{label}: {_e(run.name)}</th>" for label, run in zip("AB", runs))
+    head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
     out = [f'<h2 id="{anchor}">{title} ({len(keys)})</h2><table><tr><th>case</th>{head}</tr>']
     for key in keys:
         cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
                         for r, s in zip(index.rows[key], index.stages[key]))
-        out.append(f'<tr id="{_e(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
+        out.append(f'<tr id="{attr(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
     if not keys:
         out.append(f'<tr><td colspan="{len(runs) + 1}" class="muted">none</td></tr>')
     return "\n".join(out) + "</table>"
@@ -152,34 +150,34 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
 
 def _stage_badge(key: str | None) -> str:
     found = stage(key or "passed")
-    return f'<div class="stage {"good" if found.key == "passed" else "bad"}">{_e(found.label)}</div>'
+    return f'<div class="stage {"good" if found.key == "passed" else "bad"}">{esc(found.label)}</div>'
 
 
 def _case_cell(row: Row, repeat: int) -> str:
     exp = row.expected
-    evidence = "".join(f"<li>{_e(e.source_id)}" + (f": “{_e(e.quote)}”" if e.quote else "") + "</li>"
+    evidence = "".join(f"<li>{esc(e.source_id)}" + (f": “{esc(e.quote)}”" if e.quote else "") + "</li>"
                        for e in exp.evidence)
     evidence = evidence or ("<li>none (should abstain)</li>" if exp.abstain else "<li>none</li>")
-    facts = "; ".join(" / ".join(_e(alt) for alt in f) for f in exp.facts) or "none"
-    return (f"<b>{_e(row.case_id)}</b>" + (f" (repeat {repeat})" if repeat else "")
-            + f' <span class="muted">{_e(", ".join(row.tags))}</span>'
-            + f"<p>{_e(row.question)}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
+    facts = "; ".join(" / ".join(esc(alt) for alt in f) for f in exp.facts) or "none"
+    return (f"<b>{esc(row.case_id)}</b>" + (f" (repeat {repeat})" if repeat else "")
+            + f' <span class="muted">{esc(", ".join(row.tags))}</span>'
+            + f"<p>{esc(row.question)}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
             + f"<div class=\"muted\">expected facts: {facts}</div>")
 
 
 def _run_cell(row: Row) -> str:
     ans = row.answer
     ok = ans.status == "answered"
-    parts = [f'<span class="status {"good" if ok else "bad"}">{_e(ans.status)}</span>'
-             + (f' <span class="bad">error: {_e(row.error)}</span>' if row.error else ""),
-             f"<p>{_e(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
+    parts = [f'<span class="status {"good" if ok else "bad"}">{esc(ans.status)}</span>'
+             + (f' <span class="bad">error: {esc(row.error)}</span>' if row.error else ""),
+             f"<p>{esc(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
     if ans.text != ans.model_answer:
-        parts.append(f'<div class="muted">shown to the user: {_e(ans.text)}</div>')
-    metrics = " · ".join(f"{_e(k)} {fmt(v)}" for k, v in row.metrics.items())
+        parts.append(f'<div class="muted">shown to the user: {esc(ans.text)}</div>')
+    metrics = " · ".join(f"{esc(k)} {fmt(v)}" for k, v in row.metrics.items())
     parts += [f'<div class="muted">{metrics}</div>', _retrieved(row), _citations(row)]
-    parts += [f'<div class="bad">warning: {_e(w)}</div>' for w in row.warnings]
+    parts += [f'<div class="bad">warning: {esc(w)}</div>' for w in row.warnings]
     if row.failure_reasons:
-        parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{_e(r)}</li>'
+        parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{esc(r)}</li>'
                                                                  for r in row.failure_reasons) + "</ul>")
     parts.append(_review(row))
     return "\n".join(parts)
@@ -191,7 +189,7 @@ def _retrieved(row: Row) -> str:
     for p in row.retrieved:
         ref = [Retrieved(p.rank, p.page_id, p.text)]
         relevant = any(first_rank(ref, e) is not None for e in evidence)
-        items.append(f"<li>{_e(p.rank)}. {_e(p.source_id)} (page {_e(p.page)}, score {_e(p.score)})"
+        items.append(f"<li>{esc(p.rank)}. {esc(p.source_id)} (page {esc(p.page)}, score {esc(p.score)})"
                      + (' <b class="good">relevant</b>' if relevant else "") + "</li>")
     return "<div>retrieved:</div><ul>" + ("".join(items) or "<li>nothing</li>") + "</ul>"
 
@@ -201,11 +199,11 @@ def _citations(row: Row) -> str:
     items = []
     for c in row.answer.citations:
         verdict = ('<span class="good">valid</span>' if c.valid else '<span class="muted">not checked</span>'
-                   if c.valid is None else f'<span class="bad">{_e(c.reason)}</span>')
+                   if c.valid is None else f'<span class="bad">{esc(c.reason)}</span>')
         text = passages.get(c.source_id)
         passage = (f'<div class="passage">{highlight_quote(text, c.quote)}</div>' if text is not None
                    else '<div class="muted">(passage not retrieved)</div>')
-        items.append(f"<li>{_e(c.source_id)} — {verdict}<details><summary>“{_e(c.quote)}”</summary>"
+        items.append(f"<li>{esc(c.source_id)} — {verdict}<details><summary>“{esc(c.quote)}”</summary>"
                      f"{passage}</details></li>")
     return "<div>citations:</div><ul>" + ("".join(items) or "<li>none</li>") + "</ul>"
 
@@ -214,8 +212,8 @@ def _review(row: Row) -> str:
     if row.human_claim_review != "reviewed":
         return '<div class="muted">claim review: pending</div>'
     claims = row.claims or ()
-    items = "".join(f"<li>{_e(c.verdict)}" + (f" by {_e(c.source_id)}" if c.source_id else "")
-                    + f": {_e(c.claim)}" + (f' <span class="muted">({_e(c.note)})</span>' if c.note
+    items = "".join(f"<li>{esc(c.verdict)}" + (f" by {esc(c.source_id)}" if c.source_id else "")
+                    + f": {esc(c.claim)}" + (f' <span class="muted">({esc(c.note)})</span>' if c.note
                                             else "") + "</li>" for c in claims)
     return (f"<div>claim review: reviewed, claims supported {fmt(row.metrics.get('claims_supported'))}</div>"
             + (f"<ul>{items}</ul>" if items else '<div class="muted">no claims</div>'))
