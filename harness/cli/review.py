@@ -19,6 +19,7 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import printable, say
 from chatbot.text import find_quote
 
+from ..lock import RunLocked
 from ..records import RetrievedPassage, Row, Summary
 from ..review.agreement import agreement_report, render_agreement
 from ..review.agreement import verdict_text as _verdict_text
@@ -32,8 +33,8 @@ from ..review.store import (
     ReviewBook,
     add_reviews,
     answer_key,
+    apply_file_to_run,
     apply_reviews,
-    apply_to_run,
     distinct_answers,
     read_reviews,
     reviews_path,
@@ -69,6 +70,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--import", dest="import_", metavar="FILE.csv", help="read verdicts and resolutions from a "
                                                                           "CSV and stop")
     mode.add_argument("--agreement", action="store_true", help="how far reviewers agree, and their disagreements")
+    mode.add_argument("--apply", action="store_true", help="apply the saved reviews to the run's rows and summary, "
+                                                           "and stop (after an import that could not update them)")
+    p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long to wait for the run while another import or a --resume writes it (default 60)")
     p.add_argument("--resolve", action="store_true", help="walk the claims reviewers disagree on and settle each")
     p.add_argument("--json", action="store_true", help="with --agreement: print JSON")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed for --agreement (default 0)")
@@ -93,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.export:
         return _export(args, rows, book, reviewer)
+    if args.apply:
+        say(_summary_line(run_dir, _apply(run_dir, path, args, saved="the reviews"), path))
+        return 0
     if args.import_:
         new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows),
                          book=book)
@@ -103,8 +111,18 @@ def run(args: argparse.Namespace) -> int:
         book = _walk_disagreements(rows, book, path, reviewer)
     else:
         book = _walk(rows, book, path, reviewer)
-    say("\n" + _summary_line(run_dir, apply_to_run(run_dir, book), path))
+    say("\n" + _summary_line(run_dir, _apply(run_dir, path, args, saved="your reviews"), path))
     return 0
+
+
+def _apply(run_dir: Path, path: Path, args: argparse.Namespace, *, saved: str) -> Summary:
+    """The reviews file applied to the run; when the run stays locked, say plainly that the numbers are stale."""
+    try:
+        return apply_file_to_run(run_dir, path, wait_s=args.wait)
+    except RunLocked as exc:
+        raise RunLocked(f"{saved} are saved in {path}, but the run's rows and summary were NOT updated and still show "
+                        f"the earlier reviews: {exc}. Apply them later with `rag-eval review {args.run} --reviews "
+                        f"{path} --apply`") from None
 
 
 def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewer: str) -> int:
