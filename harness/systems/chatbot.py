@@ -120,6 +120,8 @@ class ChatbotSystem:
         if pool is None:
             pool = HostPool([bot.client], slots=s.workers)
         answers = answer_cache_for(s.cache_dir) if getattr(s, "answer_cache", False) else None
+        if answers is not None:
+            answers.check_writable()  # a read-only cache is a warning (describe), before any case; never an error row
         system = cls(bot, s, pool, info, answers)
         system._bind_lanes()
         return system
@@ -148,7 +150,8 @@ class ChatbotSystem:
                "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
                "ollama": self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
-               "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())}
+               "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())
+               + ([self.answers.problem] if self.answers is not None and self.answers.problem else [])}
         if self.pool_info is not None:
             out["servers"] = [{"host": h, "slots": n} | info.to_dict()
                               for h, n, info in zip(self.pool.hosts, self.pool.slots, self.pool_info.servers)]
