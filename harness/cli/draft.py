@@ -29,7 +29,7 @@ from chatbot.text import find_quote
 
 from ..cases import load_checked_cases
 from ..drafting.agreement import decision_text, draft_agreement_report
-from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
+from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv, reverify
 from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
 from ..drafting.manifest import manifest_path, read_manifest, write_manifest
@@ -144,8 +144,12 @@ def _settings_for(args: argparse.Namespace) -> DraftSettings:
 def _cases(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
-    drafts = read_drafts(args.drafts)
     settings = _settings_for(args)
+    documents = read_documents(settings.docs)
+    collection = Collection.of(documents, settings.chunking())
+    read = read_drafts(args.drafts)
+    drafts = [reverify(d, collection, limits=settings.limits(), abstain_below=settings.abstain_below) for d in read]
+    failed_again = sum(a.verification.passed and not b.verification.passed for a, b in zip(read, drafts))
     export = to_cases(drafts, include_unreviewed=args.include_unreviewed)
     if not export.cases:
         raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
@@ -156,8 +160,7 @@ def _cases(args: argparse.Namespace) -> int:
     staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
     atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
     try:
-        documents = read_documents(settings.docs)
-        load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks))
+        load_checked_cases(staged, documents, list(collection.chunks))
         os.replace(staged, out)
     except InputError as exc:
         raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
@@ -165,6 +168,9 @@ def _cases(args: argparse.Namespace) -> int:
         staged.unlink(missing_ok=True)
     say(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
           f"{_left_out(export.left_out)}")
+    if failed_again:
+        say(f"warning: {failed_again} draft(s) marked passed in {args.drafts} failed the checks when run again "
+            "and were left out (was the file edited by hand?)", file=sys.stderr)
     return 0
 
 

@@ -70,7 +70,8 @@ def edit(draft: Draft, collection: Collection, *, question: str, quote: str, fac
     original = draft.original or {"question": draft.question, "quote": draft.quote, "facts": list(draft.facts)}
     question, quote, facts = question.strip(), quote.strip(), tuple(f.strip() for f in facts if f.strip())
     if draft.kind == "unanswerable":
-        verification = _recheck_unanswerable(draft, question, collection, abstain_below)
+        verification = _recheck_unanswerable(draft, question, collection, abstain_below,
+                                             "edited by a human: the changed-term check was not re-run")
         evidence: tuple[str, ...] = ()
     else:
         checked = check_draft(question, quote, facts, draft.source_id, collection.view, limits)
@@ -84,7 +85,26 @@ def edit(draft: Draft, collection: Collection, *, question: str, quote: str, fac
                    original=original).with_decision(Decision("edited", None, by, at))
 
 
-def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float) -> Verification:
+def reverify(draft: Draft, collection: Collection, *, limits: Limits = _LIMITS, abstain_below: float = 2.5) -> Draft:
+    """`draft` with the deterministic checks run again on its question, quote and facts, since a drafts file is
+    only a file: one marked passed that fails them now comes back failed, with the reasons found. The checks that
+    need the model server (dense rank, parametric answer, dedupe) keep the file's verdict."""
+    if draft.kind not in ("answerable", "unanswerable") or not draft.verification.passed:
+        return draft
+    if draft.kind == "unanswerable":
+        reasons = _recheck_unanswerable(draft, draft.question, collection, abstain_below, "").reasons
+    else:
+        reasons = check_draft(draft.question, draft.quote, draft.facts, draft.source_id, collection.view,
+                              limits).reasons
+    if not reasons:
+        return draft
+    note = "checked again before writing cases: failed, although the drafts file said passed"
+    return replace(draft, verification=replace(draft.verification, passed=False, reasons=tuple(reasons),
+                                               notes=(*draft.verification.notes, note)))
+
+
+def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float,
+                          note: str) -> Verification:
     reasons = []
     if not fold(question):
         reasons.append(Reason("question_missing", "the draft has no question"))
@@ -94,7 +114,7 @@ def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, a
     if score >= abstain_below:
         reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
                                                       f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
-    notes = draft.verification.notes + ("edited by a human: the changed-term check was not re-run",)
+    notes = draft.verification.notes + ((note,) if note else ())
     return replace(draft.verification, passed=not reasons, reasons=tuple(reasons), best_bm25=round(score, 4),
                    notes=notes)
 
