@@ -151,9 +151,12 @@ def _cases(args: argparse.Namespace) -> int:
     drafts = [reverify(d, collection, limits=settings.limits(), abstain_below=settings.abstain_below) for d in read]
     failed_again = sum(a.verification.passed and not b.verification.passed for a, b in zip(read, drafts))
     export = to_cases(drafts, include_unreviewed=args.include_unreviewed)
+    again = (f"{failed_again} draft(s) marked passed in {args.drafts} failed the checks against {settings.docs} "
+             "when run again and were left out (edited by hand, or other documents?)") if failed_again else ""
     if not export.cases:
         raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
-                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed")
+                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed"
+                         + (f"; {again}" if again else ""))
     # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
     # would fail the label check is never left behind.
     out = Path(args.out)
@@ -168,9 +171,8 @@ def _cases(args: argparse.Namespace) -> int:
         staged.unlink(missing_ok=True)
     say(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
           f"{_left_out(export.left_out)}")
-    if failed_again:
-        say(f"warning: {failed_again} draft(s) marked passed in {args.drafts} failed the checks when run again "
-            "and were left out (was the file edited by hand?)", file=sys.stderr)
+    if again:
+        say(f"warning: {again}", file=sys.stderr)
     return 0
 
 
