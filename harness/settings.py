@@ -17,6 +17,10 @@ from .config import check_values, read_toml
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 
+# whole-number settings that must be at least 1 (checked per value by sweeps too, so every bad value shows at once)
+AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """Everything that decides what a run measures. Written whole into the run's manifest."""
@@ -56,7 +60,7 @@ class RunSettings:
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):
+        for name in AT_LEAST_ONE:
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if not self.k or min(self.k) < 1:

@@ -12,7 +12,7 @@ from chatbot.terminal import say
 
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard_files import leaderboard_text
-from ..sweep.plan import Cell, SweepPlan, load_sweep
+from ..sweep.plan import DEFAULT_MAX_CELLS, Cell, SweepPlan, load_sweep
 from ..sweep.run import resume_plan, run_sweep
 from .run import add_base_args, given_flags
 
@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="add an axis or replace the file's values for KEY (repeatable), e.g. --grid top-k=2,4")
     p.add_argument("--dry-run", action="store_true",
                    help="print the cells and how many embedding and chat calls they need and how many are cached")
+    p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
+                   help=f"refuse a sweep of more than N cells, counted before any is built "
+                        f"(default {DEFAULT_MAX_CELLS})")
     p.add_argument("--no-answer-cache", action="store_true",
                    help="ask the model again instead of reusing stored replies (the cache is still written)")
     g = add_base_args(p)
@@ -42,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache"))
+    flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache", "max_cells"))
     flags["answer_cache"] = False if args.no_answer_cache else (None if args.resume else True)
     if flags.pop("offline", None):  # --offline is an alias of --system offline, as for rag-eval run
         flags["system"] = "offline"
@@ -56,8 +59,10 @@ def sweep(args: argparse.Namespace) -> int:
             raise InputError("give a sweep file (rag-eval sweep sweep.toml) or --grid KEY=V1,V2, or --resume DIR")
         grid = args.grid
         # primary is checked against every metric name at the cells' k values, `passed` included
-        plan = load_sweep(args.sweep_file, grid=grid, flags=flags)
+        plan = load_sweep(args.sweep_file, grid=grid, flags=flags, max_cells=args.max_cells)
     if args.dry_run:
+        say(f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
+            flush=True)  # the count first: counting the calls below reads the documents
         say(_dry_run_text(plan))
         return 0
     started: dict[int, float] = {}
@@ -80,8 +85,7 @@ def sweep(args: argparse.Namespace) -> int:
 def _dry_run_text(plan: SweepPlan) -> str:
     found = dry_run(plan)
     c = found.calls
-    lines = [f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
-             *(f"  {cell.label}" for cell in plan.cells),
+    lines = [*(f"  {cell.label}" for cell in plan.cells),
              f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
              f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
     if found.not_counted:

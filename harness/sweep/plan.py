@@ -36,7 +36,7 @@ from typing import Any
 from chatbot.errors import InputError
 
 from ..metrics import metric_names
-from ..settings import FIELDS, RunSettings, check_config
+from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config
 from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
@@ -44,8 +44,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan", "load_sweep",
-           "parse_grid", "plan_calls"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_MAX_CELLS", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan",
+           "count_cells", "load_sweep", "parse_grid", "plan_calls"]
 
 DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
@@ -53,7 +53,10 @@ SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
 _SLUG_MAX = 100
 # one per sweep: the sweep directory names the cells; the servers and the cache serve every cell alike
 _NOT_SWEPT = frozenset({"out", "label", "cache_dir", "hosts", "answer_cache"})
+# how fast cells run, not what they measure: with the answer cache, cells differing only in these are identical
+_NOT_AXES = frozenset({"workers", "timeout"})
 _GRID = Path("--grid")  # the "file" named in messages about --grid arguments
+DEFAULT_MAX_CELLS = 256  # a bigger grid needs --max-cells: it is counted before any cell is built
 
 
 @dataclass(frozen=True)
@@ -101,10 +104,11 @@ class SweepPlan:
 
 
 def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapping[str, Any] | None = None,
-               known_metrics: Collection[str] | None = None) -> SweepPlan:
+               known_metrics: Collection[str] | None = None, max_cells: int | None = DEFAULT_MAX_CELLS) -> SweepPlan:
     """Read the sweep file (if any), add the `--grid` arguments and expand the cells. `flags` are the run flags
     given on the command line (field names; None = not given): they override the file's base values and may not
     name a swept setting. `known_metrics` checks `primary` (default: every metric name plus `passed`).
+    The cells are counted before any is built: more than `max_cells` (None: no limit) is refused.
     Every problem found is reported at once; each names the file (or --grid) and the key."""
     data, source = _read(Path(path)) if path is not None else ({}, _GRID)
     sweep_keys = {raw.replace("_", "-"): data.pop(raw) for raw in list(data) if raw.replace("_", "-") in SWEEP_KEYS}
@@ -124,6 +128,7 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
     if not axes and not problems:
         problems.append(f"{source}: no setting has a list of values, so there is nothing to sweep; give one a list "
                         "(e.g. top-k = [2, 4]) or pass --grid top-k=2,4")
+    problems += _too_many(axes, max_cells)
     if problems:
         raise InputError("\n".join(problems))
     cells = _cells(source, base | given, axes)
@@ -133,6 +138,20 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
     # labels show values as written; the plan keeps the checked ones (relative paths resolved)
     checked = tuple((name, tuple(v.value for v in values)) for name, values in axes.items())
     return SweepPlan(None if source is _GRID else str(source), digest, checked, cells, **options)
+
+
+def count_cells(axes: Mapping[str, Sequence[Any]]) -> int:
+    """How many cells the axes make (their sizes multiplied), without making any."""
+    return math.prod(len(values) for values in axes.values())
+
+
+def _too_many(axes: Mapping[str, Sequence[Any]], max_cells: int | None) -> list[str]:
+    count = count_cells(axes)
+    if max_cells is None or count <= max_cells:
+        return []
+    sizes = " x ".join(f"{len(v)} {_dashed(k)}" for k, v in axes.items())
+    return [f"the sweep has {count} cells ({sizes}), more than --max-cells {max_cells}; narrow the axes, or pass "
+            f"--max-cells {count} if you mean it (each cell is a whole run)"]
 
 
 def parse_grid(text: str) -> tuple[str, list[Any]]:
@@ -152,6 +171,8 @@ def _grid_axis(text: str) -> tuple[str, list[_Value]]:
         raise InputError(f"--grid {text!r}: unknown setting {key!r}; known: {', '.join(sorted(map(_dashed, FIELDS)))}")
     if name in _NOT_SWEPT:
         raise InputError(f"--grid {text!r}: {key} says where the sweep goes, not what it measures; give it once")
+    if name in _NOT_AXES:
+        raise InputError(f"--grid {text!r}: {_not_axis(key)}")
     if _is_list_setting(name):
         raise InputError(f"--grid {text!r}: {key} takes a list per cell; sweep it in a sweep file as "
                          f"{key} = [[1, 2], [1, 4]]")
@@ -182,11 +203,18 @@ def _split(data: dict, source: Path, problems: list[str]) -> tuple[dict[str, Any
                             f"{', '.join(sorted(map(_dashed, FIELDS)))}")
         elif _is_axis(name, value) and name in _NOT_SWEPT:
             problems.append(f"{source}: {key} says where the sweep goes, not what it measures; give one value")
+        elif _is_axis(name, value) and name in _NOT_AXES:
+            problems.append(f"{source}: {_not_axis(key)}")
         elif _is_axis(name, value):
             axes[name] = _checked_axis(key, value, source, problems)
         else:
             base.update(_check(key, value, source, problems))
     return base, axes
+
+
+def _not_axis(key: str) -> str:
+    return (f"{key} changes how fast cells run, not what they measure (with the answer cache such cells would be "
+            f"identical); give one value, e.g. --{key} 4")
 
 
 def _is_list_setting(name: str) -> bool:
@@ -203,7 +231,11 @@ def _checked_axis(key: str, values: list[Any], source: Path, problems: list[str]
     if not values:
         problems.append(f"{source}: {key} is an empty list; give at least one value")
         return []
-    checked = [_check(key, v, source, problems).get(key.replace("-", "_")) for v in values]
+    name = key.replace("-", "_")
+    checked = [_check(key, v, source, problems).get(name) for v in values]
+    if name in AT_LEAST_ONE:  # RunSettings checks this per cell; per value here, so every bad one shows at once
+        problems += [f"{source}: {key} must be at least 1, got {raw}" for raw, ok in zip(values, checked)
+                     if isinstance(ok, int) and ok < 1]
     seen: set[str] = set()
     for value in values:
         shown = _show(value)

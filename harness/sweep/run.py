@@ -248,7 +248,7 @@ def resume_plan(sweep_dir: str | Path, path: str | Path | None, grid: Sequence[s
     source = path if path is not None or grid else saved.get("source")
     grid = list(grid) if path is not None or grid else list(saved.get("grid") or [])
     merged = dict(saved.get("flags") or {}) | {k: v for k, v in flags.items() if v is not None}
-    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics)
+    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics, max_cells=None)  # once accepted
     _check_same(Path(sweep_dir), plan, merged, grid)
     return plan, merged, grid
 
