@@ -29,7 +29,7 @@ import math
 import re
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,7 @@ class SweepPlan:
     alpha: float
     select_on: str | None
     confirm_on: str | None
+    definition: dict = field(default_factory=dict)  # the sweep file as parsed: a resume works without the file
 
     def cell(self, label: str) -> Cell:
         """The cell with this label (KeyError if none)."""
@@ -104,13 +105,18 @@ class SweepPlan:
 
 
 def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapping[str, Any] | None = None,
-               known_metrics: Collection[str] | None = None, max_cells: int | None = DEFAULT_MAX_CELLS) -> SweepPlan:
+               known_metrics: Collection[str] | None = None, max_cells: int | None = DEFAULT_MAX_CELLS,
+               definition: Mapping[str, Any] | None = None) -> SweepPlan:
     """Read the sweep file (if any), add the `--grid` arguments and expand the cells. `flags` are the run flags
     given on the command line (field names; None = not given): they override the file's base values and may not
     name a swept setting. `known_metrics` checks `primary` (default: every metric name plus `passed`).
-    The cells are counted before any is built: more than `max_cells` (None: no limit) is refused.
+    The cells are counted before any is built: more than `max_cells` (None: no limit) is refused. `definition`,
+    when given, is the file's parsed content (saved in sweep.json), used instead of reading `path`.
     Every problem found is reported at once; each names the file (or --grid) and the key."""
-    data, source = _read(Path(path)) if path is not None else ({}, _GRID)
+    if path is None:
+        data, source = {}, _GRID
+    else:
+        data, source = (dict(definition), Path(path)) if definition is not None else _read(Path(path))
     sweep_keys = {raw.replace("_", "-"): data.pop(raw) for raw in list(data) if raw.replace("_", "-") in SWEEP_KEYS}
     problems: list[str] = []
     base, axes = _split(data, source, problems)
@@ -137,7 +143,8 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
                                        default=str).encode("utf-8")).hexdigest()
     # labels show values as written; the plan keeps the checked ones (relative paths resolved)
     checked = tuple((name, tuple(v.value for v in values)) for name, values in axes.items())
-    return SweepPlan(None if source is _GRID else str(source), digest, checked, cells, **options)
+    return SweepPlan(None if source is _GRID else str(source), digest, checked, cells, **options,
+                     definition=data | sweep_keys)
 
 
 def count_cells(axes: Mapping[str, Sequence[Any]]) -> int:
