@@ -13,8 +13,8 @@ from harness.cli import main
 from harness.runs import read_manifest, read_rows
 from tests.conftest import HANDBOOK, sample_cases
 
-HOLD = ("import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('held', flush=True)\n"
-        "time.sleep(120)\n")
+HOLD = ("import fcntl, sys, time\nf = open(sys.argv[1], 'a')\nfcntl.flock(f, fcntl.LOCK_EX)\n"
+        "print('held', flush=True)\ntime.sleep(120)\n")
 
 
 def _interrupted_sweep(tmp_path: Path) -> tuple[Path, Path, Path]:
