@@ -121,7 +121,7 @@ def schema_lines(path: Path, schema: dict, problems: Problems, *, what: str, rec
     problem naming the field at fault (or `record`), and an `id_field` seen on an earlier line is a problem too.
     Used for the cases and drafts files."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM (Windows editors) is not a problem
     except OSError as exc:
         raise InputError(f"{path}: cannot read the {what} ({exc.strerror})") from exc
     except UnicodeDecodeError as exc:

@@ -82,7 +82,7 @@ def read_reviews(path: str | Path) -> ReviewBook:
     if not path.exists():
         return ReviewBook()
     problems, records = Problems(str(path)), []
-    for number, data in json_lines(path.read_text(encoding="utf-8").splitlines(), problems):
+    for number, data in json_lines(path.read_text(encoding="utf-8-sig").splitlines(), problems):
         found = list(_record_problems(data))
         for message in found:
             problems.add(number, message)
