@@ -15,14 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from chatbot.errors import RagError
 from chatbot.store import open_regular
 
+from .errors import RunLocked
+
 LOCK = ".lock"
-
-
-class RunLocked(RagError):
-    """Another process holds the run directory."""
 
 
 class RunLock:

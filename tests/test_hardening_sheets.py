@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 
 from harness.cli import main
 from harness.drafting.records import read_drafts, write_drafts
+from harness.inputs import guard, unguard
 from harness.review.book import ReviewBook
 from harness.review.csv_io import export_csv, import_csv, passages_by_answer
 from harness.rows import answer_sha256
-from harness.sheets import guard, unguard
 from tests.support import draft_rules as rules
 from tests.support.rowkit import make_row
 

@@ -5,7 +5,7 @@ of the run in the manifest's order (empty when not applicable, as in the rows; e
 failure_stage (the first funnel stage the case fails, `harness.report.funnel.stage_of`) and failure_reasons
 (joined by ` | `). Text comes from outside (questions, tags, reasons quoting answers), so every text cell that a
 spreadsheet would read as a formula (starting with = + - @, a tab or a carriage return) gets a leading `'`
-(`harness.sheets.guard`, the rule of every CSV the harness writes for people).
+(`harness.inputs.guard`, the rule of every CSV the harness writes for people).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import csv
 import io
 from collections.abc import Sequence
 
+from ..inputs import guard
 from ..records import Row
-from ..sheets import guard
 from .funnel import stage_of
 
 __all__ = ["rows_csv"]

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..cases import Problems
+from ..inputs import Problems, csv_text, open_csv
 from ..records import Row, Verdict
-from ..sheets import csv_text, open_csv
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
 from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
 

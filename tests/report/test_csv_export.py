@@ -8,11 +8,11 @@ import io
 
 from harness.cli import main
 from harness.evaluate import run_evaluation
+from harness.inputs import guard
 from harness.report.csv_export import rows_csv
 from harness.report.funnel import stage_of
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings
-from harness.sheets import guard
 from tests.conftest import HANDBOOK, sample_cases
 from tests.support.rowkit import make_row
 
