@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..chart import fmt
+from ..judge.agreement import judge_agreement
 from ..review.agreement import AgreementReport, Disagreement, agreement_report
 from ..runs import LoadedRun
 from .markup import esc
@@ -43,11 +44,14 @@ def _run_part(label: str, name: str, report: AgreementReport) -> str:
 
 
 def agreement_section(runs: Sequence[LoadedRun]) -> str:
-    """HTML for each run whose claims two or more reviewers rated (labelled A, B like the rest of the report);
-    empty when no run has such claims. All reviewer and claim text is escaped."""
+    """HTML for each run whose claims two or more reviewers rated, and for each run a judge rated (labelled A, B
+    like the rest of the report); empty when no run has either. All reviewer, claim and quote text is escaped."""
     parts = []
     for label, run in zip("AB", runs):
         report = agreement_report(run.rows)
         if report.agreement.items:
             parts.append(_run_part(label, run.name, report))
+        judged = judge_agreement(run.rows)
+        if judged is not None:  # the judge against people: figures, confusion table, disagreements with quotes
+            parts.append(f"<h3>{label}: {esc(run.name)}: judge against people</h3><pre>{esc(judged.render())}</pre>")
     return "<h2>Reviewer agreement</h2>" + "".join(parts) if parts else ""
