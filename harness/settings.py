@@ -19,7 +19,8 @@ _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 
 # whole-number settings that must be at least 1 (checked per value by sweeps too, so every bad value shows at once)
-AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words")
+AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
+                "max_body_bytes")
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class RunSettings:
     think: str = "auto"
     min_quote_words: int = _ANSWER.min_quote_words
     max_reply_chars: int = _ANSWER.max_reply_chars
+    max_body_bytes: int = 10_000_000  # an HTTP system's reply body, decoded; read no further (docs/hardening.md)
     retriever: str = _ANSWER.retriever
     cache_dir: str | None = None
     workers: int = 1  # per server
