@@ -14,10 +14,12 @@ from chatbot.text import find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
-from ..metrics import Retrieved, family, first_rank
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
-from ..runs import LoadedRun, summarize
+from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
+from ..summary import summarize
 from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
@@ -72,7 +74,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
     `rag-eval compare VS RUN`."""
     runs = [vs, run] if vs is not None else [run]
-    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection) for r in runs]
+    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json()) for r in runs]
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
@@ -99,15 +101,19 @@ def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
         m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
-        settings = m.get("settings", {})
-        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
+        settings = r.manifest.settings
+        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(r.manifest.system.system or '?')}; "
                      f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
-                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
-                     f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
+                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(_or_unknown(settings.chunk_size))}, "
+                     f"top-k {_e(_or_unknown(settings.top_k))}; human claim review: {review['reviewed']} "
                      f"reviewed, {review['pending']} pending"
                      + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
                         else "") + "</li>")
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _or_unknown(value: object) -> object:
+    return "?" if value is None else value
 
 
 def _diff_table(a: dict, b: dict) -> str:
@@ -132,6 +138,10 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
         out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
+            notes = "; ".join(f"{label}: {_e(judge_note((s.model_extra or {}).get('judge')))}"
+                              for label, s in zip("AB", summaries))
+            out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
     return "".join(out) + "</table>"
 
 

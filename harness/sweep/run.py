@@ -28,19 +28,22 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError, RagError
+from chatbot.errors import InputError
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
+from ..errors import RunStopped, SweepStopped
+from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
+from ..judge.agreement import judge_agreement, judge_note
+from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..stats.compare import errored_value
-from ..systems import is_builtin
+from ..systems import traits_for
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_files import write_leaderboard
 from .leaderboard_html import write_leaderboard_html
@@ -65,19 +68,6 @@ class SweepResult:
     board: Leaderboard
     selection: Selection | None
     files: dict[str, Path]
-
-
-class SweepStopped(RagError):
-    """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
-
-    def __init__(self, sweep_dir: Path, cell: Cell, cause: BaseException):
-        """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
-        self.sweep_dir = sweep_dir
-        self.cause = cause.cause if isinstance(cause, RunStopped) else cause
-        self.exit_code = stop_code(self.cause)
-        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
-        super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
-                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
 
 
 def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,7 +102,7 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
     stops stops the sweep: cells not started are not started, running ones stop at their next row."""
     stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
-    at_once = CELLS_AT_ONCE if all(c.settings.system == "chatbot" for c in plan.cells) else 1
+    at_once = CELLS_AT_ONCE if all(traits_for(c.settings.system).uses_model_servers for c in plan.cells) else 1
 
     def watched(stage: str, done: int, total: int) -> None:
         if stop.is_set():
@@ -156,7 +146,7 @@ def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | N
     problems, seen = [], set()
     for cell in plan.cells:
         s = cell.settings
-        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, is_builtin(s.system))
+        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, traits_for(s.system).label_checks_chunks)
         if key in seen:
             continue
         seen.add(key)
@@ -201,7 +191,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
                        run_dir=None if state == "resume" else run_dir,
                        documents=shelf.get(settings.docs, progress))
     except (RunStopped, KeyboardInterrupt) as exc:
-        raise SweepStopped(sweep_dir, cell, exc) from exc
+        raise SweepStopped(sweep_dir, cell.label, exc) from exc
     if on_cell:
         on_cell(number, len(plan.cells), cell, "done")
     return run_dir
@@ -292,18 +282,33 @@ def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
                        frozenset(r.case_id for r in rows if r.errored))
 
 
+def _with_judges(board: Leaderboard, plan: SweepPlan, all_rows: Sequence[Sequence[Row]]) -> Leaderboard:
+    """Each entry with its judge's agreement with people, when the primary metric reads judged verdicts (a judged
+    metric, or `passed` under --judged-passed)."""
+    judged = [plan.primary in JUDGED_METRICS or (plan.primary == "passed" and c.settings.judged_passed)
+              for c in plan.cells]
+    if not any(judged):
+        return board
+    notes = {c.label: judge_note(None if (a := judge_agreement(rows)) is None else a.summary_json())
+             for c, rows, on in zip(plan.cells, all_rows, judged) if on}
+    return replace(board, entries=tuple(replace(e, judge=notes.get(e.label)) for e in board.entries))
+
+
 def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, Selection | None]:
     """Every cell against the baseline on all cases; with select-on/confirm-on, also the selection."""
     all_rows = [read_rows(d) for d in run_dirs]
     cells = [cell_results(c.label, rows, plan.primary) for c, rows in zip(plan.cells, all_rows)]
     baseline = next(c for c in cells if c.label == plan.baseline)
-    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha)
+    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha,
+                              higher_is_better=higher_is_better(plan.primary))
+    board = _with_judges(board, plan, all_rows)
     if plan.select_on is None or plan.confirm_on is None:
         return board, None
     tags: dict[str, set[str]] = {}
     for row in all_rows[[c.label for c in plan.cells].index(plan.baseline)]:
         tags.setdefault(row.case_id, set()).update(row.tags)
     selection = select_and_confirm(baseline, cells, tags, select_on=plan.select_on, confirm_on=plan.confirm_on,
-                                   primary=plan.primary, alpha=plan.alpha)
+                                   primary=plan.primary, alpha=plan.alpha,
+                                   higher_is_better=higher_is_better(plan.primary))
     return board, selection
 
