@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
 # Unicode format characters (category Cf): zero-width spaces and joiners, word joiner, BOM, bidi controls, soft
 # hyphen, tags. Invisible on the page, so a quote of what a reader sees must match without them. Listed as ranges
@@ -63,8 +64,11 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (text[a:b].strip() for a, b in zip(bounds, bounds[1:])) if s]
 
 
+@lru_cache(maxsize=4096)
 def fold(text: str) -> str:
-    """normalize() with case folded: the form in which quotes are looked up in passages and pages."""
+    """normalize() with case folded: the form in which quotes are looked up in passages and pages. Remembered
+    for recent texts: every case folds its retrieved passages twice (the chatbot's and the harness's quote check),
+    and a run retrieves the same few chunks again and again."""
     return normalize(text).casefold()
 
 def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:

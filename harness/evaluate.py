@@ -282,6 +282,9 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
+    ahead = getattr(system, "embed_questions_ahead", None)  # the chatbot: question vectors in batches
+    if callable(ahead):
+        ahead([case.question for case, _ in jobs])
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -196,6 +197,19 @@ class ChatbotSystem:
             out["answer_cache"] = str(self.answers.root)
         return out
 
+    def embed_questions_ahead(self, questions: Sequence[str]) -> None:
+        """Embed the run's `questions` in batches as the answering reaches them, instead of one request per
+        question. Only where every lane embeds on one server without the embedding cache (the cached path keeps
+        its one-lock-per-question dedup across the cells of a sweep); a batch that fails leaves its questions to
+        be embedded one by one, as without this."""
+        dense = [_dense_of(retriever) for retriever, _ in self._lanes.values()]
+        lanes = [d for d in dense if isinstance(d, ServerRetriever)]
+        if self.answers is not None or not lanes or len(lanes) != len(dense) or len({id(d.client) for d in lanes}) > 1:
+            return  # with several embedding servers each embeds the questions it answers, as without batching
+        batches = lanes[0].embed_in_batches(questions)
+        for lane in lanes[1:]:
+            lane.batches = batches
+
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         return self.answer_with(question, case_id=case_id, repeat=0, client=self.pool.clients[0])
 
@@ -217,6 +231,13 @@ def _server_key(backend: str) -> str:
     """The manifest key of the chat server's description: `ollama` as always for Ollama, `model_server` for an
     OpenAI-compatible server (its section says `identity by name only`)."""
     return "ollama" if backend == "ollama" else "model_server"
+
+
+def _dense_of(retriever: Retriever) -> Retriever | None:
+    """The dense retriever of a lane (dense, or the dense half of hybrid); None for bm25."""
+    if isinstance(retriever, HybridRetriever):
+        return retriever.dense
+    return None if isinstance(retriever, LexicalRetriever) else retriever
 
 
 def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:
