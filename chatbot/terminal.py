@@ -1,14 +1,33 @@
-"""Terminal helpers shared by the two CLIs (never used by library code)."""
+"""Terminal helpers shared by the two CLIs (never used by library code).
+
+Everything the CLIs print goes through `say` (or `printable`): text from systems, PDFs and CSVs may hold escape
+sequences that clear the screen, retitle the window or draw fake text, or bidi overrides that reverse a line.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
-from typing import Callable, TextIO
+from typing import Any, Callable, TextIO
 
 from .errors import RagError
+
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides, isolates and marks.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show on a terminal: each control character and bidi control written as `\\uXXXX` (also a
+    valid JSON escape, so JSON output stays JSON); tabs and newlines kept."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def say(*values: Any, **kwargs: Any) -> None:
+    """`print` for the CLIs, with every value made `printable`."""
+    print(*(printable(str(v)) for v in values), **kwargs)
 
 
 def clock(seconds: float) -> str:
@@ -66,11 +85,6 @@ class ProgressBar:
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {', '.join(parts)}"
 
 
-def printable(text: str) -> str:
-    """Text from outside (documents, systems, models) made safe to print on a terminal: control characters,
-    escape sequences included, are shown as Python escapes (`\\x1b`) instead of acting on the terminal."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
-
 
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse, call the chosen command's `func`, and map our exceptions to exit codes (see README)."""
@@ -80,7 +94,7 @@ def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except RagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -90,6 +104,6 @@ def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
         return 0
     except OSError as exc:  # an unwritable or full output folder, before any row: one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}; choose another folder or free space, and run again",
+        say(f"error: {where}{exc.strerror or exc}; choose another folder or free space, and run again",
               file=sys.stderr)
         return 1

@@ -21,6 +21,7 @@ from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
+from chatbot.store import open_regular
 from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
@@ -277,7 +278,7 @@ def _drop_partial_line(path: Path) -> None:
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
+        with open_regular(path, "r+b") as fh:
             fh.truncate(data.rfind(b"\n") + 1)
 
 
@@ -298,6 +299,9 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
+    ahead = getattr(system, "embed_questions_ahead", None)  # the chatbot: question vectors in batches
+    if callable(ahead):
+        ahead([case.question for case, _ in jobs])
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value

@@ -18,6 +18,11 @@ from .inputs import check_values, read_toml
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 
+# whole-number settings that must be at least 1 (checked per value by sweeps too, so every bad value shows at once)
+AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
+                "max_body_bytes")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """Everything that decides what a run measures. Written whole into the run's manifest."""
@@ -67,8 +72,7 @@ class RunSettings:
     judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
-                     "max_body_bytes"):
+        for name in AT_LEAST_ONE:
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         for name in ("limit", "sample"):

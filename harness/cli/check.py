@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from chatbot.cli import add_chunk_args
+from chatbot.terminal import say
 
 from ..cases import describe_selection
 from ..evaluate import prepare
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
            if traits_for(settings.system).label_checks_chunks else "")
     total = selection.get("of", len(cases))
-    print(f"{settings.cases}: {total} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    say(f"{settings.cases}: {total} cases OK against {len(documents)} documents ({pages} pages){fit}")
     if selection:
-        print(f"selected: {describe_selection(selection)}")
+        say(f"selected: {describe_selection(selection)}")
     return 0

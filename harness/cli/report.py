@@ -7,6 +7,7 @@ from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
+from chatbot.terminal import say
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,5 +37,5 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(out, page)
     except OSError as exc:
         raise InputError(f"{out}: cannot write the report ({exc.strerror})") from exc
-    print(f"report written to {out}")
+    say(f"report written to {out}")
     return 0

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
-from chatbot.terminal import ProgressBar, printable
+from chatbot.terminal import ProgressBar, say
 
 from ..cases import describe_selection
 from ..chart import fmt
@@ -125,9 +125,9 @@ def run(args: argparse.Namespace) -> int:
     thresholds = _thresholds(args.fail_under, settings.k)
     if args.dry_run:
         _, cases, selection = prepare(settings)
-        print(f"system {settings.system}: {len(cases)} cases x {settings.repeat} repeat(s)"
+        say(f"system {settings.system}: {len(cases)} cases x {settings.repeat} repeat(s)"
               + (f"; selected {describe_selection(selection)}" if selection else ""))
-        print(dry_run_text(count_calls([(settings.label or "run", settings)]), settings,
+        say(dry_run_text(count_calls([(settings.label or "run", settings)]), settings,
                            args.assume_seconds_per_call))
         return 0
     bars: dict[str, ProgressBar] = {}
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with second_interrupt_exits():
             result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
-                                    status=lambda message: print(message, file=sys.stderr, flush=True),
+                                    status=lambda message: say(message, file=sys.stderr, flush=True),
                                     rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if traits_for(settings.system).uses_model_servers:
@@ -150,31 +150,31 @@ def run(args: argparse.Namespace) -> int:
         raise
     summary = result.summary
     for warning in result.manifest.system.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for doc, pages in result.manifest.collection.empty_pages.items():
-        print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
+        say(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     rerun = getattr(result.manifest, "rerun_of", None)
     if rerun:
-        print(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
+        say(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
               f"{rerun['carried']} carried over", file=sys.stderr)
-    print(render_summary(summary, result.manifest))
+    say(render_summary(summary, result.manifest))
     chosen = getattr(result.manifest, "selection", None)
     if chosen:
-        print(f"selected: {describe_selection(chosen)}")
+        say(f"selected: {describe_selection(chosen)}")
     print_row_warnings(result.run_dir, summary.rows)
-    print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
+    say(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
-        print(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
+        say(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
               "missing from the means", file=sys.stderr)
         if thresholds:  # a gate cannot pass on rows it could not score
             failed.append(f"{summary.errored} rows errored")
     for line in failed:
-        print(f"below threshold: {line}", file=sys.stderr)
+        say(f"below threshold: {line}", file=sys.stderr)
     if summary.rows and summary.errored == summary.rows:
-        print(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
+        say(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
@@ -196,7 +196,7 @@ def print_row_warnings(run_dir: Path, total_rows: int) -> None:
     """After the summary: the rows' warnings counted by kind, with the likely cause of one most rows share."""
     lines = warning_lines(count_warnings(read_rows(run_dir)), total_rows)
     if lines:
-        print("\n" + "\n".join(printable(line) for line in lines))
+        say("\n" + "\n".join(lines))
 
 
 @contextmanager

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from chatbot.errors import InputError
-from chatbot.terminal import clock, printable
+from chatbot.terminal import clock, printable, say
 
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard import WORSE, Leaderboard
 from ..sweep.leaderboard_files import leaderboard_text
-from ..sweep.plan import Cell, SweepPlan, load_sweep
+from ..sweep.plan import DEFAULT_MAX_CELLS, Cell, SweepPlan, load_sweep
 from ..sweep.run import resume_plan, run_sweep
 from .compare import EXIT_WORSE
 from .run import add_base_args, dry_run_text, given_flags
@@ -36,6 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="add an axis or replace the file's values for KEY (repeatable), e.g. --grid top-k=2,4")
     p.add_argument("--dry-run", action="store_true",
                    help="print the cells and how many embedding and chat calls they need and how many are cached")
+    p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
+                   help=f"refuse a sweep of more than N cells, counted before any is built "
+                        f"(default {DEFAULT_MAX_CELLS})")
     p.add_argument("--no-answer-cache", action="store_true",
                    help="ask the model again instead of reusing stored replies (the cache is still written)")
     p.add_argument("--fail-if-worse", action="store_true",
@@ -49,7 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    flags = given_flags(args, skip=("sweep_file", "grid", "no_answer_cache", "fail_if_worse"))
+    flags = given_flags(args, skip=("sweep_file", "grid", "no_answer_cache", "max_cells", "fail_if_worse"))
     flags["answer_cache"] = False if args.no_answer_cache else (None if args.resume else True)
     if flags.pop("offline", None):  # --offline is an alias of --system offline, as for rag-eval run
         flags["system"] = "offline"
@@ -63,9 +66,11 @@ def sweep(args: argparse.Namespace) -> int:
             raise InputError("give a sweep file (rag-eval sweep sweep.toml) or --grid KEY=V1,V2, or --resume DIR")
         grid = args.grid
         # primary is checked against every metric name at the cells' k values, `passed` included
-        plan = load_sweep(args.sweep_file, grid=grid, flags=flags)
+        plan = load_sweep(args.sweep_file, grid=grid, flags=flags, max_cells=args.max_cells)
     if args.dry_run:
-        print(_dry_run_text(plan, args.assume_seconds_per_call))
+        say(f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
+            flush=True)  # the count first: counting the calls below reads the documents
+        say(_dry_run_text(plan, args.assume_seconds_per_call))
         return 0
     shown = SweepProgress(len(plan.cells))
     try:
@@ -73,8 +78,8 @@ def sweep(args: argparse.Namespace) -> int:
                            cell_progress=shown.inside, argv=sys.argv)
     finally:
         shown.close()
-    print(leaderboard_text(result.board, result.selection))
-    print(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
+    say(leaderboard_text(result.board, result.selection))
+    say(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
           + ", ".join(p.name for p in result.files.values()))
     return _gate(result.board) if args.fail_if_worse else 0
 
@@ -82,12 +87,12 @@ def sweep(args: argparse.Namespace) -> int:
 def _gate(board: Leaderboard) -> int:
     worse = [e for e in board.entries if e.verdict == WORSE]
     if not worse:
-        print(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
+        say(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
               file=sys.stderr)
         return 0
     cells = "; ".join(f"{e.label} (delta {e.delta:+.3f}, Holm p {e.p_holm:.3f})" for e in worse
                       if e.delta is not None and e.p_holm is not None)
-    print(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
+    say(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
           f"exit {EXIT_WORSE}", file=sys.stderr)
     return EXIT_WORSE
 
@@ -153,6 +158,5 @@ class SweepProgress:
 
 
 def _dry_run_text(plan: SweepPlan, assume: float | None) -> str:
-    lines = [f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
-             *(f"  {cell.label}" for cell in plan.cells)]
+    lines = [f"  {cell.label}" for cell in plan.cells]
     return "\n".join(lines) + "\n" + dry_run_text(dry_run(plan), plan.cells[0].settings, assume)

@@ -40,6 +40,7 @@ from chatbot.store import atomic_write_text
 from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judge.agreement import judge_agreement, judge_note
+from ..lock import LOCK, RunLock
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
@@ -211,18 +212,24 @@ def _cell_state(run_dir: Path) -> str:
     if (run_dir / MANIFEST).exists():
         return "kept" if read_manifest(run_dir).status == "complete" else "resume"
     if run_dir.exists():
-        leftovers = [p for p in run_dir.iterdir() if p.name != ".lock"]
+        leftovers = [p for p in run_dir.iterdir() if p.name != LOCK]
         if leftovers:
             raise InputError(f"{run_dir}: has files but no manifest.json; move it away and resume again")
-        (run_dir / ".lock").unlink(missing_ok=True)
-        run_dir.rmdir()
+        # only a lock nobody holds is abandoned: a process that holds it is starting this cell right now
+        lock = RunLock(run_dir).acquire(utc_now())
+        try:
+            (run_dir / LOCK).unlink(missing_ok=True)
+            run_dir.rmdir()
+        finally:
+            lock.release()
     return "start"
 
 
 # -- the manifest ---------------------------------------------------------------------------------------------
 def _manifest(plan: SweepPlan, flags: Mapping[str, Any], grid: Sequence[str], argv: list[str] | None) -> dict:
     return {"format": SWEEP_FORMAT, "status": "incomplete", "started_at": utc_now(), "command": argv,
-            "sha256": plan.sha256, "source": plan.source, "grid": list(grid), "flags": _jsonable(flags),
+            "sha256": plan.sha256, "source": plan.source, "definition": plan.definition, "grid": list(grid),
+            "flags": _jsonable(flags),
             "plan": plan.to_dict(), "cells": [{"label": c.label, "slug": c.slug, "run_dir": c.slug}
                                               for c in plan.cells]}
 
@@ -244,10 +251,15 @@ def resume_plan(sweep_dir: str | Path, path: str | Path | None, grid: Sequence[s
     """The plan to resume `sweep_dir` with: the sweep file and --grid given now, or the saved ones when neither
     is given; the saved base flags with the given ones on top. Refuses a changed definition or changed flags."""
     saved = read_sweep_manifest(sweep_dir)
-    source = path if path is not None or grid else saved.get("source")
-    grid = list(grid) if path is not None or grid else list(saved.get("grid") or [])
+    given = path is not None or bool(grid)
+    source = path if given else saved.get("source")
+    grid = list(grid) if given else list(saved.get("grid") or [])
     merged = dict(saved.get("flags") or {}) | {k: v for k, v in flags.items() if v is not None}
-    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics)
+    # a sweep file that is gone is replaced by the definition saved in sweep.json; no cell limit: once accepted
+    gone = not given and source is not None and not Path(source).exists()
+    definition = saved.get("definition") if gone else None
+    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics, max_cells=None,
+                      definition=definition)
     _check_same(Path(sweep_dir), plan, merged, grid)
     return plan, merged, grid
 

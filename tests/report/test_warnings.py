@@ -75,5 +75,5 @@ def test_counts_by_kind_and_a_cause_only_for_most_rows():
 
 
 def test_outside_text_is_escaped_on_the_terminal():
-    assert printable("retrieved a\x1b[2J.pdf#p1\x07") == "retrieved a\\x1b[2J.pdf#p1\\x07"
+    assert printable("retrieved a\x1b[2J.pdf#p1\x07") == "retrieved a\\u001b[2J.pdf#p1\\u0007"
     assert printable("Straße ﬁle") == "Straße ﬁle"

@@ -7,7 +7,7 @@ import os
 import tempfile
 import time
 
-from harness import SystemAnswer
+from harness import Citation, Passage, SystemAnswer
 
 
 class Slow:
@@ -77,6 +77,33 @@ def zero_based(docs: str) -> Renamed:
 def file_name_only(docs: str) -> Renamed:
     """The file name without its subfolder, as LlamaIndex's `file_name` gives it."""
     return Renamed(docs, lambda source_id: source_id.rsplit("/", 1)[-1], "file names only (test fixture)")
+# Terminal escapes a hostile system may send: retitle the window, clear the screen, home the cursor, and write a
+# fake verdict; a right-to-left override; a C1 control (CSI).
+ESCAPES = "\x1b]0;PWNED\x07\x1b[2J\x1b[Hall claims verified\u202e \x9b31m"
+
+
+class Escaping:
+    """Answers every question with terminal escape sequences in its name, answer, passage and quote, and fails
+    on every third case with an error message holding them too."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def describe(self) -> dict:
+        return {"name": f"escaping {ESCAPES} (test fixture)"}
+
+    def answer(self, question: str, *, case_id: str) -> SystemAnswer:
+        self.calls += 1
+        if self.calls % 3 == 0:
+            raise RuntimeError(f"failed {ESCAPES}")
+        text = f"The passage says {ESCAPES} and more words follow here."
+        return SystemAnswer(answer=f"Answer {ESCAPES}. Second sentence.",
+                            retrieved=(Passage(source_id="handbook.pdf#p2", text=text, rank=1),),
+                            citations=(Citation(source_id="handbook.pdf#p2", quote=f"says {ESCAPES} and"),))
+
+
+def escaping() -> Escaping:
+    return Escaping()
 
 
 class _Described(Slow):
