@@ -15,13 +15,15 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chatbot.terminal import printable
+
 from .. import metrics as m
 from ..records import JudgedClaim, Row
 from ..review.book import JUDGE_VERDICTS, VERDICTS
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
 
 __all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_measured",
-           "judge_note", "judged_passed", "not_measured_text", "printable"]
+           "judge_note", "judged_passed", "not_measured_text"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
@@ -144,10 +146,6 @@ class JudgeAgreement:
             lines += d.lines()
         return "\n".join(lines)
 
-
-def printable(text: str) -> str:
-    """Control characters (an escape sequence in a quote, say) as `\\x1b`, so text cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
 
 
 def _fmt(value: float | None) -> str:

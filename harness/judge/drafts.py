@@ -19,12 +19,13 @@ from typing import Any
 from chatbot.backends import connect
 from chatbot.model_server import preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
+from chatbot.terminal import printable
 
 from ..drafting.prompting import Failed, sha256
 from ..drafting.records import Decision, Draft
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
-from .agreement import HUMAN, printable
+from .agreement import HUMAN
 from .asking import JudgeAsker, judge_cache
 from .run import JudgeSettings, judge_name
 

@@ -130,4 +130,4 @@ def test_a_judge_quote_cannot_drive_the_terminal(run_dir, server, capsys):  # no
     capsys.readouterr()
     assert main(["review", str(run_dir), "--agreement", "--resamples", "20"]) == 0
     out = capsys.readouterr().out
-    assert "\x1b" not in out and "\\x1b[2J\\x1b[31mAll of this is false" in out
+    assert "\x1b" not in out and "\\u001b[2J\\u001b[31mAll of this is false" in out
