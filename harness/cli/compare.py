@@ -5,32 +5,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import textwrap
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chatbot.errors import InputError
 from chatbot.terminal import say
 
-from ..judge.agreement import judge_note
-from ..metrics import JUDGED_METRICS
-from ..runs import find_run
-from ..stats.compare import (
-    DEFAULT_PRIMARY,
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    Comparison,
-    MetricComparison,
-    compare_runs,
-    exact_sign_flip,
-)
-from ..stats.mde import NOT_DETECTABLE
-from ..sweep.leaderboard import holm
+from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+
+if TYPE_CHECKING:
+    from ..stats.compare import Comparison, MetricComparison
 
 EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3 and 4 belong to rag-eval run)
 GATE_ALPHA = 0.05
-FLIPS_SHOWN = 20  # case ids listed per metric and direction before "and N more (see --json)"
-_WIDTH = 100
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,6 +52,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here: `rag-eval compare --help` starts without numpy and pydantic
+    from ..runs import find_run
+    from ..stats.compare import compare_runs
+    from .compare_text import render_markdown, render_table
+
     gate = _gate_metrics(args.fail_if_worse)
     (run_a, note_a), (run_b, note_b) = find_run(args.run_a, args.out), find_run(args.run_b, args.out)
     for side, note in (("A", note_a), ("B", note_b)):
@@ -106,6 +98,8 @@ def worse_on(c: Comparison, names: Sequence[str]) -> list[tuple[MetricComparison
         raise InputError(f"--fail-if-worse: {', '.join(missing)} is not a metric of both runs; they share "
                          f"{', '.join(by_name) or 'none'}")
     chosen = [by_name[n] for n in names]
+    from ..sweep.leaderboard import holm
+
     adjusted = holm([m.p_value for m in chosen])
     return [(m, p) for m, p in zip(chosen, adjusted)
             if p is not None and p <= GATE_ALPHA and m.delta is not None and m.delta < 0]
@@ -123,178 +117,3 @@ def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricCom
 def _gate_json(names: Sequence[str], worse: list[tuple[MetricComparison, float]]) -> dict:
     return {"metrics": list(names), "alpha": GATE_ALPHA, "worse": [m.metric for m, _ in worse],
             "exit_code": EXIT_WORSE if worse else 0}
-
-
-def _num(value: float | None, signed: bool = False) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:+.3f}" if signed else f"{value:.3f}"
-
-
-def _mde(m: MetricComparison) -> str:
-    return "n/d" if m.mde_status == NOT_DETECTABLE else _num(m.mde)
-
-
-def _ci(m: MetricComparison) -> str:
-    return "n/a" if m.ci_low is None else f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]"
-
-
-def _p(m: MetricComparison) -> str:
-    return "n/a" if m.p_value is None else f"{m.p_value:.3f}"
-
-
-def _value(value: Any) -> str:
-    return "(absent)" if value is None else json.dumps(value, ensure_ascii=False) if not isinstance(value, str) \
-        else value
-
-
-def _p_method(c: Comparison) -> str:
-    """Which metrics' sign-flip p is exact and which Monte-Carlo: it depends on each metric's n."""
-    exact = [m.metric for m in c.metrics if m.p_method == "exact"]
-    sampled = [m.metric for m in c.metrics if m.p_method == "monte-carlo"]
-    largest = max((n for n in range(1, 64) if exact_sign_flip(n, c.resamples)), default=0)
-    rule = (f"exact (every sign vector) up to n = {largest}, Monte-Carlo ({c.resamples} resamples) above"
-            if largest else f"Monte-Carlo ({c.resamples} resamples) at every n")
-    which = ("all exact" if not sampled else "all Monte-Carlo" if not exact
-             else f"exact for {', '.join(exact)}; Monte-Carlo for the others")
-    return f"sign-flip p: {rule}; here {which}"
-
-
-def _header(c: Comparison) -> list[str]:
-    scope = f"cases tagged {c.tag!r}" if c.tag else "all shared cases"
-    lines = [f"A: {c.run_a}", f"B: {c.run_b}",
-             f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} paired bootstrap interval over cases "
-             f"and sign-flip randomisation p, {c.resamples} resamples, seed {c.seed}", _p_method(c)]
-    if c.primary:
-        lines.append(f"primary metric: {c.primary}. The p-values are per metric and not corrected across the "
-                     f"{len(c.metrics)} metrics: decide on {c.primary}; read the others as diagnostics")
-    else:
-        lines.append(f"the p-values are per metric and not corrected across the {len(c.metrics)} metrics")
-    errored = c.errored or {"a": 0, "b": 0}
-    rule = f"each counts 0 on {c.primary} and is left out of the other metrics" if c.primary \
-        else "each is left out of every metric"
-    lines.append(f"errored cases: A {errored['a']}, B {errored['b']} ({rule})")
-    if c.only_in_a or c.only_in_b:
-        lines.append(f"left out: {len(c.only_in_a)} cases only in A, {len(c.only_in_b)} only in B (--shared-only)")
-    ra, rb = c.review["a"], c.review["b"]
-    lines.append(f"human claim review: A {ra['reviewed']} reviewed, {ra['pending']} pending; "
-                 f"B {rb['reviewed']} reviewed, {rb['pending']} pending (a pending claim counts in no claim "
-                 "metric; until it is reviewed, `passed` covers the automatic checks only)")
-    switched = c.judge.get("judged_passed")
-    if switched is not None:
-        on = [side.upper() for side in ("a", "b") if switched.get(side)]
-        lines.append("--judged-passed: `passed` reads claim_support_judged in " + (" and ".join(on) or "neither run")
-                     + "".join(f"; {s.upper()} keeps the human `passed` ({judge_note(c.judge.get(s))})"
-                               for s in ("a", "b") if not switched.get(s)))
-    return lines
-
-
-def _judge_lines(c: Comparison, name: str) -> list[str]:
-    """Beside a judged metric: each run's judge agreement with people, or what is missing."""
-    if name not in JUDGED_METRICS:
-        return []
-    return [f"    A: {judge_note(c.judge.get('a'))}", f"    B: {judge_note(c.judge.get('b'))}"]
-
-
-def _mde_notes(c: Comparison) -> list[str]:
-    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, with "
-             "the test compare runs: the exact sign test for 0/1 metrics, the paired t-test otherwise, from the "
-             "observed discordance or spread); a smaller delta needs more cases (`rag-eval draft`)."]
-    blind = [m for m in c.metrics if m.mde_status == NOT_DETECTABLE]
-    if blind:
-        lines.append(f"n/d: not detectable with these cases ({', '.join(m.metric for m in blind)}): even if every "
-                     "case that differs went one way, the test would have less than 80% power; add cases.")
-    return lines
-
-
-def render_table(c: Comparison) -> str:
-    """The terminal view: header, metric table, flips per metric, manifest diff."""
-    lines = _header(c) + ["", f"{'metric':<20}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
-                              f"{'W/T/L':>10}{'MDE':>8}"]
-    for m in c.metrics:
-        name = m.metric + (" *" if m.metric == c.primary else "")
-        lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
-        lines += _judge_lines(c, m.metric)
-    if c.primary:
-        lines.append("* primary metric")
-    lines += _mde_notes(c)
-    one_sided = [f"{m.metric} {m.unpaired}" for m in c.metrics if m.unpaired]
-    if one_sided:
-        lines.append(f"(n counts cases where the metric applies in both runs; in one run only: {', '.join(one_sided)})")
-    if c.metrics_not_shared:
-        lines.append(f"(not in both runs: {', '.join(c.metrics_not_shared)})")
-    lines += _disagreements(c)
-    lines += ["", "flips (fixed = better in B, broke = worse in B):"]
-    flips = [m for m in c.metrics if m.fixed or m.broke]
-    for m in flips:
-        lines += _flip_lines(m)
-    if not flips:
-        lines.append("  none")
-    lines += ["", "what differs between the manifests (A -> B):"]
-    lines += _diff_lines(c) or ["  nothing besides run ids, times and labels"]
-    return "\n".join(lines)
-
-
-def capped(ids: Sequence[str], limit: int = FLIPS_SHOWN) -> str:
-    """Case ids joined by commas, the first `limit` of them, then "and N more (see --json)"."""
-    if not ids:
-        return "-"
-    shown = ", ".join(ids[:limit])
-    return shown + (f", and {len(ids) - limit} more (see --json)" if len(ids) > limit else "")
-
-
-def _flip_lines(m: MetricComparison) -> list[str]:
-    out = [f"  {m.metric}:"]
-    for what, ids in (("fixed", m.fixed), ("broke", m.broke)):
-        out += textwrap.wrap(f"{what} ({len(ids)}): {capped(ids)}", _WIDTH, initial_indent="    ",
-                             subsequent_indent="      ", break_on_hyphens=False)
-    return out
-
-
-def _disagreements(c: Comparison) -> list[str]:
-    """Metrics whose interval excludes 0 while p > 0.05: say why, so nobody reads them as a clear result."""
-    odd = [m for m in c.metrics if m.ci_low is not None and m.ci_high is not None and m.p_value is not None
-           and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
-    if not odd:
-        return []
-    names = ", ".join(f"{m.metric} (p {m.p_value:.3f}, {m.p_method})" for m in odd)
-    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
-            "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
-            "yet shown, and add cases."]
-
-
-def _diff_lines(c: Comparison) -> list[str]:
-    settings = [d for d in c.manifest_diff if not d[0].startswith("code.")]
-    code = [d for d in c.manifest_diff if d[0].startswith("code.")]
-    width = max((len(k) for k, _, _ in c.manifest_diff), default=0)
-    lines = [f"  {k:<{width}}  {_value(a)} -> {_value(b)}" for k, a, b in settings]
-    if code:
-        lines.append("  code:")
-        lines += [f"  {k:<{width}}  {_value(a)} -> {_value(b)}" for k, a, b in code]
-    return lines
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def render_markdown(c: Comparison) -> str:
-    """The same content as Markdown: a metric table, a flips table, a manifest-diff table."""
-    lines = [f"**A:** `{c.run_a}`  ", f"**B:** `{c.run_b}`  ", "  \n".join(_header(c)[2:]), "",
-             "| metric | n | A | B | delta | 95% CI | p | W/T/L | MDE |",
-             "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for m in c.metrics:
-        name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
-        lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
-    if any(m.metric in JUDGED_METRICS for m in c.metrics):
-        lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
-    lines += ["", *_mde_notes(c), *_disagreements(c)]
-    lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
-    for m in c.metrics:
-        if m.fixed or m.broke:
-            lines.append(f"| {m.metric} | {_md(capped(m.fixed))} | {_md(capped(m.broke))} |")
-    lines += ["", "| manifest key | A | B |", "|---|---|---|"]
-    lines += [f"| {_md(k)} | {_md(_value(a))} | {_md(_value(b))} |" for k, a, b in c.manifest_diff]
-    return "\n".join(lines)

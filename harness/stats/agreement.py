@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+
 __all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_VARIATION", "Agreement", "Interval", "bootstrap_interval",
            "cohen_kappa", "krippendorff_alpha_nominal", "measure_agreement", "percent_agreement", "undefined_reason"]
 
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 0
 _BLOCK_CELLS = 2_000_000  # resamples x items per block of draws: bounds memory
 
 Ratings = Mapping[str, str]  # reviewer -> verdict, for one item

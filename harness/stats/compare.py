@@ -34,14 +34,12 @@ from ..judge.agreement import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
+from .defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .mde import minimum_detectable_difference
 
 __all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows", "errored_value", "exact_sign_flip",
            "paired_stats", "manifest_diff", "DEFAULT_PRIMARY", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
 
-DEFAULT_RESAMPLES = 10_000
-DEFAULT_SEED = 0
-DEFAULT_PRIMARY = "passed"
 _EPS = 1e-12
 _EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
 _BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample

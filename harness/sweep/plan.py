@@ -37,6 +37,7 @@ from chatbot.errors import InputError
 
 from ..metrics import metric_names
 from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config
+from ..stats.defaults import DEFAULT_PRIMARY
 from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
@@ -47,7 +48,6 @@ else:  # pragma: no cover - Python 3.10
 __all__ = ["DEFAULT_ALPHA", "DEFAULT_MAX_CELLS", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan",
            "count_cells", "load_sweep", "parse_grid", "plan_calls"]
 
-DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
 SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
 _SLUG_MAX = 100
