@@ -53,7 +53,7 @@ class RunSettings:
     answer_cache: bool = False  # reuse stored chat replies and question vectors (sweeps turn it on)
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
-    abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
+    abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (docs/evaluate.md)
 
     def __post_init__(self) -> None:
         for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):
