@@ -35,6 +35,7 @@ from .runs import (
     summarize,
     utc_now,
     write_json,
+    write_rows,
 )
 from .saved.replay import write_replay
 from .settings import RunSettings
@@ -68,13 +69,14 @@ def prepare(settings: RunSettings, progress: Progress | None = None, *,
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
                    system: System | None = None, resume: str | Path | None = None,
                    run_dir: str | Path | None = None, documents: list[Document] | None = None,
-                   status: Callable[[str], None] | None = None) -> RunResult:
+                   status: Callable[[str], None] | None = None, rerun_of: str | Path | None = None) -> RunResult:
     """Run every case through the system and write the run directory. Rows land in case order, each flushed as
     it is written; the manifest says `incomplete` until the last row is in. With `resume`, an interrupted run
     directory is finished instead, if its settings and inputs are unchanged. `run_dir` names the new run's
     directory (it must not exist yet; a sweep places its cells so) instead of `<out>/<time>-<label>`. The run
     directory is locked while this process writes it. `documents` are `settings.docs` already read (a sweep
-    reads them once for all its cells)."""
+    reads them once for all its cells). `rerun_of` names a finished run whose errored cases are asked again into
+    the new run; its other rows are carried over as they are (its setup must be the same)."""
     documents, cases = prepare(settings, progress, documents=documents)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     fresh = _manifest(settings, documents, argv)
@@ -85,6 +87,8 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             target = Path(resume)
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
+        carried = _carried_rows(Path(rerun_of), fresh) if rerun_of is not None else []
+        done |= {row.key for row in carried}
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
         description = system.describe()
         if resume is None:
@@ -92,6 +96,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
+            if rerun_of is not None:
+                manifest = manifest.model_copy(update={"rerun_of": {"run": str(rerun_of), "carried": len(carried)}})
+                write_rows(target, carried)
         elif _digests(manifest.system) != _digests(description):
             raise InputError(f"{target}: cannot resume, the model digests changed: {_digests(manifest.system)} "
                              f"-> {_digests(description)}")
@@ -184,6 +191,21 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
     done = {row.key for row in read_rows(run_dir)}
     resumed = [*(getattr(saved, "resumed_at", None) or []), utc_now()]
     return saved.model_copy(update={"resumed_at": resumed}), done
+
+
+def _carried_rows(source: Path, fresh: Manifest) -> list[Row]:
+    """The rows of `source` that did not error, to carry into a rerun of its errored cases; refused when the
+    run is not complete, has no errored row, or was made with another setup."""
+    saved = read_manifest(source)
+    if saved.status != "complete":
+        raise InputError(f"{source}: this run is incomplete; finish it with rag-eval run --resume {source}")
+    changes = setup_changes(saved, fresh)
+    if changes:
+        raise InputError(f"{source}: cannot rerun its errored cases with another setup:\n  " + "\n  ".join(changes))
+    rows = read_rows(source)
+    if not any(row.errored for row in rows):
+        raise InputError(f"{source}: no row errored; there is nothing to ask again")
+    return [row for row in rows if not row.errored]
 
 
 def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:

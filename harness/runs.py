@@ -194,3 +194,37 @@ def load_run(path: str | Path) -> LoadedRun:
     """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
     path = Path(path)
     return LoadedRun(path.name, path, tuple(read_rows(path)), read_manifest(path))
+
+
+def find_run(spec: str | Path, out: str | Path) -> tuple[Path, str | None]:
+    """A run directory given as a path or as a label: a label resolves to the latest run in `out` whose manifest
+    has that label (latest by start time, then directory name). Returns the directory and, for a label, a line
+    saying which directory was picked (None for a path). Neither a directory nor a label there: InputError."""
+    path = Path(spec)
+    if path.is_dir():
+        return path, None
+    runs = _labelled_runs(Path(out))
+    found = sorted(item for item in runs if item[0] == str(spec))
+    if not found:
+        labels = sorted({item[0] for item in runs})
+        raise InputError(f"{spec}: not a run directory, and no run in {out} has that label (labels there: "
+                         f"{', '.join(labels[:20]) or 'none'}); give a run directory or a label, with --out "
+                         "for another results folder")
+    picked = found[-1][3]
+    return picked, f"label {str(spec)!r}: {picked} (the latest of {len(found)} run(s) with that label in {out})"
+
+
+def _labelled_runs(out: Path) -> list[tuple[str, str, str, Path]]:
+    """(label, start time, directory name, directory) of every run directly in `out` whose manifest names a label."""
+    found = []
+    for candidate in sorted(out.iterdir()) if out.is_dir() else ():
+        try:
+            manifest = read_json(candidate / MANIFEST) if (candidate / MANIFEST).is_file() else None
+        except InputError:
+            continue  # an unreadable manifest is not a run to pick
+        if not isinstance(manifest, dict):
+            continue
+        label = (manifest.get("settings") or {}).get("label")
+        if isinstance(label, str):
+            found.append((label, str(manifest.get("started_at") or ""), candidate.name, candidate))
+    return found

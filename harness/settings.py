@@ -69,6 +69,10 @@ class RunSettings:
         if self.hosts and self.host is not None and self.host not in self.hosts:
             raise InputError(f"host {self.host!r} is not among hosts {list(self.hosts)}; give the servers as "
                              "hosts (or --host once per server) and drop host")
+        if self.system == "offline" and self.retriever != OFFLINE_RETRIEVER:
+            if self.retriever != _ANSWER.retriever:  # the default (dense) is not a choice: it becomes what is used
+                raise InputError(_offline_refusal(self.retriever))
+            object.__setattr__(self, "retriever", OFFLINE_RETRIEVER)  # record what the offline system really uses
         self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
 
     def to_dict(self) -> dict:
@@ -97,6 +101,13 @@ class RunSettings:
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
+OFFLINE_RETRIEVER = "bm25"  # the only retrieval the offline baseline has (harness/systems/offline.py)
+
+
+def _offline_refusal(retriever: str) -> str:
+    return (f"--retriever {retriever}: the offline system retrieves with BM25 only and cannot honour it; drop "
+            f"--retriever (an offline run records {OFFLINE_RETRIEVER}) or use --system chatbot for dense or hybrid "
+            "retrieval")
 _LISTS = ("k", "hosts")  # settings held as tuples
 
 
@@ -106,10 +117,14 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
     values = {k: v for k, v in (base or {}).items() if k in FIELDS}
     if (base or {}).get("offline"):  # a run saved before --system existed
         values["system"] = "offline"
-    values.update(load_config(config_path) if config_path else {})
-    values.update({k: v for k, v in flags.items() if v is not None and k in FIELDS})
+    given = (load_config(config_path) if config_path else {}) | {k: v for k, v in flags.items()
+                                                                  if v is not None and k in FIELDS}
+    values.update(given)
     if flags.get("offline"):  # --offline is an alias of --system offline
         values["system"] = "offline"
+    asked = given.get("retriever")
+    if values.get("system") == "offline" and asked not in (None, OFFLINE_RETRIEVER):
+        raise InputError(_offline_refusal(asked))  # asked for by name, dense too: refuse rather than ignore
     for name in _LISTS:
         if name in values:
             values[name] = tuple(values[name])

@@ -10,7 +10,7 @@ from chatbot import __version__
 from chatbot.terminal import run_cli
 
 # Each name is a module in this package that defines register(subparsers) and sets `func` on its parser.
-_COMMANDS = ["run", "check", "score", "compare", "report", "review", "rescore", "draft", "sweep"]
+_COMMANDS = ["run", "check", "score", "compare", "export", "report", "review", "rescore", "draft", "sweep"]
 
 
 def build_parser() -> argparse.ArgumentParser:

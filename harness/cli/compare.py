@@ -4,9 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import textwrap
+from collections.abc import Sequence
 from typing import Any
 
-from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, Comparison, MetricComparison, compare_runs
+from chatbot.errors import InputError
+
+from ..runs import find_run
+from ..stats.compare import (
+    DEFAULT_PRIMARY,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    Comparison,
+    MetricComparison,
+    compare_runs,
+    exact_sign_flip,
+)
+from ..stats.mde import NOT_DETECTABLE
+from ..sweep.leaderboard import holm
+
+EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3 and 4 belong to rag-eval run)
+GATE_ALPHA = 0.05
+FLIPS_SHOWN = 20  # case ids listed per metric and direction before "and N more (see --json)"
+_WIDTH = 100
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -14,9 +35,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Compare run B with run A over the same cases: per metric the paired means, "
                                    "delta (B - A), a paired bootstrap 95% interval, a paired sign-flip "
                                    "randomisation p-value, win/tie/loss counts for B, the cases that flipped, "
-                                   "and what differs between the two manifests.")
-    p.add_argument("run_a", metavar="RUN_A", help="baseline run directory")
-    p.add_argument("run_b", metavar="RUN_B", help="run directory compared with it")
+                                   "and what differs between the two manifests. A run may be named by its label "
+                                   f"(the latest run with it in --out). Exit {EXIT_WORSE} with --fail-if-worse "
+                                   "when B is significantly worse (docs/daily-compare.md).")
+    p.add_argument("run_a", metavar="RUN_A", help="baseline run: a directory, or a label (its latest run in --out)")
+    p.add_argument("run_b", metavar="RUN_B", help="run compared with it: a directory or a label")
+    p.add_argument("--out", default="results", help="where to look for runs given by label (default results)")
+    p.add_argument("--primary", metavar="METRIC",
+                   help=f"the metric to decide on; errored cases count 0 on it (default {DEFAULT_PRIMARY})")
+    p.add_argument("--fail-if-worse", metavar="METRIC[,METRIC]",
+                   help=f"exit {EXIT_WORSE} when B is significantly worse than A on any of these metrics "
+                        f"(sign-flip p, Holm-adjusted over the metrics named, <= {GATE_ALPHA}): a CI gate")
     p.add_argument("--shared-only", action="store_true",
                    help="when the runs cover different cases, compare the shared ones instead of refusing")
     p.add_argument("--tag", metavar="NAME", help="only cases carrying this tag (e.g. confirm on heldout)")
@@ -30,21 +59,73 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = compare_runs(args.run_a, args.run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
-                          resamples=args.resamples)
+    gate = _gate_metrics(args.fail_if_worse)
+    (run_a, note_a), (run_b, note_b) = find_run(args.run_a, args.out), find_run(args.run_b, args.out)
+    for side, note in (("A", note_a), ("B", note_b)):
+        if note:
+            print(f"{side}: {note}", file=sys.stderr)
+    result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
+                          resamples=args.resamples, primary=args.primary)
+    worse = worse_on(result, gate) if gate else []
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
+        print(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),
+                         indent=2, ensure_ascii=False))
     elif args.markdown:
         print(render_markdown(result))
     else:
         print(render_table(result))
-    return 0
+    if not gate:
+        return 0
+    for line in _gate_lines(result, gate, worse):
+        print(line, file=sys.stderr)
+    return EXIT_WORSE if worse else 0
+
+
+def _gate_metrics(spec: str | None) -> list[str]:
+    if spec is None:
+        return []
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        raise InputError("--fail-if-worse: name at least one metric, e.g. --fail-if-worse passed")
+    return names
+
+
+def worse_on(c: Comparison, names: Sequence[str]) -> list[tuple[MetricComparison, float]]:
+    """The named metrics on which B is significantly worse than A: delta below 0 and the sign-flip p, Holm-adjusted
+    over the named metrics, at most GATE_ALPHA. Each with its adjusted p. A name the runs lack is refused."""
+    by_name = {m.metric: m for m in c.metrics}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise InputError(f"--fail-if-worse: {', '.join(missing)} is not a metric of both runs; they share "
+                         f"{', '.join(by_name) or 'none'}")
+    chosen = [by_name[n] for n in names]
+    adjusted = holm([m.p_value for m in chosen])
+    return [(m, p) for m, p in zip(chosen, adjusted)
+            if p is not None and p <= GATE_ALPHA and m.delta is not None and m.delta < 0]
+
+
+def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricComparison, float]]) -> list[str]:
+    if not worse:
+        return [f"gate: B is not significantly worse than A on {', '.join(names)} (Holm-adjusted p > "
+                f"{GATE_ALPHA}); exit 0"]
+    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {m.p_value:.3f} (Holm {p:.3f}), {m.losses} cases worse"
+                      for m, p in worse)
+    return [f"gate: B is significantly worse than A on {found}; exit {EXIT_WORSE}"]
+
+
+def _gate_json(names: Sequence[str], worse: list[tuple[MetricComparison, float]]) -> dict:
+    return {"metrics": list(names), "alpha": GATE_ALPHA, "worse": [m.metric for m, _ in worse],
+            "exit_code": EXIT_WORSE if worse else 0}
 
 
 def _num(value: float | None, signed: bool = False) -> str:
     if value is None:
         return "n/a"
     return f"{value:+.3f}" if signed else f"{value:.3f}"
+
+
+def _mde(m: MetricComparison) -> str:
+    return "n/d" if m.mde_status == NOT_DETECTABLE else _num(m.mde)
 
 
 def _ci(m: MetricComparison) -> str:
@@ -60,11 +141,32 @@ def _value(value: Any) -> str:
         else value
 
 
+def _p_method(c: Comparison) -> str:
+    """Which metrics' sign-flip p is exact and which Monte-Carlo: it depends on each metric's n."""
+    exact = [m.metric for m in c.metrics if m.p_method == "exact"]
+    sampled = [m.metric for m in c.metrics if m.p_method == "monte-carlo"]
+    largest = max((n for n in range(1, 64) if exact_sign_flip(n, c.resamples)), default=0)
+    rule = (f"exact (every sign vector) up to n = {largest}, Monte-Carlo ({c.resamples} resamples) above"
+            if largest else f"Monte-Carlo ({c.resamples} resamples) at every n")
+    which = ("all exact" if not sampled else "all Monte-Carlo" if not exact
+             else f"exact for {', '.join(exact)}; Monte-Carlo for the others")
+    return f"sign-flip p: {rule}; here {which}"
+
+
 def _header(c: Comparison) -> list[str]:
     scope = f"cases tagged {c.tag!r}" if c.tag else "all shared cases"
     lines = [f"A: {c.run_a}", f"B: {c.run_b}",
              f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} paired bootstrap interval over cases "
-             f"and sign-flip randomisation p, {c.resamples} resamples, seed {c.seed}"]
+             f"and sign-flip randomisation p, {c.resamples} resamples, seed {c.seed}", _p_method(c)]
+    if c.primary:
+        lines.append(f"primary metric: {c.primary}. The p-values are per metric and not corrected across the "
+                     f"{len(c.metrics)} metrics: decide on {c.primary}; read the others as diagnostics")
+    else:
+        lines.append(f"the p-values are per metric and not corrected across the {len(c.metrics)} metrics")
+    errored = c.errored or {"a": 0, "b": 0}
+    rule = f"each counts 0 on {c.primary} and is left out of the other metrics" if c.primary \
+        else "each is left out of every metric"
+    lines.append(f"errored cases: A {errored['a']}, B {errored['b']} ({rule})")
     if c.only_in_a or c.only_in_b:
         lines.append(f"left out: {len(c.only_in_a)} cases only in A, {len(c.only_in_b)} only in B (--shared-only)")
     ra, rb = c.review["a"], c.review["b"]
@@ -74,15 +176,28 @@ def _header(c: Comparison) -> list[str]:
     return lines
 
 
+def _mde_notes(c: Comparison) -> list[str]:
+    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, with "
+             "the test compare runs: the exact sign test for 0/1 metrics, the paired t-test otherwise, from the "
+             "observed discordance or spread); a smaller delta needs more cases (`rag-eval draft`)."]
+    blind = [m for m in c.metrics if m.mde_status == NOT_DETECTABLE]
+    if blind:
+        lines.append(f"n/d: not detectable with these cases ({', '.join(m.metric for m in blind)}): even if every "
+                     "case that differs went one way, the test would have less than 80% power; add cases.")
+    return lines
+
+
 def render_table(c: Comparison) -> str:
     """The terminal view: header, metric table, flips per metric, manifest diff."""
     lines = _header(c) + ["", f"{'metric':<20}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
                               f"{'W/T/L':>10}{'MDE':>8}"]
     for m in c.metrics:
-        lines.append(f"{m.metric:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_num(m.mde):>8}")
-    lines.append("MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, "
-                 "from the observed spread); a smaller delta needs more cases (`rag-eval draft`).")
+        name = m.metric + (" *" if m.metric == c.primary else "")
+        lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
+                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
+    if c.primary:
+        lines.append("* primary metric")
+    lines += _mde_notes(c)
     one_sided = [f"{m.metric} {m.unpaired}" for m in c.metrics if m.unpaired]
     if one_sided:
         lines.append(f"(n counts cases where the metric applies in both runs; in one run only: {', '.join(one_sided)})")
@@ -90,14 +205,30 @@ def render_table(c: Comparison) -> str:
         lines.append(f"(not in both runs: {', '.join(c.metrics_not_shared)})")
     lines += _disagreements(c)
     lines += ["", "flips (fixed = better in B, broke = worse in B):"]
-    flips = [(m.metric, m.fixed, m.broke) for m in c.metrics if m.fixed or m.broke]
-    for name, fixed, broke in flips:
-        lines.append(f"  {name}: fixed {', '.join(fixed) or '-'}; broke {', '.join(broke) or '-'}")
+    flips = [m for m in c.metrics if m.fixed or m.broke]
+    for m in flips:
+        lines += _flip_lines(m)
     if not flips:
         lines.append("  none")
     lines += ["", "what differs between the manifests (A -> B):"]
     lines += _diff_lines(c) or ["  nothing besides run ids, times and labels"]
     return "\n".join(lines)
+
+
+def capped(ids: Sequence[str], limit: int = FLIPS_SHOWN) -> str:
+    """Case ids joined by commas, the first `limit` of them, then "and N more (see --json)"."""
+    if not ids:
+        return "-"
+    shown = ", ".join(ids[:limit])
+    return shown + (f", and {len(ids) - limit} more (see --json)" if len(ids) > limit else "")
+
+
+def _flip_lines(m: MetricComparison) -> list[str]:
+    out = [f"  {m.metric}:"]
+    for what, ids in (("fixed", m.fixed), ("broke", m.broke)):
+        out += textwrap.wrap(f"{what} ({len(ids)}): {capped(ids)}", _WIDTH, initial_indent="    ",
+                             subsequent_indent="      ", break_on_hyphens=False)
+    return out
 
 
 def _disagreements(c: Comparison) -> list[str]:
@@ -106,9 +237,10 @@ def _disagreements(c: Comparison) -> list[str]:
            and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
     if not odd:
         return []
-    names = ", ".join(f"{m.metric} (p {m.p_value:.3f})" for m in odd)
-    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases the percentile bootstrap "
-            "interval is too narrow, while the sign-flip p is exact; read these as not yet shown, and add cases."]
+    names = ", ".join(f"{m.metric} (p {m.p_value:.3f}, {m.p_method})" for m in odd)
+    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
+            "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
+            "yet shown, and add cases."]
 
 
 def _diff_lines(c: Comparison) -> list[str]:
@@ -132,13 +264,14 @@ def render_markdown(c: Comparison) -> str:
              "| metric | n | A | B | delta | 95% CI | p | W/T/L | MDE |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
     for m in c.metrics:
-        lines.append(f"| {m.metric} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_num(m.mde)} |")
-    lines += _disagreements(c)
+        name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
+        lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
+                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
+    lines += ["", *_mde_notes(c), *_disagreements(c)]
     lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
     for m in c.metrics:
         if m.fixed or m.broke:
-            lines.append(f"| {m.metric} | {_md(', '.join(m.fixed)) or '-'} | {_md(', '.join(m.broke)) or '-'} |")
+            lines.append(f"| {m.metric} | {_md(capped(m.fixed))} | {_md(capped(m.broke))} |")
     lines += ["", "| manifest key | A | B |", "|---|---|---|"]
     lines += [f"| {_md(k)} | {_md(_value(a))} | {_md(_value(b))} |" for k, a, b in c.manifest_diff]
     return "\n".join(lines)

@@ -36,6 +36,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g = add_base_args(p)
     g.add_argument("--resume", metavar="RUN_DIR",
                    help="finish an interrupted run (its saved settings are used; changed inputs are refused)")
+    g.add_argument("--rerun-failed", metavar="RUN_DIR",
+                   help="a new run that asks only the errored cases of RUN_DIR again (its settings are used) and "
+                        "carries its other rows over")
     g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
                    help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
     g.add_argument("--answer-cache", action="store_true", default=None,
@@ -70,13 +73,16 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
 def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
     """The run settings given as flags (None: not given), `--host` split into host and hosts."""
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
-                                                              *skip)}
+                                                              "rerun_failed", *skip)}
     return flags | host_flags(args.host)
 
 
 def run(args: argparse.Namespace) -> int:
     flags = given_flags(args)
-    saved = read_json(Path(args.resume) / MANIFEST)["settings"] if args.resume else None
+    if args.resume and args.rerun_failed:
+        raise InputError("--resume finishes a run, --rerun-failed starts a new one from a finished run: give one")
+    source = args.resume or args.rerun_failed
+    saved = read_json(Path(source) / MANIFEST)["settings"] if source else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
     bars: dict[str, ProgressBar] = {}
@@ -89,7 +95,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
-                                status=lambda message: print(message, file=sys.stderr, flush=True))
+                                status=lambda message: print(message, file=sys.stderr, flush=True),
+                                rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if settings.system == "chatbot":
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
@@ -101,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
     for doc, pages in (result.manifest.collection.get("empty_pages") or {}).items():
         print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
+    rerun = getattr(result.manifest, "rerun_of", None)
+    if rerun:
+        print(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
+              f"{rerun['carried']} carried over", file=sys.stderr)
     print(render_summary(summary, result.manifest))
     print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"

@@ -10,9 +10,11 @@ from pathlib import Path
 from chatbot.errors import InputError
 
 from ..sweep.dry import dry_run
+from ..sweep.leaderboard import WORSE, Leaderboard
 from ..sweep.leaderboard_files import leaderboard_text
 from ..sweep.plan import Cell, SweepPlan, load_sweep
 from ..sweep.run import resume_plan, run_sweep
+from .compare import EXIT_WORSE
 from .run import add_base_args, given_flags
 
 _PATHS = ("docs", "cases", "out", "prompt", "cache_dir")
@@ -32,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="print the cells and how many embedding and chat calls they need and how many are cached")
     p.add_argument("--no-answer-cache", action="store_true",
                    help="ask the model again instead of reusing stored replies (the cache is still written)")
+    p.add_argument("--fail-if-worse", action="store_true",
+                   help=f"exit {EXIT_WORSE} when any cell is significantly worse than the baseline on the primary "
+                        "metric (its leaderboard verdict `worse`, Holm-adjusted): a CI gate")
     g = add_base_args(p)
     g.add_argument("--resume", metavar="SWEEP_DIR",
                    help="finish an interrupted sweep: complete cells are kept, the stopped one resumes; a changed "
@@ -40,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache"))
+    flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache",
+                                                "fail_if_worse"))
     flags["answer_cache"] = False if args.no_answer_cache else (None if args.resume else True)
     if flags.pop("offline", None):  # --offline is an alias of --system offline, as for rag-eval run
         flags["system"] = "offline"
@@ -72,7 +78,20 @@ def sweep(args: argparse.Namespace) -> int:
     print(leaderboard_text(result.board, result.selection))
     print(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
           + ", ".join(p.name for p in result.files.values()))
-    return 0
+    return _gate(result.board) if args.fail_if_worse else 0
+
+
+def _gate(board: Leaderboard) -> int:
+    worse = [e for e in board.entries if e.verdict == WORSE]
+    if not worse:
+        print(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
+              file=sys.stderr)
+        return 0
+    cells = "; ".join(f"{e.label} (delta {e.delta:+.3f}, Holm p {e.p_holm:.3f})" for e in worse
+                      if e.delta is not None and e.p_holm is not None)
+    print(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
+          f"exit {EXIT_WORSE}", file=sys.stderr)
+    return EXIT_WORSE
 
 
 def _dry_run_text(plan: SweepPlan) -> str:

@@ -33,7 +33,7 @@ def _disagreement_row(d: Disagreement) -> str:
 
 def _run_part(label: str, name: str, report: AgreementReport) -> str:
     a = report.agreement
-    value = fmt(a.value) + (f" [{fmt(a.interval.low)}, {fmt(a.interval.high)}]" if a.value is not None
+    value = fmt(a.value) + (f" {_e(a.interval.text())}" if a.value is not None
                             else f" (undefined: {_e(a.reason)})")
     who = "Cohen" if a.coefficient == "kappa" else "Krippendorff"
     rows = "".join(_disagreement_row(d) for d in report.disagreements)

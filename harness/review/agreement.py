@@ -116,8 +116,8 @@ def render_agreement(report: AgreementReport[Any]) -> str:
     pi, ci = a.percent_interval, a.interval
     reviewers = ", ".join(r or "(unnamed)" for r in a.reviewers) or "none"
     lines = [f"{unit} seen by two or more reviewers: {a.items} (reviewers: {reviewers})",
-             f"percent agreement: {_fmt(a.percent_agreement)} [{_fmt(pi.low)}, {_fmt(pi.high)}]",
-             f"{label}: {_fmt(a.value)} [{_fmt(ci.low)}, {_fmt(ci.high)}]"
+             f"percent agreement: {_fmt(a.percent_agreement)} {pi.text()}",
+             f"{label}: {_fmt(a.value)}" + (f" {ci.text()}" if a.value is not None else "")
              + (f" (undefined: {a.reason})" if a.reason else ""),
              f"intervals: {int(ci.level * 100)}% percentile bootstrap over {unit}, {ci.resamples} resamples, "
              f"seed {ci.seed}" + (f"; {ci.undefined_resamples} resamples undefined" if ci.undefined_resamples

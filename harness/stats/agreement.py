@@ -30,14 +30,15 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "Agreement", "Interval", "bootstrap_interval", "cohen_kappa",
-           "krippendorff_alpha_nominal", "measure_agreement", "percent_agreement", "undefined_reason"]
+__all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_VARIATION", "Agreement", "Interval", "bootstrap_interval",
+           "cohen_kappa", "krippendorff_alpha_nominal", "measure_agreement", "percent_agreement", "undefined_reason"]
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
 _BLOCK_CELLS = 2_000_000  # resamples x items per block of draws: bounds memory
 
 Ratings = Mapping[str, str]  # reviewer -> verdict, for one item
+NO_VARIATION = "interval undefined (no variation)"
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,19 @@ class Interval:
     undefined_resamples: int  # resamples on which the statistic was undefined (left out of the percentiles)
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return asdict(self) | {"note": NO_VARIATION if self.no_variation else None}
+
+    @property
+    def no_variation(self) -> bool:
+        """Every defined resample gave the same value (one reviewer always gives one verdict; a single item):
+        the bootstrap cannot show any uncertainty, so the interval says nothing."""
+        return self.low is not None and self.low == self.high
+
+    def text(self) -> str:
+        """`[low, high]` to three decimals, `interval undefined (no variation)`, or `n/a` (no defined value)."""
+        if self.low is None or self.high is None:
+            return "n/a"
+        return NO_VARIATION if self.no_variation else f"[{self.low:.3f}, {self.high:.3f}]"
 
 
 @dataclass(frozen=True)

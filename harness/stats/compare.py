@@ -8,7 +8,12 @@ Definitions (B is compared with A; every registered metric is "higher is better"
   the mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method).
 - p-value: paired randomisation (sign-flip) test, two-sided. Under "no difference" each d_i is as likely to be
   -d_i, so p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + resamples) over random sign vectors s. When
-  2**n <= resamples every sign vector is enumerated instead and p is exact: #{...} / 2**n.
+  2**n <= resamples (and n <= 16) every sign vector is enumerated instead and p is exact: #{...} / 2**n;
+  `p_method` says which (`exact` or `monte-carlo`), per metric, since n differs between metrics.
+- Errored cases (one rule, shared with the sweep leaderboard): an errored row counts 0 on the primary metric
+  (default `passed`), so errors never make a run look better; on every other metric it has no value and is left
+  out, as in summaries. `errored` counts the errored compared cases of each run.
+- The p-values are per metric and not corrected across metrics; the primary metric is the one to decide on.
 - win / tie / loss: cases where B is better / equal / worse than A. The cases behind wins are `fixed` (for a
   0/1 metric: 0 in A, 1 in B), those behind losses `broke`.
 """
@@ -28,11 +33,12 @@ from ..records import Row
 from ..runs import LoadedRun, load_run
 from .mde import minimum_detectable_difference
 
-__all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows",
-           "paired_stats", "manifest_diff", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
+__all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows", "errored_value", "exact_sign_flip",
+           "paired_stats", "manifest_diff", "DEFAULT_PRIMARY", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
 
 DEFAULT_RESAMPLES = 10_000
 DEFAULT_SEED = 0
+DEFAULT_PRIMARY = "passed"
 _EPS = 1e-12
 _EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
 _BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample
@@ -67,6 +73,8 @@ class MetricComparison:
     fixed: tuple[str, ...]
     broke: tuple[str, ...]
     mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.stats.mde)
+    mde_status: str | None = None  # harness.stats.mde: ok, not detectable with these cases, no case differs, ...
+    p_method: str | None = None  # exact (every sign vector) or monte-carlo (`resamples` random sign vectors)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
@@ -90,6 +98,8 @@ class Comparison:
     metrics_not_shared: tuple[str, ...]
     manifest_diff: tuple[tuple[str, Any, Any], ...]
     review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
+    primary: str | None = None  # the metric to decide on; None when the runs do not both have it
+    errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
@@ -99,16 +109,19 @@ class Comparison:
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
-                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+                 primary: str | None = None) -> Comparison:
     """Load two run directories and compare them (see the module docstring for the definitions)."""
     a, b = load_run(run_a), load_run(run_b)
-    return compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples)
+    return compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
-                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES) -> Comparison:
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
+                 primary: str | None = None) -> Comparison:
     """Compare two loaded runs. Different case sets raise InputError unless `shared_only`; `tag` keeps only
-    the cases whose row carries that tag in either run."""
+    the cases whose row carries that tag in either run. `primary` (default `passed`, when both runs have it) is
+    the metric errored cases count 0 on; a named one both runs lack is refused."""
     if resamples < 1 or seed < 0:
         raise InputError(f"resamples must be at least 1 and the seed not negative, got {resamples} and {seed}")
     rows_a, rows_b = _by_key(a), _by_key(b)
@@ -137,12 +150,32 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     names_b = set(b.manifest.metrics)
     metrics = [n for n in a.manifest.metrics if n in names_b]
     not_shared = sorted(set(a.manifest.metrics) ^ names_b)
-    results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples) for name in metrics)
+    main = _primary(primary, metrics)
+    results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples,
+                                    is_primary=name == main) for name in metrics)
     review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
+    errored = {side: len({k[0] for k in keys if rows[k].errored}) for side, rows in (("a", rows_a), ("b", rows_b))}
     return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
                       resamples, 0.95, results, tuple(not_shared),
                       tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
-                      review)
+                      review, main, errored)
+
+
+def _primary(name: str | None, metrics: Sequence[str]) -> str | None:
+    if name is None:
+        return DEFAULT_PRIMARY if DEFAULT_PRIMARY in metrics else None
+    if name not in metrics:
+        raise InputError(f"--primary {name}: not a metric of both runs; they share {', '.join(metrics) or 'none'}")
+    return name
+
+
+def errored_value(row: Row, name: str, *, primary: bool) -> float | None:
+    """The value compare and the sweep use for `name` on `row`: an errored row counts 0 on the primary metric
+    (errors never make a run look better) and has no value on the others."""
+    if row.errored:
+        return 0.0 if primary else None
+    value = row.metrics.get(name)
+    return None if value is None else float(value)
 
 
 def _by_key(run: LoadedRun) -> dict[Key, Row]:
@@ -164,14 +197,14 @@ def _review_counts(rows: Sequence[Row]) -> dict:
     return {"pending": len(rows) - reviewed, "reviewed": reviewed}
 
 
-def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row],
-              rows_b: dict[Key, Row]) -> tuple[list[str], list[float],
-                                                                                      list[float], int]:
+def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row],
+              is_primary: bool) -> tuple[list[str], list[float], list[float], int]:
     """Per case: the mean over repeats of the paired values (both non-null); and the unpaired count."""
     pairs: dict[str, list[tuple[float, float]]] = {}
     unpaired = set()
     for key in keys:
-        va, vb = rows_a[key].metrics.get(name), rows_b[key].metrics.get(name)
+        va = errored_value(rows_a[key], name, primary=is_primary)
+        vb = errored_value(rows_b[key], name, primary=is_primary)
         if va is not None and vb is not None:
             pairs.setdefault(key[0], []).append((float(va), float(vb)))
         elif (va is None) != (vb is None):
@@ -183,14 +216,21 @@ def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row],
 
 
 def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row], *, seed: int,
-                    resamples: int) -> MetricComparison:
-    ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b)
+                    resamples: int, is_primary: bool) -> MetricComparison:
+    ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b, is_primary)
     stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
     diff = np.array(b) - np.array(a)  # every registered metric is higher-is-better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
+    mde = minimum_detectable_difference(a, b)
     return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
-                            len(broke), fixed, broke, minimum_detectable_difference(a, b).mde)
+                            len(broke), fixed, broke, mde.mde, mde.status,
+                            ("exact" if exact_sign_flip(len(ids), resamples) else "monte-carlo") if ids else None)
+
+
+def exact_sign_flip(n: int, resamples: int) -> bool:
+    """Whether the sign-flip p of n paired cases is exact (every sign vector enumerated) or Monte-Carlo."""
+    return n <= _EXACT_MAX_CASES and 2 ** n <= resamples
 
 
 def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
@@ -222,7 +262,7 @@ def _bootstrap_means(d: np.ndarray, rng: np.random.Generator, resamples: int) ->
 def _sign_flip_p(d: np.ndarray, rng: np.random.Generator, resamples: int) -> float:
     n = len(d)
     observed = abs(d.mean())
-    if n <= _EXACT_MAX_CASES and 2 ** n <= resamples:  # small n: enumerate every sign vector, exact p
+    if exact_sign_flip(n, resamples):  # small n: enumerate every sign vector, exact p
         signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
         return float(np.mean(np.abs(signs @ d / n) >= observed - _EPS))
     extreme = 0

@@ -2,7 +2,9 @@
 
 Definitions (per cell c, compared with the baseline b on the primary metric):
 - Paired cases: cases where the metric is non-null in both b and c (a case answered several times contributes
-  the mean of its repeats; the caller passes one value per case). `n` counts them.
+  the mean of its repeats; the caller passes one value per case). `n` counts them. An errored case counts 0 on
+  the primary metric (`harness.stats.compare.errored_value`, the rule `rag-eval compare` uses too); `errored`
+  counts a cell's errored cases among those it is ranked on.
 - mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
   from `harness.stats.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
 - mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases (paired_stats
@@ -38,12 +40,14 @@ BETTER, WORSE, SAME, BASELINE, UNPAIRED = "better", "worse", "indistinguishable"
 @dataclass(frozen=True)
 class CellResults:
     """One cell's per-case numbers, keyed by case id: the primary metric (None = not applicable), the latency
-    of answering the case in ms, and its prompt + output tokens (None when the answerer reports none)."""
+    of answering the case in ms, and its prompt + output tokens (None when the answerer reports none); `errored`
+    the ids of cases with an errored row (their value is already 0)."""
 
     label: str
     values: Mapping[str, float | None]
     latency_ms: Mapping[str, float | None] = field(default_factory=dict)
     tokens: Mapping[str, float | None] = field(default_factory=dict)
+    errored: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,7 @@ class Entry:
     tokens_mean: float | None
     tokens_total: float | None
     pareto: bool = False
+    errored: int = 0  # the cell's errored cases among those it is ranked on (each counted 0 on the primary metric)
 
 
 @dataclass(frozen=True)
@@ -173,7 +178,7 @@ def _restricted(cell: CellResults, keep: set[str] | None) -> CellResults:
         return cell
     return CellResults(cell.label, {k: v for k, v in cell.values.items() if k in keep},
                        {k: v for k, v in cell.latency_ms.items() if k in keep},
-                       {k: v for k, v in cell.tokens.items() if k in keep})
+                       {k: v for k, v in cell.tokens.items() if k in keep}, cell.errored & keep)
 
 
 @dataclass(frozen=True)
@@ -205,7 +210,7 @@ def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
     values = np.array([float(v) for v in base.values.values() if v is not None])
     own = paired_stats(np.zeros(len(values)), values, seed=seed, resamples=resamples)
     return Entry(base.label, True, len(values), own[1], own[3], own[4], own[1], None if own[1] is None else 0.0,
-                 None, None, None, None, BASELINE, *_costs(base))
+                 None, None, None, None, BASELINE, *_costs(base), errored=len(base.errored & set(base.values)))
 
 
 def _entry(cell: CellResults, s: _Paired, p_holm: float | None, verdict: str) -> Entry:
@@ -213,7 +218,8 @@ def _entry(cell: CellResults, s: _Paired, p_holm: float | None, verdict: str) ->
     return Entry(cell.label, False, s.n, mean=s.mean, mean_ci_low=s.mean_ci_low, mean_ci_high=s.mean_ci_high,
                  baseline_mean=s.baseline_mean, delta=s.delta, ci_low=s.ci_low, ci_high=s.ci_high,
                  p_value=s.p_value, p_holm=p_holm, verdict=verdict, latency_p50_ms=p50, latency_p90_ms=p90,
-                 tokens_mean=tokens_mean, tokens_total=tokens_total)
+                 tokens_mean=tokens_mean, tokens_total=tokens_total,
+                 errored=len(cell.errored & set(cell.values)))
 
 
 def _verdict(s: _Paired, p_holm: float | None, alpha: float, sign: float) -> str:
@@ -237,7 +243,9 @@ class Selection:
     """Choose on one tag, confirm on another: `select` ranks every cell on the select-on cases; the best cell
     (largest delta in the metric's direction; ties: lower median latency, then sweep order) is compared with
     the baseline alone on the confirm-on cases in `confirm` (one comparison, so p_holm equals the p-value).
-    `selected` is None when no cell shares a case with the baseline on the select-on cases."""
+    The baseline is a candidate too: when no cell's delta beats it (is above 0, in the metric's direction),
+    `selected` is the baseline and nothing is confirmed (`confirm` is None). `selected` is None when no cell
+    shares a case with the baseline on the select-on cases."""
 
     select_on: str
     confirm_on: str
@@ -248,6 +256,11 @@ class Selection:
     def to_dict(self) -> dict:
         return {"select_on": self.select_on, "confirm_on": self.confirm_on, "selected": self.selected,
                 "select": self.select.to_dict(), "confirm": self.confirm.to_dict() if self.confirm else None}
+
+    @property
+    def baseline_kept(self) -> bool:
+        """No cell beat the baseline on the select-on cases: the baseline stays and nothing was confirmed."""
+        return self.selected is not None and self.selected == self.select.baseline
 
 
 def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case_tags: Mapping[str, Collection[str]],
@@ -277,8 +290,10 @@ def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case
     if not candidates:
         return Selection(select_on, confirm_on, None, select, None)
     order = {c.label: i for i, c in enumerate(cells)}
-    best = min(candidates, key=lambda de: (-sign * de[0], _or_inf(de[1].latency_p50_ms),
-                                           order.get(de[1].label, 0)))[1]
+    best_delta, best = min(candidates, key=lambda de: (-sign * de[0], _or_inf(de[1].latency_p50_ms),
+                                                       order.get(de[1].label, 0)))
+    if sign * best_delta <= 0:  # the baseline is a candidate: a cell that does not beat it is not chosen
+        return Selection(select_on, confirm_on, baseline.label, select, None)
     winner = next(c for c in cells if c.label == best.label)
     confirm = board([winner], confirm_on, held)
     return Selection(select_on, confirm_on, best.label, select, confirm)

@@ -21,8 +21,8 @@ __all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "le
            "read_leaderboard", "write_leaderboard"]
 
 LEADERBOARD_FORMAT = 1
-_HEADERS = ("cell", "n", "mean", "delta", "95% CI of delta", "p", "p (Holm)", "verdict", "latency p50 ms",
-            "latency p90 ms", "tokens/case", "front")
+_HEADERS = ("cell", "n", "errored", "mean", "delta", "95% CI of delta", "p", "p (Holm)", "verdict",
+            "latency p50 ms", "latency p90 ms", "tokens/case", "front")
 
 
 def write_leaderboard(directory: str | Path, board: Leaderboard, selection: Selection | None = None
@@ -80,7 +80,8 @@ def _p(value: float | None) -> str:
 
 def _cells(entry: Entry) -> list[str]:
     ci = "n/a" if entry.ci_low is None else f"[{_num(entry.ci_low, signed=True)}, {_num(entry.ci_high, signed=True)}]"
-    return [entry.label + (" (baseline)" if entry.is_baseline else ""), str(entry.n), _num(entry.mean),
+    return [entry.label + (" (baseline)" if entry.is_baseline else ""), str(entry.n), str(entry.errored),
+            _num(entry.mean),
             "-" if entry.is_baseline else _num(entry.delta, signed=True), "-" if entry.is_baseline else ci,
             _p(entry.p_value), _p(entry.p_holm), entry.verdict, _num(entry.latency_p50_ms, 0),
             _num(entry.latency_p90_ms, 0), _num(entry.tokens_mean, 1), "yes" if entry.pareto else ""]
@@ -92,7 +93,7 @@ def _about(board: Leaderboard) -> str:
     return (f"primary metric {board.primary} ({direction} is better){subset}; baseline {board.baseline}; "
             f"alpha {board.alpha:g} after Holm's correction over {sum(not e.is_baseline for e in board.entries)} "
             f"comparisons; paired bootstrap 95% intervals and sign-flip p-values, seed {board.seed}, "
-            f"{board.resamples} resamples")
+            f"{board.resamples} resamples; an errored case counts 0 on {board.primary} (column errored)")
 
 
 def leaderboard_text(board: Leaderboard, selection: Selection | None = None) -> str:
@@ -122,6 +123,11 @@ def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None,
 def _selection_lines(selection: Selection | None) -> list[str]:
     if selection is None:
         return []
+    if selection.baseline_kept:
+        best = next((e for e in selection.select.entries if not e.is_baseline and e.delta is not None), None)
+        closest = f" (closest: {best.label}, delta {_num(best.delta, signed=True)})" if best else ""
+        return [f"no cell beats the baseline {selection.selected} on cases tagged {selection.select_on!r}{closest}; "
+                f"the baseline stays and nothing is confirmed on {selection.confirm_on!r}"]
     if selection.selected is None or selection.confirm is None:
         return [f"no cell shares a case with the baseline on cases tagged {selection.select_on!r}; nothing selected"]
     chosen = selection.select.entry(selection.selected)

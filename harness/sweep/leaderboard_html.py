@@ -26,7 +26,7 @@ def leaderboard_html(board: Leaderboard, selection: Selection | None, plan: Swee
     rows = []
     for entry in board.entries:
         cells = _cells(entry)
-        tds = "".join(f'<td class="{escape(entry.verdict)}">{escape(c)}</td>' if i == 7 else f"<td>{escape(c)}</td>"
+        tds = "".join(f'<td class="{escape(entry.verdict)}">{escape(c)}</td>' if i == 8 else f"<td>{escape(c)}</td>"
                       for i, c in enumerate(cells))
         rows.append(f'<tr class="{"baseline" if entry.is_baseline else "cell"}">{tds}</tr>')
     slugs = {c.label: c.slug for c in plan.cells}

@@ -39,6 +39,7 @@ from chatbot.store import atomic_write_text
 from ..evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
+from ..stats.compare import errored_value
 from ..systems import is_builtin
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_files import write_leaderboard
@@ -272,8 +273,9 @@ def _check_same(sweep_dir: Path, plan: SweepPlan, flags: Mapping[str, Any], grid
 # -- the leaderboard ------------------------------------------------------------------------------------------
 def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
     """A cell's per-case primary metric, latency (the server's total_ms, else the row's wall time) and tokens,
-    each the mean over the case's repeats. An errored case counts 0 on the primary metric: summaries leave errors
-    out of their means, but a cell that errors on the hard cases must not look better for it."""
+    each the mean over the case's repeats. An errored case counts 0 on the primary metric (`errored_value`, the
+    rule `rag-eval compare` uses too): summaries leave errors out of their means, but a cell that errors on the
+    hard cases must not look better for it."""
     def latency(row: Row) -> float | None:
         value = row.usage.get("total_ms")
         return value if isinstance(value, (int, float)) else row.usage.get("elapsed_ms")
@@ -284,9 +286,10 @@ def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
             return None  # the answerer reported no token counts for this row
         return float(prompt + output)
 
-    return CellResults(label, per_case_means((r.case_id, 0.0 if r.errored else r.metrics.get(primary)) for r in rows),
+    return CellResults(label, per_case_means((r.case_id, errored_value(r, primary, primary=True)) for r in rows),
                        per_case_means((r.case_id, latency(r)) for r in rows),
-                       per_case_means((r.case_id, tokens(r)) for r in rows))
+                       per_case_means((r.case_id, tokens(r)) for r in rows),
+                       frozenset(r.case_id for r in rows if r.errored))
 
 
 def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, Selection | None]:

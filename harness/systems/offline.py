@@ -72,7 +72,8 @@ class OfflineSystem:
     def describe(self) -> dict[str, Any]:
         s = self.settings
         return {"name": "offline", "system": SYSTEM_NAME, "version": __version__, "retrieval": "bm25s (lexical)",
-                "model_server": None, "settings": {"top_k": s.top_k, "abstain_below": s.abstain_below,
+                "model_server": None, "settings": {"retriever": s.retriever, "top_k": s.top_k,
+                                                   "abstain_below": s.abstain_below,
                                                    "chunking": s.chunking().to_dict()}}
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:

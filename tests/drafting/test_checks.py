@@ -3,8 +3,6 @@ difference, export tags and the report. No server."""
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from chatbot.text import fold
@@ -14,7 +12,6 @@ from harness.drafting.records import Decision, Draft, Provenance, Reason, Verifi
 from harness.drafting.report import build_report, render_report
 from harness.drafting.unanswerable import Sentences, check_unanswerable, distinguishing_terms
 from harness.drafting.verify import Limits, PageView, check_draft, copy_measures, is_deictic, longest_common_run
-from harness.stats.mde import mde_binary, mde_continuous, minimum_detectable_difference
 
 PAGE_A = ("Hotel costs are reimbursed up to EUR 160 per night, including breakfast. Mileage is paid at EUR 0.30 "
           "per km. The shared rule: receipts must be kept for ten years.")
@@ -116,26 +113,6 @@ def test_unanswerable_terms_and_threshold():
     assert [r.code for r in reasons] == ["changed_term_in_collection", "bm25_above_threshold"]
     reasons, _ = check_unanswerable("Who pays for parking?", "Paris", "Oslo", "a.pdf#p1", pages, sentences, 2.5)
     assert [r.code for r in reasons] == ["original_not_on_page", "changed_term_not_in_question"]
-
-
-def test_mde_binary_inverts_connors_sample_size_formula():
-    z_a, z_b = 1.959963984540054, 0.8416212335729143
-    for n, p in ((18, 4 / 18), (100, 0.2), (400, 0.05)):
-        delta = mde_binary(n, p)
-        needed = (z_a * math.sqrt(p) + z_b * math.sqrt(p - delta**2)) ** 2 / delta**2
-        assert needed == pytest.approx(n)
-    assert mde_binary(100, 0.2) == pytest.approx(0.1238, abs=1e-4)
-    assert mde_binary(400, 0.2) < mde_binary(100, 0.2)  # more cases see smaller differences
-    assert mde_binary(1, 0.5) is None and mde_binary(50, 0.0) is None
-
-
-def test_mde_continuous_and_dispatch():
-    assert mde_continuous(16, 0.5) == pytest.approx((1.959964 + 0.841621) * 0.5 / 4, rel=1e-5)
-    binary = minimum_detectable_difference([1, 1, 0, 0, 1] * 4, [1, 0, 0, 1, 1] * 4)
-    assert binary.method == "mcnemar" and binary.discordance == pytest.approx(0.4) and binary.mde is not None
-    cont = minimum_detectable_difference([0.5, 1.0, 0.25, 1.0], [1.0, 1.0, 0.5, 0.5])
-    assert cont.method == "paired-normal" and cont.discordance is None and cont.mde > 0
-    assert minimum_detectable_difference([1, 0], [1, 0]).mde is None  # no case differs: nothing to scale by
 
 
 def _draft(status="pending", passed=True, kind="answerable", tags=("paraphrase",)) -> Draft:

@@ -167,7 +167,9 @@ def test_agreement_text_and_degenerate_cases(run, tmp_path, capsys):
     assert (report["percent_agreement"], report["kappa"]) == (1.0, None)
     assert "every verdict is 'supported'" in report["undefined_reason"] and report["disagreements"] == []
     assert main(["review", str(run), "--agreement"]) == 0
-    assert "Cohen's kappa: n/a [n/a, n/a] (undefined: every verdict is 'supported'" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "Cohen's kappa: n/a (undefined: every verdict is 'supported'" in out
+    assert "percent agreement: 1.000 interval undefined (no variation)" in out
 
 
 def test_terminal_resolution_shows_both_verdicts(run, tmp_path, monkeypatch, capsys):

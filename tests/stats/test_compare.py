@@ -195,16 +195,21 @@ def test_cli_refuses_different_case_sets_with_exit_2(sample_runs, tmp_path, caps
 
 
 def test_compare_reports_the_smallest_detectable_difference():
-    # 0/1 metric, 18 cases, 4 of which differ between the runs: McNemar's normal approximation (harness.stats.mde).
-    from harness.stats.mde import mde_binary
+    # 0/1 metric, 18 cases, 4 of which differ: even if all 4 went one way the exact sign test would have 19 %
+    # power (tests/stats/test_mde.py), so the difference is "not detectable with these cases", never an MDE > p_d.
+    from harness.cli.compare import render_markdown, render_table
     a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(18)])
     b = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 4 else 1.0, "facts": 1.0}) for i in range(18)])
-    hit = next(m for m in compare_rows(a, b).metrics if m.metric == "hit@1")
-    assert hit.mde == pytest.approx(mde_binary(18, 4 / 18))
-    assert 0.2 < hit.mde < 0.4
-    facts = next(m for m in compare_rows(a, b).metrics if m.metric == "facts")
-    assert facts.mde is None  # no case differs: no spread to scale by
-    assert "mde" in hit.to_dict()
+    c = compare_rows(a, b)
+    hit = next(m for m in c.metrics if m.metric == "hit@1")
+    assert (hit.mde, hit.mde_status) == (None, "not detectable with these cases")
+    facts = next(m for m in c.metrics if m.metric == "facts")
+    assert (facts.mde, facts.mde_status) == (None, "no case differs")  # no spread to scale by
+    assert "mde_status" in hit.to_dict()
+    for text in (render_table(c), render_markdown(c)):
+        assert "n/d: not detectable with these cases (hit@1)" in text
+    wide = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 9 else 1.0, "facts": 1.0}) for i in range(18)])
+    assert next(m for m in compare_rows(a, wide).metrics if m.metric == "hit@1").mde <= 9 / 18
 
 
 def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
@@ -217,4 +222,69 @@ def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
     hit = next(m for m in c.metrics if m.metric == "hit@1")
     assert hit.ci_low == hit.ci_high == 1.0 and hit.p_value == pytest.approx(0.125)
     for text in (render_table(c), render_markdown(c)):
-        assert "note: for hit@1 (p 0.125) the interval excludes 0 but p > 0.05" in text
+        assert "note: for hit@1 (p 0.125, exact) the interval excludes 0 but p > 0.05" in text
+
+
+def test_p_method_is_exact_or_monte_carlo_by_n():
+    # 2**13 <= 10,000 resamples < 2**14: 13 cases are enumerated, 14 are sampled.
+    from harness.cli.compare import render_table
+    for n, method in ((13, "exact"), (14, "monte-carlo"), (162, "monte-carlo")):
+        a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
+        b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1.0}) for i in range(n)])
+        c = compare_rows(a, b)
+        assert {m.p_method for m in c.metrics} == {method}
+        text = render_table(c)
+        assert "sign-flip p: exact (every sign vector) up to n = 13, Monte-Carlo (10000 resamples) above" in text
+        assert ("here all exact" if method == "exact" else "here all Monte-Carlo") in text
+    assert compare_rows(A, B, resamples=8).metrics[0].p_method == "monte-carlo"  # 2**4 sign vectors > 8
+
+
+def _with_errors():
+    """Six cases; in B, c0..c2 errored (no metric values), c3..c5 pass as in A."""
+    metrics = ("passed", "hit@1")
+    a = _run("A", [_row(f"c{i}", {"passed": 1.0, "hit@1": 1.0}) for i in range(6)], metrics=metrics)
+    b = _run("B", [_row(f"c{i}", {"passed": None, "hit@1": None}, error="timed out") if i < 3
+                   else _row(f"c{i}", {"passed": 1.0, "hit@1": 1.0}) for i in range(6)], metrics=metrics)
+    return a, b
+
+
+def test_errored_cases_count_0_on_the_primary_metric_and_drop_out_of_the_others():
+    from harness.cli.compare import render_table
+    a, b = _with_errors()
+    c = compare_rows(a, b)
+    passed, hit = (next(m for m in c.metrics if m.metric == name) for name in ("passed", "hit@1"))
+    assert c.primary == "passed" and c.errored == {"a": 0, "b": 3}
+    assert (passed.n, passed.mean_b, passed.delta, passed.broke) == (6, 0.5, -0.5, ("c0", "c1", "c2"))
+    assert (hit.n, hit.unpaired, hit.delta) == (3, 3, 0.0)
+    text = render_table(c)
+    assert "errored cases: A 0, B 3 (each counts 0 on passed and is left out of the other metrics)" in text
+    other = compare_rows(a, b, primary="hit@1")
+    assert next(m for m in other.metrics if m.metric == "hit@1").delta == -0.5
+    with pytest.raises(InputError, match="--primary facts: not a metric of both runs"):
+        compare_rows(a, b, primary="facts")
+
+
+def test_compare_names_the_primary_metric_and_says_p_values_are_uncorrected():
+    from harness.cli.compare import render_markdown, render_table
+    a, b = _with_errors()
+    c = compare_rows(a, b)
+    for text in (render_table(c), render_markdown(c)):
+        assert ("primary metric: passed. The p-values are per metric and not corrected across the 2 metrics: "
+                "decide on passed") in text
+    assert "passed *" in render_table(c) and "**passed** (primary)" in render_markdown(c)
+    plain = compare_rows(A, B)  # runs without `passed`: no primary, still the warning
+    assert plain.primary is None
+    assert "the p-values are per metric and not corrected across the 2 metrics" in render_table(plain)
+
+
+def test_flipped_cases_are_wrapped_and_capped():
+    from harness.cli.compare import render_markdown, render_table
+    n = 47
+    a = _run("A", [_row(f"case-{i:03d}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
+    b = _run("B", [_row(f"case-{i:03d}", {"hit@1": 1.0, "facts": 1.0}) for i in range(n)])
+    c = compare_rows(a, b)
+    text = render_table(c)
+    assert all(len(line) <= 100 for line in text.splitlines() if "case-" in line)
+    assert "fixed (47): case-000, case-001" in text and "case-019, and 27 more (see --json)" in text
+    assert "case-020" not in text
+    assert "case-019, and 27 more (see --json)" in render_markdown(c)

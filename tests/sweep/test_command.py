@@ -138,12 +138,14 @@ def test_select_on_and_confirm_on_report_both(server, tmp_path):
         case["tags"] = ["dev" if i % 2 == 0 else "heldout"]
         tagged.append(json.dumps(case))
     cases.write_text("\n".join(tagged) + "\n")
-    text = "top-k = [1, 2, 4]\nk = [1]\nselect-on = \"dev\"\nconfirm-on = \"heldout\"\n"
+    # rr reads every retrieved passage, so a larger top-k can only raise it: a cell beats the baseline top-k=1
+    text = "top-k = [1, 2, 4]\nk = [1]\nprimary = \"rr\"\nselect-on = \"dev\"\nconfirm-on = \"heldout\"\n"
     assert main(["sweep", sweep_file(tmp_path, text), "--host", server.url, "--docs", str(HANDBOOK), "--cases",
                  str(cases), "--out", str(tmp_path / "s")]) == 0
     board, selection = read_leaderboard(only_sweep(tmp_path, "s") / "leaderboard.json")
     assert selection is not None and selection.select.tag == "dev" and selection.selected in ("top-k=2", "top-k=4")
-    assert selection.confirm.tag == "heldout" and selection.confirm.cases == 10
+    assert selection.select.entry(selection.selected).delta > 0
+    assert selection.confirm.tag == "heldout" and 0 < selection.confirm.cases <= 10  # rr: answerable cases only
     assert "Selection" in (only_sweep(tmp_path, "s") / "leaderboard.md").read_text()
 
 
@@ -225,3 +227,4 @@ def test_an_errored_case_counts_zero_on_the_primary_metric_in_the_leaderboard():
     from tests.support.rowkit import make_row
     rows = [make_row("a", {"passed": 1.0}), make_row("b", {"passed": None}, error="context too long")]
     assert dict(cell_results("cell", rows, "passed").values) == {"a": 1.0, "b": 0.0}
+    assert cell_results("cell", rows, "passed").errored == frozenset({"b"})

@@ -202,7 +202,7 @@ def test_svg_is_well_formed_escaped_and_marks_the_front(tmp_path):
 def test_markdown_text_and_json(tmp_path):
     board = sample_board()
     md = leaderboard_markdown(board, chart="leaderboard.svg")
-    assert "| prompt=<a & b>\\|x.txt | 20 | 1.000 | +0.500 |" in md
+    assert "| prompt=<a & b>\\|x.txt | 20 | 0 | 1.000 | +0.500 |" in md
     assert md.count("\n| ") == 2 + len(board.entries)  # header, rule, one row per entry
     text = leaderboard_text(board)
     assert len(text.splitlines()) == 3 + len(board.entries)
@@ -213,6 +213,36 @@ def test_markdown_text_and_json(tmp_path):
     files = write_leaderboard(tmp_path / "sweep", board)
     assert sorted(p.name for p in files.values()) == ["leaderboard.json", "leaderboard.md", "leaderboard.svg"]
     assert files["json"].read_text(encoding="utf-8") == leaderboard_json(board)
+
+
+def test_the_baseline_is_a_candidate_and_nothing_is_confirmed_when_no_cell_beats_it(tmp_path):
+    # Every cell lost to the baseline on dev: the "best loser" is not selected, and nothing is confirmed.
+    base = cell("base", [1.0] * 20)
+    close = cell("close", [1.0] * 9 + [0.0] + [1.0] * 10)
+    far = cell("far", [0.0] * 20)
+    result = select_and_confirm(base, [base, close, far], tags(10), select_on="dev", confirm_on="heldout",
+                                primary="passed", resamples=200)
+    assert (result.selected, result.confirm, result.baseline_kept) == ("base", None, True)
+    text = leaderboard_text(result.select, result)
+    assert ("no cell beats the baseline base on cases tagged 'dev' (closest: close, delta -0.100); the baseline "
+            "stays and nothing is confirmed on 'heldout'") in text
+    assert "against the baseline: delta" not in text
+    files = write_leaderboard(tmp_path, result.select, result)
+    assert read_leaderboard(files["json"])[1].baseline_kept
+    tie = select_and_confirm(base, [base, cell("same", [1.0] * 20)], tags(10), select_on="dev",
+                             confirm_on="heldout", primary="passed", resamples=200)
+    assert tie.baseline_kept  # equal is not better
+
+
+def test_errored_cases_are_counted_per_entry():
+    base = CellResults("base", dict.fromkeys(IDS, 1.0), errored=frozenset())
+    broken = CellResults("broken", {k: 0.0 if i < 5 else 1.0 for i, k in enumerate(IDS)},
+                         errored=frozenset(IDS[:5]))
+    board = build_leaderboard(base, [broken], primary="passed", resamples=200)
+    assert (board.entry("broken").errored, board.entry("base").errored) == (5, 0)
+    assert "an errored case counts 0 on passed (column errored)" in leaderboard_text(board)
+    assert build_leaderboard(base, [broken], primary="passed", resamples=200,
+                             cases=IDS[3:]).entry("broken").errored == 2
 
 
 def test_selection_is_rendered():
