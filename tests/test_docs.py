@@ -15,6 +15,7 @@ import importlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -37,7 +38,16 @@ PAGES = ["README.md", "chatbot.md", "evaluate.md", "your-system.md", "compare-an
          "drafting.md", "sweeps.md", "architecture.md"]
 COPIED = ["sample_docs", "examples", "evaluate_rag.py"]  # what the runnable blocks may use, copied per file
 BLOCK_TIMEOUT_S = 600  # a hang, not a slow machine: the blocks take seconds on an idle one
-NO_SERVER = "http://127.0.0.1:9"  # the discard port: nothing answers there
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+NO_SERVER = f"http://127.0.0.1:{_closed_port()}"  # a block that needs a model server fails there at once
 
 
 def doc_files() -> list[Path]:
