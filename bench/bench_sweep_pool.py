@@ -2,7 +2,7 @@
 
 Each test server answers at most `--slots` chats at once (like OLLAMA_NUM_PARALLEL), each after `--delay` seconds,
 and the pool gives each server that many worker slots. The work per item is the real answer-path generator
-(`OllamaGenerator`, per server) behind the answer cache (`CachingGenerator`), with a distinct prompt per call, so
+(`ServerGenerator`, per server) behind the answer cache (`CachingGenerator`), with a distinct prompt per call, so
 each call is one /api/chat request on a cold cache. Measured:
 
   one server      S slots:          ideal = D x delay / S            target wall <= 1.15 x ideal
@@ -25,7 +25,7 @@ from _common import isolated_state, machine_line, table, verdict
 
 from chatbot.answer import AnswerSettings
 from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.bot import OllamaGenerator
+from chatbot.bot import ServerGenerator
 from chatbot.hosts import HostPool
 from chatbot.ollama_client import ClientSettings, OllamaClient
 from tests.fake_ollama import FakeOllama
@@ -43,7 +43,7 @@ def measure(servers: list[FakeOllama], slots: int, calls: int, cache_root: Path)
     generators = {}
     for client, server in zip(pool.clients, info.servers):
         model = server.models[CHAT]
-        generators[client.host] = CachingGenerator(OllamaGenerator(client, CHAT, model.digest, model.capabilities),
+        generators[client.host] = CachingGenerator(ServerGenerator(client, CHAT, model.digest, model.capabilities),
                                                    cache)
     settings = AnswerSettings()
     prompts = [f"Question: distinct call number {i}\n[source: doc#p{i}]\nPassage {i}." for i in range(calls)]

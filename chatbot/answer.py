@@ -15,7 +15,7 @@ import jsonschema
 from .citations import Citation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
 from .index import Hit
-from .ollama_client import ChatReply
+from .model_server import ChatReply
 from .retrievers import Retriever
 
 NO_ANSWER = "I could not find the answer in the documents."
@@ -77,7 +77,8 @@ class AnswerSettings:
 class Generator(Protocol):
     """Turns a rendered prompt into a reply whose `content` should be JSON matching ANSWER_SCHEMA.
     The question and passages are passed too, for answerers that do not read prompts. A generator may also
-    offer `thinks(settings) -> bool` (two-phase replies need twice num_predict of context); without it, no."""
+    offer `thinks(settings) -> bool` (two-phase replies need twice num_predict of context; without it, no) and
+    `server_window` (the context the server decides, in tokens; without it or None, `num_ctx`)."""
 
     model: str
     digest: str
@@ -166,7 +167,7 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     try:
         hits = retriever.retrieve(question, settings.top_k)
         prompt = template.render(question, hits)
-        _check_fits(prompt, settings, thinks=_thinks(generator, settings))
+        _check_fits(prompt, settings, thinks=_thinks(generator, settings), server_window=_window(generator))
         reply = generator.generate(prompt, settings, question, hits)
     except GenerationAborted as exc:  # the model looped: a bad output for this question, not a setup error
         return Answer(status="malformed_output", text=settings.no_answer_message, model_answer="", citations=(),
@@ -262,6 +263,11 @@ def _thinks(generator: Generator, settings: AnswerSettings) -> bool:
     return bool(thinks(settings)) if callable(thinks) else False
 
 
+def _window(generator: Generator) -> int | None:
+    window = getattr(generator, "server_window", None)
+    return window if isinstance(window, int) else None
+
+
 class _PromptTooLong(Exception):
     pass
 
@@ -270,14 +276,21 @@ class _PromptTooLong(Exception):
 _CHARS_PER_TOKEN = 3
 
 
-def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool) -> None:
+def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None) -> None:
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
-    (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10)."""
+    (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
+    `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
     estimate = len(prompt) // _CHARS_PER_TOKEN
     phases = 2 if thinks else 1
-    if estimate + phases * settings.num_predict > settings.num_ctx:
+    window = server_window or settings.num_ctx
+    if estimate + phases * settings.num_predict > window:
         reserve = (f"2 x num_predict={settings.num_predict} (thinking, then the answer)" if thinks
                    else f"num_predict={settings.num_predict}")
+        if server_window:
+            raise _PromptTooLong(
+                f"the prompt (~{estimate} tokens) plus {reserve} may exceed the server's context window of "
+                f"{server_window} tokens; lower --num-predict, --top-k or --chunk-size, or serve the model with a "
+                "longer context")
         raise _PromptTooLong(
             f"the prompt (~{estimate} tokens) plus {reserve} may exceed num_ctx={settings.num_ctx}, and Ollama "
             "would cut the prompt silently; raise --num-ctx, or lower --num-predict, --top-k or --chunk-size")

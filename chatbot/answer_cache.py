@@ -25,7 +25,7 @@ from typing import Any
 from .answer import ANSWER_SCHEMA, AnswerSettings, Generator
 from .errors import InputError
 from .index import Hit, cache_root
-from .ollama_client import ChatReply
+from .model_server import ChatReply
 from .store import atomic_write_text
 
 __all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "CachingGenerator", "answer_key", "reply_problem"]
@@ -188,6 +188,6 @@ class CachingGenerator:
             return reply
 
     def _think(self, settings: AnswerSettings) -> bool | str | None:
-        # the value actually sent: OllamaGenerator turns "auto" into True for thinking models
+        # the value actually sent: ServerGenerator turns "auto" into True for thinking models
         think_value = getattr(self.inner, "think_value", None)
         return think_value(settings) if callable(think_value) else settings.think

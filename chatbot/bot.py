@@ -1,4 +1,4 @@
-"""Assembling the chatbot: preflight, index (built or loaded), retriever and generator over Ollama."""
+"""Assembling the chatbot: preflight, index (built or loaded), retriever and generator over a model server."""
 
 from __future__ import annotations
 
@@ -8,18 +8,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, PromptTemplate, answer
+from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
-from .ollama_client import ChatReply, ClientSettings, OllamaClient, ServerInfo, preflight
+from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight
 from .pdfs import Document, duplicate_warnings, read_documents
 from .retrievers import Retriever, choose
 
 
-class OllamaRetriever:
-    """Embeds the question with the query prefix and searches the index."""
+class ServerRetriever:
+    """Embeds the question with the query prefix (on the embedding server) and searches the index."""
 
-    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings):
+    def __init__(self, client: ModelServer, index: Index, embedding: EmbedSettings):
         self.client, self.index, self.embedding = client, index, embedding
 
     def retrieve(self, question: str, k: int) -> list[Hit]:
@@ -27,11 +28,25 @@ class OllamaRetriever:
         return self.index.search(embed_query(self.client, self.embedding, question, dim=width), k)
 
 
-class OllamaGenerator:
-    """Asks the chat model through /api/chat with the answer schema as `format`."""
+class ServerGenerator:
+    """Asks the chat model with the answer schema as the structured-output format. `server_window` is the
+    context the server decides (OpenAI-compatible servers), None where `num_ctx` is sent (Ollama)."""
 
-    def __init__(self, client: OllamaClient, model: str, digest: str, capabilities: tuple[str, ...]):
+    def __init__(self, client: ModelServer, model: str, digest: str, capabilities: tuple[str, ...], *,
+                 server_window: int | None = None):
         self.client, self.model, self.digest, self.capabilities = client, model, digest, capabilities
+        self.server_window = server_window
+
+    @classmethod
+    def of(cls, client: ModelServer, model: str, info: ModelInfo) -> ServerGenerator:
+        """The generator of `model` as the preflight found it on `client`'s server."""
+        window = None if getattr(client, "sets_context", True) else info.context_length
+        return cls(client, model, info.digest, info.capabilities, server_window=window)
+
+    def with_client(self, client: ModelServer) -> ServerGenerator:
+        """The same model and settings through another server of the pool."""
+        return ServerGenerator(client, self.model, self.digest, self.capabilities,
+                               server_window=self.server_window)
 
     def think_value(self, settings: AnswerSettings) -> bool | None:
         # Thinking models think whatever we say on current servers; asking for it keeps the reasoning in
@@ -53,15 +68,17 @@ class OllamaGenerator:
 class Chatbot:
     """A ready answerer: `bot.ask(question)` runs the real answer path."""
 
-    client: OllamaClient
+    client: ModelServer
     server: ServerInfo
     index: Index
     documents: list[Document]
     retriever: Retriever
-    generator: Generator  # an OllamaGenerator, or a CachingGenerator over one
+    generator: Generator  # a ServerGenerator, or a CachingGenerator over one
     settings: AnswerSettings
     template: PromptTemplate
     warnings: tuple[str, ...] = ()
+    embed_client: ModelServer | None = None  # None: the chat server embeds too
+    embed_server: ServerInfo | None = None
 
     def ask(self, question: str) -> Answer:
         return answer(question, self.retriever, self.generator, self.settings, self.template)
@@ -83,12 +100,12 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     saved = Index.load(index_dir) if index_dir is not None else None
     if saved is not None:
         embedding = _saved_embedding(saved)
-    client = OllamaClient(client_settings)
-    server = preflight(client, chat_model=settings.chat_model, embed_model=embedding.model, status=status)
-    digest = server.models[embedding.model].digest
+    client, server, embedder, embed_server = _preflight(client_settings, settings.chat_model, embedding.model,
+                                                        status)
+    digest = embed_server.models[embedding.model].digest
     if saved is None:
         cache = EmbeddingCache(cache_root(cache_dir) / "embeddings")
-        index = build_index(documents, client, chunking=chunking, embedding=embedding, digest=digest,
+        index = build_index(documents, embedder, chunking=chunking, embedding=embedding, digest=digest,
                             cache=cache, progress=progress)
     elif saved.manifest["embedding"]["digest"] != digest:
         raise InputError(f"{index_dir}: built with {embedding.model} digest "
@@ -97,18 +114,36 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     else:
         index = saved
     chat_info = server.models[settings.chat_model]
-    generator = OllamaGenerator(client, settings.chat_model, chat_info.digest, chat_info.capabilities)
-    warnings = (_version_warnings(server.version, generator.think_value(settings))
+    generator = ServerGenerator.of(client, settings.chat_model, chat_info)
+    warnings = (_version_warnings(server, generator.think_value(settings))
                 + _think_warnings(settings.chat_model, chat_info.capabilities, settings.think)
                 + duplicate_warnings(documents))
-    retriever = choose(settings.retriever, OllamaRetriever(client, index, embedding), index.chunks)
-    return Chatbot(client, server, index, documents, retriever, generator, settings,
-                   template, warnings)
+    retriever = choose(settings.retriever, ServerRetriever(embedder, index, embedding), index.chunks)
+    return Chatbot(client, server, index, documents, retriever, generator, settings, template, warnings,
+                   embed_client=None if embedder is client else embedder,
+                   embed_server=None if embed_server is server else embed_server)
 
 
-def _version_warnings(version: str, think: bool | None) -> tuple[str, ...]:
-    """Known server behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6). `0.0.0` is what a source
+def _preflight(settings: ClientSettings, chat_model: str, embed_model: str, status: Callable[[str], None] | None
+               ) -> tuple[ModelServer, ServerInfo, ModelServer, ServerInfo]:
+    """(chat client, its server info, embedding client, its server info): one server for both unless
+    `settings` names another for embeddings (vLLM and llama.cpp serve one model per server)."""
+    client = connect(settings)
+    if not settings.separate_embeddings:
+        server = preflight(client, chat_model=chat_model, embed_model=embed_model, status=status)
+        return client, server, client, server
+    embedder = connect(settings.for_embeddings())
+    embed_server = preflight(embedder, chat_model=None, embed_model=embed_model)
+    server = preflight(client, chat_model=chat_model, embed_model=None, status=status)
+    return client, server, embedder, embed_server
+
+
+def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]:
+    """Known Ollama behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6). `0.0.0` is what a source
     build reports (§10): its age is unknown, so it gets no warning."""
+    if server.backend != "ollama":
+        return ()
+    version = server.version
     numbers = tuple(int(n) for n in re.findall(r"\d+", version.split("-")[0])[:3])
     if numbers and numbers != (0, 0, 0) and numbers < (0, 12, 4) and think is not False:
         return (f"Ollama {version} is older than 0.12.4: with a thinking model and a JSON schema it can return "

@@ -1,4 +1,5 @@
-"""`rag-chat`: build an index, list source ids, and ask questions about PDFs through a local Ollama."""
+"""`rag-chat`: build an index, list source ids, and ask questions about PDFs through a model server (Ollama, or
+any OpenAI-compatible server with `--backend openai`)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from .bot import Chatbot, open_chatbot
 from .chunking import ChunkSettings, chunk_pages
 from .errors import InputError
 from .index import EmbedSettings
-from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+from .model_server import BACKENDS, ClientSettings
+from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 from .pdfs import duplicate_warnings, read_folder
 from .terminal import ProgressBar, run_cli
 
@@ -34,11 +36,19 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
     given once per server (a list, None when not given)."""
     client, embed = ClientSettings(), EmbedSettings()
     add = _adder(parser.add_argument_group("server and models"), fill)
+    where = ("server address: Ollama's (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --backend "
+             "openai the base URL ending in /v1 (default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
     if many_hosts:
-        add("--host", None, "Ollama address; give it once per server to spread cases over several (default: "
-                            "$OLLAMA_HOST, else http://127.0.0.1:11434)", action="append")
+        add("--host", None, f"{where}; give it once per server to spread cases over several", action="append")
     else:
-        add("--host", None, "Ollama address (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+        add("--host", None, where)
+    add("--backend", client.backend, "the API the server speaks: ollama (native) or openai (vLLM, llama.cpp, "
+                                     "SGLang, LM Studio, LiteLLM, Ollama /v1)", choices=list(BACKENDS))
+    add("--embed-host", None, "a separate server for embeddings (vLLM and llama.cpp serve one model per server; "
+                              "default: the chat server)")
+    add("--embed-backend", None, "the API of --embed-host (default: --backend)", choices=list(BACKENDS))
+    add("--api-key-env", None, "name of the environment variable holding the API key (openai backend; default: "
+                               "OPENAI_API_KEY when set); the key never appears in argv, manifests or logs")
     add("--timeout", client.timeout_s, "seconds per HTTP call", type=float)
     add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
     add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)
@@ -74,7 +84,9 @@ def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> No
 
 
 def client_settings(args: argparse.Namespace) -> ClientSettings:
-    return ClientSettings(host=args.host, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff)
+    return ClientSettings(host=args.host, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff,
+                          backend=args.backend, embed_host=args.embed_host, embed_backend=args.embed_backend,
+                          api_key_env=args.api_key_env)
 
 
 def embed_settings(args: argparse.Namespace) -> EmbedSettings:

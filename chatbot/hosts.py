@@ -1,4 +1,4 @@
-"""Several Ollama servers as one pool: preflight all of them, refuse different model builds, spread the work.
+"""Several model servers as one pool: preflight all of them, refuse different model builds, spread the work.
 
 Each server gets `slots` worker threads (set it to the server's OLLAMA_NUM_PARALLEL). Workers take the next
 item in input order as soon as they are free, so a faster or less busy server takes more items; results come
@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
+from .backends import connect, resolve_address
 from .errors import InputError
-from .ollama_client import (
-    ClientSettings,
-    OllamaClient,
-    ServerInfo,
-    canonical_model,
-    load_chat_model,
-    preflight,
-    resolve_host,
-)
+from .model_server import ClientSettings, ModelServer, ServerInfo, load_chat_model, preflight
 
 __all__ = ["HostPool", "PoolInfo", "Served"]
 
@@ -50,9 +43,11 @@ class PoolInfo:
 
 
 class HostPool:
-    """OllamaClients with a number of worker slots each. `clients[i]` gets `slots[i]` workers (one int: all)."""
+    """Model server clients with a number of worker slots each. `clients[i]` gets `slots[i]` workers (one int:
+    all). One client with many slots keeps that many requests in flight against one URL (an engine such as vLLM
+    or a router spreads them)."""
 
-    def __init__(self, clients: Sequence[OllamaClient], *, slots: int | Sequence[int] = 1):
+    def __init__(self, clients: Sequence[ModelServer], *, slots: int | Sequence[int] = 1):
         if not clients:
             raise InputError("a host pool needs at least one server")
         counts = [slots] * len(clients) if isinstance(slots, int) else list(slots)
@@ -68,14 +63,11 @@ class HostPool:
     @classmethod
     def connect(cls, hosts: Sequence[str | None], *, settings: ClientSettings | None = None,
                 slots: int | Sequence[int] = 1) -> HostPool:
-        """One client per host (None: $OLLAMA_HOST, then Ollama's default), all with the same timeouts and
-        retries as `settings` (its `host` is ignored)."""
+        """One client per host (None: the backend's environment variable, then its default), all with the same
+        backend, timeouts and retries as `settings` (its `host` is ignored)."""
         settings = settings or ClientSettings()
-        addresses = [resolve_host(h) for h in hosts] or [resolve_host(None)]
-        clients = [OllamaClient(ClientSettings(host=a, timeout_s=settings.timeout_s,
-                                               connect_timeout_s=settings.connect_timeout_s,
-                                               retries=settings.retries, backoff_s=settings.backoff_s))
-                   for a in addresses]
+        addresses = [resolve_address(h, settings.backend) for h in hosts] or [resolve_address(None, settings.backend)]
+        clients = [connect(replace(settings, host=a)) for a in addresses]
         return cls(clients, slots=slots)
 
     @property
@@ -99,11 +91,11 @@ class HostPool:
             servers = tuple(load_chat_model(c, s, chat_model) for c, s in zip(self.clients, servers))
         return PoolInfo(servers, _version_warnings(servers))
 
-    def map(self, work: Callable[[OllamaClient, T], R], items: Sequence[T]) -> list[Served[R]]:
+    def map(self, work: Callable[[ModelServer, T], R], items: Sequence[T]) -> list[Served[R]]:
         """`work(client, item)` for every item, spread over the servers' slots; results in input order."""
         return list(self.imap(work, items))
 
-    def imap(self, work: Callable[[OllamaClient, T], R], items: Sequence[T]) -> Iterator[Served[R]]:
+    def imap(self, work: Callable[[ModelServer, T], R], items: Sequence[T]) -> Iterator[Served[R]]:
         """Like `map`, yielding each result as soon as it and every earlier one are done (rows can be written
         as they finish). The first failure, in input order, is raised; no new item starts after a failure or
         after the caller stops iterating, and items already running are waited for."""
@@ -162,7 +154,7 @@ class _Board:
             self.cond.notify_all()
 
 
-def _worker(board: _Board, client: OllamaClient, work: Callable, items: Sequence) -> None:
+def _worker(board: _Board, client: ModelServer, work: Callable, items: Sequence) -> None:
     while (index := board.take()) is not None:
         try:
             board.put(index, Served(work(client, items[index]), client.host))
@@ -176,9 +168,14 @@ def _digest_problem(model: str, servers: Sequence[ServerInfo]) -> str | None:
     other = next(((h, d) for h, d in digests[1:] if d != first), None)
     if other is None:
         return None
-    return (f"model '{canonical_model(model)}' differs between servers: {first_host} has digest {first[:12]}, "
-            f"{other[0]} has digest {other[1][:12]}; run `ollama pull {model}` on each server so all serve the same "
-            "build, or drop one --host")
+    return (f"model '{model}' differs between servers: {first_host} has digest {first[:12]}, "
+            f"{other[0]} has digest {other[1][:12]}; {_same_build(model, servers[0])}, or drop one --host")
+
+
+def _same_build(model: str, server: ServerInfo) -> str:
+    if server.backend == "ollama":
+        return f"run `ollama pull {model}` on each server so all serve the same build"
+    return "serve the same model (name, path and server version: its identity by name only) on each server"
 
 
 def _version_warnings(servers: Sequence[ServerInfo]) -> tuple[str, ...]:
@@ -186,6 +183,6 @@ def _version_warnings(servers: Sequence[ServerInfo]) -> tuple[str, ...]:
     if len(set(versions.values())) <= 1:
         return ()
     listed = ", ".join(f"{h} {v}" for h, v in versions.items())
-    warning = (f"the servers run different Ollama versions ({listed}); the same model and seed can answer "
+    warning = (f"the servers run different server versions ({listed}); the same model and seed can answer "
                "differently on each, so upgrade them to one version for reproducible runs")
     return (warning,)

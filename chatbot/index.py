@@ -18,7 +18,8 @@ import numpy as np
 from ._version import __version__
 from .chunking import Chunk, ChunkSettings, chunk_pages
 from .errors import BadReply, InputError, InputTooLong
-from .ollama_client import OllamaClient, prefixes_for
+from .model_server import ModelServer
+from .ollama_client import prefixes_for
 from .pdfs import Document
 from .store import atomic_write_text
 
@@ -167,7 +168,7 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     return idx[order][:k]
 
 
-def build_index(documents: list[Document], client: OllamaClient, *, chunking: ChunkSettings, embedding: EmbedSettings,
+def build_index(documents: list[Document], client: ModelServer, *, chunking: ChunkSettings, embedding: EmbedSettings,
                 digest: str, cache: EmbeddingCache | None, progress: Progress | None = None) -> Index:
     """Chunk every page, embed what the cache lacks, and return the index with its manifest.
 
@@ -205,7 +206,7 @@ def build_index(documents: list[Document], client: OllamaClient, *, chunking: Ch
 
 
 def _embed_into(vectors: list[np.ndarray | None], todo: list[int], chunks: list[Chunk], keys: list[str],
-                client: OllamaClient, embedding: EmbedSettings, cache: EmbeddingCache | None,
+                client: ModelServer, embedding: EmbedSettings, cache: EmbeddingCache | None,
                 progress: Progress | None, *, width: int | None) -> int | None:
     """Embed the chunks at `todo` in batches into `vectors` (and the cache); return the vectors' width.
     Errors about one input are re-raised naming its chunk."""
@@ -238,6 +239,6 @@ def _embed_into(vectors: list[np.ndarray | None], todo: list[int], chunks: list[
     return width
 
 
-def embed_query(client: OllamaClient, embedding: EmbedSettings, question: str, *, dim: int | None = None) -> np.ndarray:
+def embed_query(client: ModelServer, embedding: EmbedSettings, question: str, *, dim: int | None = None) -> np.ndarray:
     """The query vector, with the model's query prefix; `dim` is the index's width, checked against the reply."""
     return client.embed(embedding.model, [embedding.prefixes[1] + question], dim=dim)[0]

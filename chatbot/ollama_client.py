@@ -1,4 +1,4 @@
-"""The only module that talks HTTP to a model server, through the official `ollama` client.
+"""Ollama's native API behind the model-server seam (chatbot.model_server), through the official `ollama` client.
 
 Every failure leaves here as one of our own exceptions (chatbot.errors) with a message that says what to do.
 Error text differs between Ollama releases, so replies are classified by status code and a loose substring only.
@@ -7,11 +7,10 @@ Error text differs between Ollama releases, so replies are classified by status 
 from __future__ import annotations
 
 import json
-import math
 import os
 import threading
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Literal, Sequence, TypeVar
 
 import httpx
@@ -21,13 +20,26 @@ import ollama
 from .errors import (
     BadReply,
     GenerationAborted,
-    InputError,
     InputTooLong,
     ModelMissing,
     OllamaTimeout,
     ServerBusy,
     ServerUnreachable,
 )
+from .model_server import (
+    ChatReply,
+    ClientSettings,
+    ModelInfo,
+    ServerInfo,
+    check_vectors,
+    embed_in_batches,
+    load_chat_model,
+    preflight,
+    snippet,
+)
+
+__all__ = ["ChatReply", "ClientSettings", "ModelInfo", "OllamaClient", "ServerInfo", "canonical_model",
+           "load_chat_model", "preflight", "prefixes_for", "resolve_host"]
 
 DEFAULT_HOST = "http://127.0.0.1:11434"
 DEFAULT_CHAT_MODEL = "qwen3:4b"
@@ -57,8 +69,13 @@ def resolve_host(flag: str | None = None) -> str:
 
 
 def prefixes_for(model: str) -> tuple[str, str]:
-    """(document prefix, query prefix) for an embedding model; empty strings when it needs none."""
-    return EMBED_PREFIXES.get(_base_name(model), ("", ""))
+    """(document prefix, query prefix) for an embedding model; empty strings when it needs none. Names other
+    servers use count too: `nomic-ai/nomic-embed-text-v1.5` (vLLM), `nomic-embed-text-v1.5.f16.gguf` (llama.cpp)."""
+    base = _base_name(model)
+    if base in EMBED_PREFIXES:
+        return EMBED_PREFIXES[base]
+    last = base.rsplit("/", 1)[-1]
+    return next((v for k, v in EMBED_PREFIXES.items() if last.startswith(k)), ("", ""))
 
 
 def canonical_model(name: str) -> str:
@@ -69,67 +86,6 @@ def canonical_model(name: str) -> str:
 
 def _base_name(model: str) -> str:
     return canonical_model(model).rsplit(":", 1)[0]
-
-
-@dataclass(frozen=True)
-class ClientSettings:
-    """How to reach the server. Timeouts are per HTTP call, in seconds; retries apply to 503 and dropped links."""
-
-    host: str | None = None
-    timeout_s: float = 300.0
-    connect_timeout_s: float = 10.0
-    retries: int = 3
-    backoff_s: float = 1.0
-
-    def __post_init__(self) -> None:
-        if not all(0 < t < math.inf for t in (self.timeout_s, self.connect_timeout_s)):
-            raise InputError(f"timeouts must be positive, finite seconds, got {self.timeout_s} and "
-                             f"{self.connect_timeout_s}")
-        if self.retries < 0 or self.backoff_s < 0:
-            raise InputError(f"retries and backoff cannot be negative, got {self.retries} and {self.backoff_s}")
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """What the chat endpoint returned, with Ollama's nanosecond durations converted to milliseconds."""
-
-    content: str
-    thinking: str
-    done_reason: str | None
-    prompt_tokens: int | None
-    output_tokens: int | None
-    total_ms: float | None
-    load_ms: float | None
-    prompt_eval_ms: float | None
-    eval_ms: float | None
-    retries: int = 0
-
-
-@dataclass(frozen=True)
-class ModelInfo:
-    name: str
-    digest: str
-    capabilities: tuple[str, ...] = ()
-    context_length: int | None = None
-    embedding_length: int | None = None
-    load_ms: float | None = None  # wall time of the preflight load (chat model only), queueing included
-
-
-@dataclass(frozen=True)
-class ServerInfo:
-    """What the preflight found: recorded in index and run manifests."""
-
-    host: str
-    version: str
-    models: dict[str, ModelInfo] = field(default_factory=dict)
-
-    def to_dict(self) -> dict:
-        return {
-            "host": self.host,
-            "version": self.version,
-            "models": {name: vars(info) | {"capabilities": list(info.capabilities)}
-                       for name, info in self.models.items()},
-        }
 
 
 _TLS: list = []  # the one TLS context, made on first use
@@ -144,7 +100,9 @@ def _tls_context() -> Any:
 
 
 class OllamaClient:
-    """A thin, retrying wrapper over `ollama.Client` that speaks in our types and exceptions."""
+    """A thin, retrying wrapper over `ollama.Client` that speaks in our types and exceptions (a ModelServer)."""
+
+    backend = "ollama"
 
     def __init__(self, settings: ClientSettings = ClientSettings(), *, sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
@@ -181,13 +139,8 @@ class OllamaClient:
 
         Every vector must be finite and `dim` wide (when None: as wide as the first vector returned); anything
         else raises BadReply naming the input, so a broken reply is never indexed or cached."""
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        rows: list[np.ndarray] = []
-        for start in range(0, len(texts), batch_size):
-            rows.append(self._embed_batch(model, list(texts[start:start + batch_size]), offset=start, dim=dim))
-            dim = rows[-1].shape[1]
-        return _unit_rows(np.vstack(rows))
+        return embed_in_batches(lambda batch, offset, width: self._embed_batch(model, batch, offset=offset, dim=width),
+                                model, texts, batch_size=batch_size, dim=dim)
 
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
              think: bool | None) -> ChatReply:
@@ -220,19 +173,34 @@ class OllamaClient:
                                                              stream=False))
         return (time.perf_counter() - started) * 1000
 
+    def warm_up(self, model: str, info: ModelInfo) -> ModelInfo:
+        return replace(info, load_ms=round(self.load(model), 3))
+
+    def identify(self, *, chat_model: str | None, embed_model: str | None) -> ServerInfo:
+        """The server answers, the models are installed, and each can do its job (`/api/show` capabilities)."""
+        version = self.version()
+        installed = self.list_models()
+        models: dict[str, ModelInfo] = {}
+        for model, role in ((embed_model, "embedding"), (chat_model, "completion")):
+            if model is None:
+                continue
+            name = canonical_model(model)
+            if name not in installed:
+                raise ModelMissing(f"model '{model}' is not installed on the server at {self.host}; "
+                                   f"run `ollama pull {model}`")
+            models[model] = _model_info(name, installed[name], self.show(model))
+            caps = models[model].capabilities
+            if caps and role not in caps:  # servers before v0.6.4 report no capabilities: nothing to check then
+                raise ModelMissing(f"model '{model}' cannot be used for {role} (it reports {', '.join(caps)}); "
+                                   f"choose another model")
+        return ServerInfo(self.host, version, models)
+
     # -- plumbing ------------------------------------------------------------------------------------------
     def _embed_batch(self, model: str, batch: list[str], *, offset: int, dim: int | None) -> np.ndarray:
         # truncate=False: the server refuses an over-long input instead of silently embedding a cut copy.
         # The raw reply is read here, not through the client's pydantic model, so a bad shape gets our message.
         body = {"model": model, "input": batch, "truncate": False}
-        try:
-            reply, _ = self._call("embed", model, lambda: self._client._request_raw("POST", "/api/embed", json=body))
-        except InputTooLong:
-            if len(batch) == 1:
-                raise InputTooLong(f"input {offset} is longer than {model}'s context", item_index=offset) from None
-            for i, text in enumerate(batch):  # find which one, so the message can name it
-                self._embed_batch(model, [text], offset=offset + i, dim=dim)
-            raise
+        reply, _ = self._call("embed", model, lambda: self._client._request_raw("POST", "/api/embed", json=body))
         return _embeddings(reply, f"bad reply from {self.host}: embed with {model}", len(batch), offset, dim)
 
     def _call(self, what: str, model: str, fn: Callable[[], T]) -> tuple[T, int]:
@@ -288,39 +256,6 @@ class OllamaClient:
         return BadReply(f"{what} with {model or 'the server'} failed: HTTP {exc.status_code}: {text}")
 
 
-def preflight(client: OllamaClient, *, chat_model: str | None, embed_model: str | None,
-              status: Callable[[str], None] | None = None, load: bool = True) -> ServerInfo:
-    """Before any work: the server answers, the models are installed, and each can do its job. With `load`, the
-    chat model is then loaded and its load time recorded (`load_chat_model`)."""
-    version = client.version()
-    installed = client.list_models()
-    models: dict[str, ModelInfo] = {}
-    for model, role in ((embed_model, "embedding"), (chat_model, "completion")):
-        if model is None:
-            continue
-        name = canonical_model(model)
-        if name not in installed:
-            raise ModelMissing(f"model '{model}' is not installed on the server at {client.host}; "
-                               f"run `ollama pull {model}`")
-        models[model] = _model_info(name, installed[name], client.show(model))
-        caps = models[model].capabilities
-        if caps and role not in caps:  # servers before v0.6.4 report no capabilities: nothing to check then
-            raise ModelMissing(f"model '{model}' cannot be used for {role} (it reports {', '.join(caps)}); "
-                               f"choose another model")
-    server = ServerInfo(client.host, version, models)
-    return load_chat_model(client, server, chat_model, status) if load and chat_model is not None else server
-
-
-def load_chat_model(client: OllamaClient, server: ServerInfo, chat_model: str,
-                    status: Callable[[str], None] | None = None) -> ServerInfo:
-    """Load the chat model so the first case's timeout does not pay for it; `status` hears "loading MODEL…"
-    before that wait. Returns `server` with the load time recorded."""
-    if status:
-        status(f"loading {chat_model}…")
-    loaded = replace(server.models[chat_model], load_ms=round(client.load(chat_model), 3))
-    return replace(server, models=server.models | {chat_model: loaded})
-
-
 def _model_info(name: str, digest: str, show: ollama.ShowResponse) -> ModelInfo:
     info = dict(show.modelinfo or {})
     context = next((v for k, v in info.items() if k.endswith(".context_length")), None)
@@ -334,36 +269,11 @@ def _embeddings(reply: httpx.Response, where: str, count: int, offset: int, dim:
     try:
         body = reply.json()
     except ValueError as exc:
-        raise BadReply(f"{where}: the body is not JSON ({exc}): {_snippet(reply.text)}") from None
+        raise BadReply(f"{where}: the body is not JSON ({exc}): {snippet(reply.text)}") from None
     rows = body.get("embeddings") if isinstance(body, dict) else None
     if not isinstance(rows, list):
-        raise BadReply(f"{where}: expected an object with an 'embeddings' list, got {_snippet(reply.text)}")
-    if len(rows) != count:
-        raise BadReply(f"{where}: expected {count} vectors (one per input), got {len(rows)}")
-    want = dim or (len(rows[0]) if isinstance(rows[0], list) else 0)
-    for i, row in enumerate(rows):
-        if not isinstance(row, list) or not row or len(row) != want:
-            got = f"{len(row)} numbers" if isinstance(row, list) else _snippet(json.dumps(row))
-            source = "as wide as the existing vectors" if dim else "as wide as the first vector"
-            raise BadReply(f"{where}: input {offset + i}: expected a vector of {want} numbers ({source}), got "
-                           f"{got}", item_index=offset + i)
-    matrix = np.asarray(rows)
-    if matrix.ndim != 2 or matrix.dtype.kind not in "fiu":  # strings, nulls, lists or objects somewhere
-        i = next(i for i, row in enumerate(rows) if not all(_is_number(x) for x in row))
-        bad = next(x for x in rows[i] if not _is_number(x))
-        raise BadReply(f"{where}: input {offset + i}: expected numbers, got {_snippet(json.dumps(bad))}",
-                       item_index=offset + i)
-    matrix = matrix.astype(np.float32)
-    broken = np.flatnonzero(~np.isfinite(matrix).all(axis=1))
-    if broken.size:
-        raise BadReply(f"{where}: input {offset + int(broken[0])}: the vector contains NaN or Inf values "
-                       f"({broken.size} of {count} vectors in this batch); it was not used or cached",
-                       item_index=offset + int(broken[0]))
-    return matrix
-
-
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
+        raise BadReply(f"{where}: expected an object with an 'embeddings' list, got {snippet(reply.text)}")
+    return check_vectors(rows, where, count, offset, dim, reply.text)
 
 
 def _describe(exc: Exception) -> str:
@@ -378,16 +288,6 @@ def _describe(exc: Exception) -> str:
     if isinstance(exc, TypeError):
         return "not the API's reply shape: the body is not a JSON object"
     return str(exc)
-
-
-def _snippet(text: str, limit: int = 80) -> str:
-    text = " ".join(str(text).split())
-    return repr(text if len(text) <= limit else text[:limit] + "…")
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
 
 
 def _ms(ns: int | None) -> float | None:

@@ -175,7 +175,7 @@ class RunStopped(RagError):
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
 _FREE_TO_CHANGE = {"out", "label", "workers", "timeout", "retries", "backoff", "host", "hosts", "cache_dir",
-                   "answer_cache"}
+                   "answer_cache", "embed_host", "api_key_env"}
 
 
 def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str, int]]]:
@@ -225,8 +225,10 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
 
 
 def _digests(description: dict[str, Any]) -> dict:
-    models = (description.get("ollama") or {}).get("models") or {}
-    return {name: info.get("digest") for name, info in models.items()}
+    """The models' digests (OpenAI-compatible servers: of their name identity) on the chat and embedding servers."""
+    chat = description.get("ollama") or description.get("model_server") or {}
+    sections = (chat, description.get("embed_server") or {})
+    return {name: info.get("digest") for section in sections for name, info in (section.get("models") or {}).items()}
 
 
 def _drop_partial_line(path: Path) -> None:

@@ -10,7 +10,8 @@ from chatbot.answer import AnswerSettings
 from chatbot.chunking import ChunkSettings
 from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+from chatbot.model_server import ClientSettings
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
 from .config import check_values, read_toml
 
@@ -37,6 +38,10 @@ class RunSettings:
     batch_size: int = _EMBED.batch_size
     host: str | None = None
     hosts: tuple[str, ...] = ()  # several servers (`--host` given more than once); empty: `host` alone
+    backend: str = _CLIENT.backend  # ollama | openai: the API the chat server(s) speak
+    embed_host: str | None = None  # a separate embedding server (None: the chat server)
+    embed_backend: str | None = None  # its API (None: `backend`)
+    api_key_env: str | None = None  # the name of the variable holding the API key, never the key
     timeout: float = _CLIENT.timeout_s
     retries: int = _CLIENT.retries
     backoff: float = _CLIENT.backoff_s
@@ -79,7 +84,7 @@ class RunSettings:
         return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts)}
 
     def servers(self) -> tuple[str | None, ...]:
-        """The Ollama servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
+        """The model servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
         return self.hosts or (self.host,)
 
     def chunking(self) -> ChunkSettings:
@@ -90,7 +95,8 @@ class RunSettings:
 
     def client(self) -> ClientSettings:
         return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
-                              backoff_s=self.backoff)
+                              backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
+                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
 
     def answering(self) -> AnswerSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]

@@ -39,8 +39,12 @@ def sample_cases(tmp_path: Path) -> str:
     return str(copy)
 
 
-# The live tier's server, read at import: the autouse fixture below clears OLLAMA_HOST for every test.
+# The live tiers' servers, read at import: the autouse fixture below clears OLLAMA_HOST and the OPENAI_* variables
+# for every test, so no default-tier test can reach a real server.
 LIVE_HOST = resolve_host(os.environ.get("OLLAMA_HOST"))
+LIVE_OPENAI = {"base_url": os.environ.get("OPENAI_BASE_URL"), "embed_base_url": os.environ.get("OPENAI_EMBED_BASE_URL"),
+               "chat_model": os.environ.get("OPENAI_CHAT_MODEL", "qwen3:4b"),
+               "embed_model": os.environ.get("OPENAI_EMBED_MODEL", "nomic-embed-text")}
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +75,8 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("PDF_RAG_EVAL_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("OLLAMA_HOST", raising=False)
+    for name in ("OPENAI_BASE_URL", "OPENAI_EMBED_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

@@ -16,6 +16,10 @@ width, uneven rows, strings, a vector too many, a body that is not JSON or not t
 replies (``chat_fault``: not JSON, a wrong envelope, the repeated-token abort as ``done: false`` or as a 500); a
 huge reply (``huge_reply_chars``); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
 Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no messages), unless ``loads=True``.
+The same server also speaks the OpenAI-compatible API (``/v1/models``, ``/v1/chat/completions``,
+``/v1/embeddings``, and ``/version`` or ``/props``) in the dialect ``FakeOllama.openai`` picks: see
+tests/fake_openai.py. Faults (``fail_next``, ``drop_next``, ``break_next``) apply to ``/v1/*`` paths too;
+``fail_next(429, retry_after=S)`` adds a ``Retry-After`` header.
 Standalone, from the repo root: ``python -m tests.fake_ollama --port 11434 [--delay S] [--slots N]``.
 """
 from __future__ import annotations
@@ -34,6 +38,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
+
+from tests import fake_openai
 
 __all__ = ["FakeOllama", "ModelSpec", "ChatReply", "RecordedRequest", "overlap_rule",
            "lexical_embedding", "default_models", "STOPWORDS", "BUSY_ERROR", "REPEAT_LIMIT_ERROR", "EMBED_FAULTS",
@@ -225,6 +231,7 @@ class _Fault:
     status: int = 0
     error: str = ""
     loads: bool = False  # also hit model loads (a chat with no messages)
+    retry_after: float | None = None  # seconds, sent as a Retry-After header with a failure
 
 
 class _Raw(bytes):
@@ -283,6 +290,7 @@ class FakeOllama:
             self.hold_after: int | None = None  # answers after this many wait for release() (or stop())
             self._released = threading.Event()
             self._faults: list[_Fault] = []
+            self.openai = fake_openai.Dialect()  # what /v1/* answers like (tests/fake_openai.py)
 
     @property
     def slots(self) -> int | None:
@@ -322,11 +330,12 @@ class FakeOllama:
         return f"http://127.0.0.1:{self._httpd.server_address[1] if self._httpd else self._port}"
 
     def fail_next(self, status: int = 503, count: int = 1, error: str = BUSY_ERROR, *,
-                  path: str | None = None, loads: bool = False) -> None:
-        """The next ``count`` /api/* requests (on ``path`` only, if given) get ``status`` and ``{"error"}``.
-        Model loads are skipped unless ``loads``."""
+                  path: str | None = None, loads: bool = False, retry_after: float | None = None) -> None:
+        """The next ``count`` /api/* or /v1/* requests (on ``path`` only, if given) get ``status`` and the error
+        body of their API, with a ``Retry-After`` header when ``retry_after`` is given. Model loads are skipped
+        unless ``loads``."""
         with self._lock:
-            self._faults.append(_Fault("fail", count, path, status, error, loads))
+            self._faults.append(_Fault("fail", count, path, status, error, loads, retry_after))
 
     def drop_next(self, count: int = 1, path: str | None = None, *, loads: bool = False) -> None:
         """The next ``count`` /api/* requests (on ``path`` only, if given) are closed with no response.
@@ -337,7 +346,7 @@ class FakeOllama:
     def break_next(self, fault: str, count: int = 1, *, path: str = "/api/chat") -> None:
         """The next ``count`` requests on ``path`` (/api/chat answers or /api/embed) get the broken reply
         ``fault`` (one of CHAT_FAULTS or EMBED_FAULTS), like setting ``chat_fault``/``embed_fault`` for a while."""
-        known = CHAT_FAULTS if path == "/api/chat" else EMBED_FAULTS
+        known = CHAT_FAULTS if "chat" in path else EMBED_FAULTS
         if fault not in known:
             raise ValueError(f"unknown fault {fault!r} for {path}; known: {', '.join(known)}")
         with self._lock:
@@ -363,7 +372,7 @@ class FakeOllama:
         with self._lock:
             self.requests.append(req)
             for fault in self._faults:
-                if fault.remaining > 0 and fault.path in (None, req.path) and req.path.startswith("/api/") \
+                if fault.remaining > 0 and fault.path in (None, req.path) and req.path.startswith(("/api/", "/v1/")) \
                         and (fault.loads or not _is_load(req)):
                     fault.remaining -= 1
                     return fault
@@ -534,6 +543,7 @@ def _stream_lines(base: dict, reply: ChatReply, final: dict, error: str | None) 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 1024  # hundreds of clients connect at once in the scale-out benchmark
     fake: FakeOllama
     conns: weakref.WeakSet  # open client sockets, so stop() can close keep-alive connections like a dead server
 
@@ -553,9 +563,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """Silence the default per-request log on stderr."""
 
-    def _send(self, status: int, payload: bytes, ctype: str = "application/json; charset=utf-8") -> None:
+    def _send(self, status: int, payload: bytes, ctype: str = "application/json; charset=utf-8",
+              headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", ctype)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
         if self.command != "HEAD":
@@ -580,8 +593,13 @@ class _Handler(BaseHTTPRequestHandler):
             if fault and fault.kind == "fail":
                 raise _ApiError(fault.status, fault.error)
             self._route(fake, path, raw, body, fault.error if fault else None)
+        except fake_openai.OpenAIError as err:
+            self._json(err.status, err.body(fake.openai))
         except _ApiError as err:
-            self._json(err.status, {"error": str(err)})
+            wait = {"Retry-After": f"{fault.retry_after:g}"} if fault and fault.retry_after is not None else {}
+            shaped = (fake_openai.OpenAIError(err.status, str(err)).body(fake.openai) if path.startswith("/v1/")
+                      else {"error": str(err)})
+            self._send(err.status, json.dumps(shaped).encode("utf-8"), headers=wait)
         except OSError:  # the client went away (timeouts, drops): nothing left to answer
             self.close_connection = True
 
@@ -605,6 +623,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stream(result)
             else:
                 self._json(200, result)
+        elif (reply := fake_openai.route(fake, self.command, path, body, broken)) is not None:
+            if isinstance(reply, bytes):
+                self._send(200, reply, "text/plain; charset=utf-8")
+            else:
+                self._json(200, reply)
         else:
             self._send(404, b"404 page not found", "text/plain")
 
@@ -626,7 +649,11 @@ def main(argv: list[str] | None = None) -> None:
                                      description="A rule-based Ollama stand-in for tests (not a model).")
     parser.add_argument("--port", type=int, default=11434)
     parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before each chat/embed answer")
-    parser.add_argument("--slots", type=int, default=None, help="max /api/chat requests answered at once")
+    parser.add_argument("--slots", type=int, default=None, help="max chat requests (either API) answered at once")
+    parser.add_argument("--embed-delay", type=float, default=None, help="seconds before each embed answer "
+                                                                         "(default: --delay)")
+    parser.add_argument("--openai-kind", choices=fake_openai.KINDS, default="vllm",
+                        help="which server /v1 answers like (default vllm)")
     parser.add_argument("--report-version", help="what /api/version reports (e.g. 0.0.0, a source build)")
     parser.add_argument("--embed-fault", choices=EMBED_FAULTS, help="break every /api/embed reply this way")
     parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
@@ -637,8 +664,9 @@ def main(argv: list[str] | None = None) -> None:
     server.version = args.report_version or server.version
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     server.huge_reply_chars = args.huge_reply
-    print(f"fake_ollama: rule-based stand-in for Ollama, not a model; export OLLAMA_HOST={server.url}",
-          flush=True)
+    server.embed_delay_s, server.openai.kind = args.embed_delay, args.openai_kind
+    print(f"fake_ollama: rule-based stand-in for Ollama, not a model (OpenAI-compatible too: --backend openai "
+          f"--host {server.url}/v1); export OLLAMA_HOST={server.url}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         threading.Event().wait()
 

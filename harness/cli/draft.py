@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from chatbot.errors import InputError
+from chatbot.model_server import BACKENDS
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar
@@ -68,8 +69,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--chunk-overlap", type=int, help="default 200")
     p.add_argument("--chat-model", help="default qwen3:4b")
     p.add_argument("--embed-model", help="default nomic-embed-text")
-    p.add_argument("--host", action="append", help="Ollama address; give it once per server to spread pages over "
+    p.add_argument("--host", action="append", help="server address (Ollama's, or with --backend openai the base URL "
+                                                  "ending in /v1); give it once per server to spread pages over "
                                                   "several (default: $OLLAMA_HOST, else http://127.0.0.1:11434)")
+    p.add_argument("--backend", choices=list(BACKENDS), help="the API the server speaks (default ollama)")
+    p.add_argument("--embed-host", help="a separate server for embeddings (default: the chat server)")
+    p.add_argument("--embed-backend", choices=list(BACKENDS), help="the API of --embed-host (default: --backend)")
+    p.add_argument("--api-key-env", help="name of the environment variable holding the API key (openai backend)")
     p.add_argument("--workers", type=int, help="pages drafted at once, per server (default 1)")
     p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
     p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")

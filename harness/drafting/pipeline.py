@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 
+from chatbot.backends import connect
 from chatbot.errors import InputError, OllamaError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
-from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.model_server import ModelServer, ServerInfo, preflight
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
 
@@ -60,11 +61,13 @@ class _Context:
     documents: list[Document]
     collection: Collection
     asker: Asker
-    client: OllamaClient
+    client: ModelServer
     server: ServerInfo
     cache_root: Path
     pool: HostPool  # the servers the pages are spread over, each with its own asker
     askers: dict[str, Asker]
+    embedder: ModelServer  # the server that embeds (the first chat server unless --embed-host names another)
+    embed_server: ServerInfo
     index: Index | None = None  # the dense index, built when the first round trip needs it
 
 
@@ -92,7 +95,10 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     drafts += _unanswerable(ctx, selection.pages, progress)
     drafts = merge_previous(drafts, previous, selection, documents)
     calls: int = sum(a.chat_calls for a in ctx.askers.values())  # ctx.asker is the first server's
-    return DraftRun(tuple(drafts), selection, calls, cached, ctx.server.to_dict(), settings)
+    server = ctx.server.to_dict()
+    if ctx.embed_server is not ctx.server:  # --embed-host: the embedding server's identity beside the chat one's
+        server["embed_server"] = ctx.embed_server.to_dict()
+    return DraftRun(tuple(drafts), selection, calls, cached, server, settings)
 
 
 def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,
@@ -121,21 +127,27 @@ def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Se
 def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
     """Preflight every server (a different model build on any is refused before loading anything); the first
     one also does the round trips, the parametric and unanswerable checks; pages are spread over all."""
-    servers = settings.servers()
+    servers, client_settings = settings.servers(), settings.client()
+    separate = client_settings.separate_embeddings
+    chat_embed = None if separate else settings.embed_model  # the embedding model is asked of its own server
     if len(servers) > 1:
-        pool = HostPool.connect(servers, settings=settings.client(), slots=settings.workers)
-        server = pool.preflight(chat_model=settings.chat_model, embed_model=settings.embed_model).servers[0]
+        pool = HostPool.connect(servers, settings=client_settings, slots=settings.workers)
+        server = pool.preflight(chat_model=settings.chat_model, embed_model=chat_embed).servers[0]
         client = pool.clients[0]
     else:
-        client = OllamaClient(settings.client())
-        server = preflight(client, chat_model=settings.chat_model, embed_model=settings.embed_model)
+        client = connect(client_settings)
+        server = preflight(client, chat_model=settings.chat_model, embed_model=chat_embed)
         pool = HostPool([client], slots=settings.workers)
+    embedder, embed_server = client, server
+    if separate:
+        embedder = connect(client_settings.for_embeddings())
+        embed_server = preflight(embedder, chat_model=None, embed_model=settings.embed_model)
     chat = server.models[settings.chat_model]
     root = cache_root(settings.cache_dir)
     cache = ReplyCache(root / "draft-replies")
     askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache) for c in pool.clients}
     return _Context(settings, documents, Collection.of(documents, settings.chunking()), askers[client.host], client,
-                    server, root, pool=pool, askers=askers)
+                    server, root, pool=pool, askers=askers, embedder=embedder, embed_server=embed_server)
 
 
 def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
@@ -211,10 +223,10 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
     if not questions:
         return np.zeros((0, 0), dtype=np.float32), None
     embedding = ctx.settings.embedding()
-    digest = ctx.server.models[embedding.model].digest
+    digest = ctx.embed_server.models[embedding.model].digest
     cache = EmbeddingCache(ctx.cache_root / "embeddings")
     try:
-        ctx.index = build_index(ctx.documents, ctx.client, chunking=ctx.settings.chunking(), embedding=embedding,
+        ctx.index = build_index(ctx.documents, ctx.embedder, chunking=ctx.settings.chunking(), embedding=embedding,
                                 digest=digest, cache=cache)
         prefix = embedding.prefixes[1]
         keys = [EmbeddingCache.key(digest, prefix, q) for q in questions]
@@ -222,7 +234,7 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
         missing = [j for j, v in enumerate(cached) if v is None]
         fresh: dict[int, np.ndarray] = {}
         if missing:
-            fresh = dict(zip(missing, ctx.client.embed(embedding.model, [prefix + questions[j] for j in missing])))
+            fresh = dict(zip(missing, ctx.embedder.embed(embedding.model, [prefix + questions[j] for j in missing])))
             for j, vector in fresh.items():
                 cache.put(keys[j], vector)
     except OllamaError as exc:

@@ -22,7 +22,7 @@ import jsonschema
 
 from chatbot.answer import split_thinking
 from chatbot.errors import OllamaError
-from chatbot.ollama_client import OllamaClient
+from chatbot.model_server import ModelServer
 
 from .records import TYPES
 
@@ -144,7 +144,7 @@ class Asker:
     """Sends prompts through the one Ollama client and caches what parses. Never raises for one request's
     failure (a timeout, a malformed reply, a server gone away): it becomes a `Failed` outcome."""
 
-    def __init__(self, client: OllamaClient, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
+    def __init__(self, client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
                  cache: ReplyCache | None):
         self.client, self.chat, self.digest, self.cache = client, options, digest, cache
         self.think = options.think if options.think is not None else (True if "thinking" in capabilities else None)

@@ -10,7 +10,8 @@ from chatbot.answer import AnswerSettings
 from chatbot.chunking import ChunkSettings
 from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL, ClientSettings
+from chatbot.model_server import ClientSettings
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
 from ..config import check_values, read_toml
 from .prompting import ChatOptions
@@ -47,6 +48,10 @@ class DraftSettings:
     host: str | None = None
     hosts: tuple[str, ...] = ()  # several servers (`--host` more than once): pages are spread over them
     workers: int = 1  # pages drafted at once, per server
+    backend: str = _CLIENT.backend  # ollama | openai: the API the chat server(s) speak
+    embed_host: str | None = None  # a separate embedding server (None: the chat server)
+    embed_backend: str | None = None  # its API (None: `backend`)
+    api_key_env: str | None = None  # the name of the variable holding the API key, never the key
     timeout: float = _CLIENT.timeout_s
     retries: int = _CLIENT.retries
     backoff: float = _CLIENT.backoff_s
@@ -66,12 +71,13 @@ class DraftSettings:
             raise InputError(f"think must be auto, on or off, got {self.think!r}")
         if not 0 < self.dedupe_cosine <= 1:
             raise InputError(f"dedupe-cosine must be in (0, 1], got {self.dedupe_cosine}")
+        self.client()  # its own checks (timeouts, backend names), before any work
 
     def to_dict(self) -> dict:
         return asdict(self) | {"pages": list(self.pages), "hosts": list(self.hosts)}
 
     def servers(self) -> tuple[str | None, ...]:
-        """The Ollama servers, in order: `hosts`, else the one `host`."""
+        """The model servers, in order: `hosts`, else the one `host`."""
         return self.hosts or (self.host,)
 
     def chunking(self) -> ChunkSettings:
@@ -82,7 +88,8 @@ class DraftSettings:
 
     def client(self) -> ClientSettings:
         return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
-                              backoff_s=self.backoff)
+                              backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
+                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
 
     def chat(self) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]

@@ -18,10 +18,11 @@ import numpy as np
 
 from chatbot.answer import PromptTemplate
 from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.bot import OllamaGenerator
+from chatbot.backends import connect
+from chatbot.bot import ServerGenerator
 from chatbot.chunking import Chunk, chunk_pages
 from chatbot.index import EmbeddingCache, Hit, Index
-from chatbot.ollama_client import OllamaClient, ServerInfo, preflight
+from chatbot.model_server import ModelServer, ServerInfo, preflight
 from chatbot.retrievers import choose
 
 from ..evaluate import prepare
@@ -43,7 +44,7 @@ def dry_run(plan: SweepPlan) -> DryRun:
     """Count the sweep's distinct embedding and chat calls and the cached ones (see the module docstring)."""
     embed_keys, chat_keys, unknown, skipped = [], [], 0, []
     # one client per (server, chat model, embedding model): the preflight asks it, the cell's generator holds it
-    servers: dict[tuple[str | None, str, str], tuple[OllamaClient, ServerInfo]] = {}
+    servers: dict[tuple, tuple[ModelServer, ServerInfo, ServerInfo]] = {}
     vectors: dict[str, EmbeddingCache] = {}
     for cell in plan.cells:
         s = cell.settings
@@ -51,15 +52,14 @@ def dry_run(plan: SweepPlan) -> DryRun:
             if s.system != "offline":  # the offline baseline makes no model call at all
                 skipped.append(cell.label)
             continue
-        known = servers.get((s.servers()[0], s.chat_model, s.embed_model))
+        where_from = (s.client(), s.chat_model, s.embed_model)
+        known = servers.get(where_from)
         if known is None:
-            client = OllamaClient(s.client())
-            known = client, preflight(client, chat_model=s.chat_model, embed_model=s.embed_model, load=False)
-            servers[(s.servers()[0], s.chat_model, s.embed_model)] = known
-        client, server = known
+            servers[where_from] = known = _identify(s)
+        client, server, embed_server = known
         where = embedding_cache_dir(s.cache_dir)
         cache = vectors.setdefault(str(where), EmbeddingCache(where))
-        keys, chats, unknown_chats = _cell_calls(s, client, server, cache)
+        keys, chats, unknown_chats = _cell_calls(s, client, server, embed_server, cache)
         embed_keys.append(keys)
         chat_keys.append(chats)
         unknown += unknown_chats
@@ -80,12 +80,24 @@ def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
     return any(c.get(key) is not None for c in caches.values())
 
 
-def _cell_calls(s: RunSettings, client: OllamaClient, server: ServerInfo, cache: EmbeddingCache
-                ) -> tuple[list[str], list[str], int]:
+def _identify(s: RunSettings) -> tuple[ModelServer, ServerInfo, ServerInfo]:
+    """(chat client, chat server info, embedding server info) of a cell's settings; nothing is loaded."""
+    settings = s.client()
+    client = connect(settings)
+    if not settings.separate_embeddings:
+        server = preflight(client, chat_model=s.chat_model, embed_model=s.embed_model, load=False)
+        return client, server, server
+    embed_server = preflight(connect(settings.for_embeddings()), chat_model=None, embed_model=s.embed_model,
+                             load=False)
+    return client, preflight(client, chat_model=s.chat_model, embed_model=None, load=False), embed_server
+
+
+def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_server: ServerInfo,
+                cache: EmbeddingCache) -> tuple[list[str], list[str], int]:
     """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
     documents, cases = prepare(s)
     chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
-    embedding, digest = s.embedding(), server.models[s.embed_model].digest
+    embedding, digest = s.embedding(), embed_server.models[s.embed_model].digest
     doc_prefix, query_prefix = embedding.prefixes
     chunk_keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
     dense = s.retriever != "bm25"
@@ -99,7 +111,7 @@ def _cell_calls(s: RunSettings, client: OllamaClient, server: ServerInfo, cache:
                           lambda q: found[query_keys[q]])
     answering, template = s.answering(), PromptTemplate.load(s.prompt)
     info = server.models[s.chat_model]
-    generator = OllamaGenerator(client, s.chat_model, info.digest, info.capabilities)
+    generator = ServerGenerator.of(client, s.chat_model, info)
     answers = answer_cache_for(s.cache_dir)
     prompts = {c.question: template.render(c.question, retrieve(c.question, s.top_k)) for c in cases}
     keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering)  # the run's own keys

@@ -27,16 +27,17 @@ import numpy as np
 from chatbot import __version__
 from chatbot.answer import Generator, answer
 from chatbot.answer_cache import AnswerCache, CachingGenerator, KeyLocks
-from chatbot.bot import Chatbot, OllamaGenerator, OllamaRetriever, open_chatbot
+from chatbot.backends import connect, resolve_address
+from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root, embed_query
-from chatbot.ollama_client import ClientSettings, OllamaClient, resolve_host
+from chatbot.model_server import ClientSettings, ModelServer
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 from ..records import SystemAnswer
 from .interface import SystemContext, from_chatbot
 
-NAME = "pdf-rag-eval chatbot over Ollama"
+NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests; `_name` says which API it spoke
 
 
 def embedding_cache_dir(cache_dir: str | None) -> Path:
@@ -54,7 +55,7 @@ class CachedQueryRetriever:
     and text, like chunk vectors) and are embedded at most once per process, even when repeats of one question
     run at the same time."""
 
-    def __init__(self, client: OllamaClient, index: Index, embedding: EmbedSettings, cache: EmbeddingCache):
+    def __init__(self, client: ModelServer, index: Index, embedding: EmbedSettings, cache: EmbeddingCache):
         self.client, self.index, self.embedding, self.cache = client, index, embedding, cache
         self.digest = index.manifest["embedding"]["digest"]
 
@@ -75,16 +76,16 @@ _GATES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
 _GATES_GUARD = threading.Lock()
 
 
-_CLIENTS: dict[ClientSettings, OllamaClient] = {}
+_CLIENTS: dict[ClientSettings, ModelServer] = {}
 
 
-def _client(host: str | None, settings: ClientSettings) -> OllamaClient:
+def _client(host: str | None, settings: ClientSettings) -> ModelServer:
     """One client per server and client settings in this process: making one costs ~40 ms (its TLS context),
     which a sweep would otherwise pay per cell and server."""
-    key = dataclasses.replace(settings, host=resolve_host(host))
+    key = dataclasses.replace(settings, host=resolve_address(host, settings.backend))
     with _GATES_GUARD:
         if key not in _CLIENTS:
-            _CLIENTS[key] = OllamaClient(key)
+            _CLIENTS[key] = connect(key)
         return _CLIENTS[key]
 
 
@@ -101,7 +102,7 @@ class ChatbotSystem:
     pool: HostPool  # the servers that answer cases, each with `workers` slots
     pool_info: PoolInfo | None = None  # set when several servers were preflighted together
     answers: AnswerCache | None = None
-    _lanes: dict[str, tuple[Retriever, OllamaGenerator]] = field(default_factory=dict)
+    _lanes: dict[str, tuple[Retriever, ServerGenerator]] = field(default_factory=dict)
 
     @classmethod
     def open(cls, ctx: SystemContext) -> ChatbotSystem:
@@ -110,7 +111,8 @@ class ChatbotSystem:
         servers = s.servers()
         if len(servers) > 1:  # refuse different builds on any server before loading or embedding anything
             pool = HostPool([_client(h, s.client()) for h in servers], slots=s.workers)
-            info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model)
+            embeds_here = not s.client().separate_embeddings  # else the embedding server is preflighted on its own
+            info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model if embeds_here else None)
         with _OPENING:
             bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(),
                                chunking=s.chunking(),
@@ -125,30 +127,33 @@ class ChatbotSystem:
         return system
 
     def _bind_lanes(self) -> None:
-        """One retriever and generator per server: same index, models and settings, that server's client."""
+        """One retriever and generator per server: same index, models and settings, that server's client. With a
+        separate embedding server, every lane embeds its questions there."""
         bot, s = self.bot, self.settings
         lexical = _lexical_of(bot.retriever)
         vectors = EmbeddingCache(embedding_cache_dir(s.cache_dir))
         for client in self.pool.clients:
-            dense: Retriever = (CachedQueryRetriever(client, bot.index, s.embedding(), vectors)
-                                if self.answers else OllamaRetriever(client, bot.index, s.embedding()))
+            embedder = bot.embed_client or client
+            dense: Retriever = (CachedQueryRetriever(embedder, bot.index, s.embedding(), vectors)
+                                if self.answers else ServerRetriever(embedder, bot.index, s.embedding()))
             retriever = (dense if lexical is None else lexical if s.retriever == "bm25"
                          else HybridRetriever(dense, lexical))
             gen = bot.generator
-            assert isinstance(gen, OllamaGenerator)  # open_chatbot always builds one
-            generator = OllamaGenerator(client, gen.model, gen.digest, gen.capabilities)
-            self._lanes[client.host] = (retriever, generator)
+            assert isinstance(gen, ServerGenerator)  # open_chatbot always builds one
+            self._lanes[client.host] = (retriever, gen.with_client(client))
 
     @property
     def chunk_count(self) -> int:
         return len(self.bot.index.chunks)
 
     def describe(self) -> dict[str, Any]:
-        out = {"name": "chatbot", "system": NAME, "version": __version__,
+        out = {"name": "chatbot", "system": _name(self.bot.server.backend), "version": __version__,
                "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
-               "ollama": self.bot.server.to_dict(), "index": self.bot.index.manifest,
+               _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
                "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())}
+        if self.bot.embed_server is not None:
+            out["embed_server"] = self.bot.embed_server.to_dict()
         if self.pool_info is not None:
             out["servers"] = [{"host": h, "slots": n} | info.to_dict()
                               for h, n, info in zip(self.pool.hosts, self.pool.slots, self.pool_info.servers)]
@@ -159,7 +164,7 @@ class ChatbotSystem:
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         return self.answer_with(question, case_id=case_id, repeat=0, client=self.pool.clients[0])
 
-    def answer_with(self, question: str, *, case_id: str, repeat: int, client: OllamaClient) -> SystemAnswer:
+    def answer_with(self, question: str, *, case_id: str, repeat: int, client: ModelServer) -> SystemAnswer:
         """Answer through `client`'s server; with the answer cache, the reply for this repeat index is reused."""
         retriever, ollama = self._lanes[client.host]
         generator: Generator = ollama
@@ -167,6 +172,16 @@ class ChatbotSystem:
             generator = CachingGenerator(ollama, self.answers, repeat)
         with _gate(client.host, self.settings.workers):
             return from_chatbot(answer(question, retriever, generator, self.bot.settings, self.bot.template))
+
+
+def _name(backend: str) -> str:
+    return NAME if backend == "ollama" else "pdf-rag-eval chatbot over an OpenAI-compatible server"
+
+
+def _server_key(backend: str) -> str:
+    """The manifest key of the chat server's description: `ollama` as always for Ollama, `model_server` for an
+    OpenAI-compatible server (its section says `identity by name only`)."""
+    return "ollama" if backend == "ollama" else "model_server"
 
 
 def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from chatbot.answer import Answer
 from chatbot.errors import RagError
 from chatbot.hosts import HostPool
-from chatbot.ollama_client import OllamaClient
+from chatbot.model_server import ModelServer
 from chatbot.pdfs import Document
 
 from ..records import Citation, Passage, SystemAnswer, SystemReply, field_problem
@@ -35,7 +35,7 @@ class PooledSystem(System, Protocol):
 
     pool: HostPool
 
-    def answer_with(self, question: str, *, case_id: str, repeat: int, client: OllamaClient) -> SystemAnswer: ...
+    def answer_with(self, question: str, *, case_id: str, repeat: int, client: ModelServer) -> SystemAnswer: ...
 
 
 class SystemDown(RagError):

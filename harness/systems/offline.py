@@ -16,7 +16,7 @@ from chatbot.answer import AnswerSettings, PromptTemplate, answer
 from chatbot.chunking import chunk_pages
 from chatbot.index import Hit
 from chatbot.lexical import LexicalIndex, tokenize
-from chatbot.ollama_client import ChatReply
+from chatbot.model_server import ChatReply
 from chatbot.retrievers import LexicalRetriever
 from chatbot.text import split_sentences
 

@@ -80,7 +80,8 @@ def draft_rule(body: dict) -> dict:
         return {"answer": PARAMETRIC.get(question, "I do not know.")}
     if "does\nnot mention" in content or "does not mention" in content:
         return UNANSWERABLE[_title(content)]
-    limit = body["format"]["properties"]["drafts"]["maxItems"]  # as a schema-constrained model would
+    # as a schema-constrained model would; a request without the drafts schema (a warm-up) gets none
+    limit = ((body.get("format") or {}).get("properties") or {}).get("drafts", {}).get("maxItems", 0)
     return {"drafts": SCRIPT.get(_title(content), [])[:limit]}
 
 
