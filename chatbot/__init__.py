@@ -6,7 +6,7 @@ from .answer import ANSWER_SCHEMA, NO_ANSWER, Answer, AnswerSettings, PromptTemp
 from .backends import connect
 from .bot import Chatbot, open_chatbot
 from .chunking import Chunk, ChunkSettings, chunk_pages
-from .citations import Citation, validate_citation
+from .citations import CheckedCitation, validate_citation
 from .errors import RagError
 from .index import EmbedSettings, Hit, Index, build_index
 from .model_server import ClientSettings, ModelServer, preflight
@@ -16,7 +16,7 @@ from .pdfs import Document, Page, read_documents
 from .text import normalize
 
 __all__ = [
-    "ANSWER_SCHEMA", "NO_ANSWER", "Answer", "AnswerSettings", "Chatbot", "Chunk", "ChunkSettings", "Citation",
+    "ANSWER_SCHEMA", "NO_ANSWER", "Answer", "AnswerSettings", "Chatbot", "CheckedCitation", "Chunk", "ChunkSettings",
     "ClientSettings", "Document", "EmbedSettings", "Hit", "Index", "ModelServer", "OllamaClient", "OpenAIClient",
     "Page", "PromptTemplate", "RagError", "__version__", "answer", "build_index", "chunk_pages", "connect",
     "normalize", "open_chatbot", "preflight",

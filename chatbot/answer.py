@@ -12,7 +12,7 @@ from typing import Protocol, TypedDict
 
 import jsonschema
 
-from .citations import Citation, validate_citation
+from .citations import CheckedCitation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
 from .index import Hit
 from .model_server import ChatReply
@@ -94,7 +94,7 @@ class Answer:
     status: str
     text: str
     model_answer: str
-    citations: tuple[Citation, ...]
+    citations: tuple[CheckedCitation, ...]
     hits: tuple[Hit, ...]
     raw: str
     reasons: tuple[str, ...] = ()
@@ -185,7 +185,7 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
     thinking_chars = len(reply.thinking) + len(leaked)
     withheld = settings.no_answer_message
 
-    def judged(status: str, text: str, model_answer: str, citations: tuple[Citation, ...],
+    def judged(status: str, text: str, model_answer: str, citations: tuple[CheckedCitation, ...],
                reasons: tuple[str, ...] = ()) -> Answer:
         return Answer(status=status, text=text, model_answer=model_answer, citations=citations, reasons=reasons,
                       hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,

@@ -10,8 +10,9 @@ from .text import fold
 
 
 @dataclass(frozen=True)
-class Citation:
-    """One citation as the model gave it, and our verdict. `reason` is None exactly when `valid`."""
+class CheckedCitation:
+    """One citation as the model gave it, and our verdict on it. `reason` is None exactly when `valid`. (The
+    harness's `Citation` is a system's claimed citation before any verdict.)"""
 
     source_id: str
     quote: str
@@ -22,12 +23,12 @@ class Citation:
         return asdict(self)
 
 
-def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> Citation:
+def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> CheckedCitation:
     """Check one citation against the retrieved passages (see `check_quote`)."""
     return check_quote(source_id, quote, {hit.chunk.source_id: hit.chunk.text for hit in hits}, min_words=min_words)
 
 
-def check_quote(source_id: str, quote: str, passages: Mapping[str, str], *, min_words: int) -> Citation:
+def check_quote(source_id: str, quote: str, passages: Mapping[str, str], *, min_words: int) -> CheckedCitation:
     """Check one citation against the retrieved passages, given as source id -> text.
 
     Valid when: `source_id` names a retrieved passage, the quote has at least `min_words` words, and the quote
@@ -37,12 +38,12 @@ def check_quote(source_id: str, quote: str, passages: Mapping[str, str], *, min_
     needle = fold(quote)
     words = len(needle.split())
     if source_id not in folded:
-        return Citation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")
+        return CheckedCitation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")
     if words < min_words:
-        return Citation(source_id, quote, False, f"quote has {words} words; at least {min_words} required")
+        return CheckedCitation(source_id, quote, False, f"quote has {words} words; at least {min_words} required")
     if needle in folded[source_id]:
-        return Citation(source_id, quote, True)
+        return CheckedCitation(source_id, quote, True)
     elsewhere = [sid for sid, text in folded.items() if needle in text]
     if elsewhere:
-        return Citation(source_id, quote, False, f"quote is from {elsewhere[0]}, not from the cited {source_id}")
-    return Citation(source_id, quote, False, f"quote does not occur in {source_id}")
+        return CheckedCitation(source_id, quote, False, f"quote is from {elsewhere[0]}, not from the cited {source_id}")
+    return CheckedCitation(source_id, quote, False, f"quote does not occur in {source_id}")

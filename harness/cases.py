@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator, Sequence
-
-import jsonschema
 
 from chatbot.chunking import Chunk
-from chatbot.errors import InputError
 from chatbot.pdfs import Document
 from chatbot.text import fold
+
+from .inputs import Problems, schema_lines
 
 DRAFTED_TAG = "drafted"  # cases written by `rag-eval draft cases`
 ORIGINS = ("hand-written", "drafted")
@@ -51,51 +47,6 @@ class Case:
                 "evidence": [{k: v for k, v in asdict(e).items() if v is not None} for e in self.evidence],
                 "facts": [list(f) if len(f) > 1 else f[0] for f in self.facts], "abstain": self.abstain,
                 "notes": self.notes, "tags": list(self.tags)}
-
-
-@dataclass
-class Problems:
-    """Every problem found in one input file, reported together."""
-
-    path: str
-    items: list[str] = field(default_factory=list)
-
-    def add(self, line: int, message: str) -> None:
-        self.items.append(f"{self.path}:{line}: {message}")
-
-    def raise_if_any(self, what: str) -> None:
-        if self.items:
-            raise InputError(f"{len(self.items)} problem(s) in {what}; fix them and run again:\n  "
-                             + "\n  ".join(self.items))
-
-
-def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
-             what: str) -> tuple[csv.DictReader, Problems]:
-    """A CSV file exported for people to fill in, opened for reading, and the Problems to collect its line
-    problems in. A missing file or a header without a required column is reported at once, naming `what`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
-    problems = Problems(str(path))
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in required if c not in (reader.fieldnames or [])]
-    if missing:
-        problems.add(1, f"header: missing column(s) {', '.join(missing)}; expected {','.join(columns)}")
-        problems.raise_if_any(what)
-    return reader, problems
-
-
-def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for each non-blank line; a line that is not JSON becomes a problem."""
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            yield number, json.loads(line)
-        except ValueError as exc:
-            problems.add(number, f"not valid JSON ({exc})")
 
 
 def case_schema() -> dict:
@@ -135,32 +86,6 @@ def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: Problems
                                         "--chunk-overlap / --chunk-size")
 
 
-def schema_lines(path: Path, schema: dict, problems: Problems, *, what: str, record: str,
-                 id_field: str) -> Iterator[tuple[int, dict]]:
-    """(line number, object) for every line of a JSONL file that meets `schema`; a line that does not is a
-    problem naming the field at fault (or `record`), and an `id_field` seen on an earlier line is a problem too.
-    Used for the cases and drafts files."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the {what} ({exc.strerror})") from exc
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason}); save it as UTF-8") from exc
-    validator = jsonschema.Draft202012Validator(schema)
-    seen: dict[str, int] = {}
-    for number, data in json_lines(lines, problems):
-        errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-        for err in map(_deepest, errors):
-            problems.add(number, f"{'/'.join(str(p) for p in err.absolute_path) or record}: {err.message}")
-        if errors:
-            continue
-        key = data[id_field]
-        if key in seen:
-            problems.add(number, f"{id_field}: duplicate {id_field} {key!r} (first on line {seen[key]})")
-        seen.setdefault(key, number)
-        yield number, data
-
-
 def _parse(path: Path, problems: Problems) -> list[Case]:
     cases: list[Case] = []
     for number, data in schema_lines(path, case_schema(), problems, what="cases file", record="case",
@@ -177,15 +102,6 @@ def _parse(path: Path, problems: Problems) -> list[Case]:
     if not cases and not problems.items:
         problems.add(1, "no cases in the file")
     return cases
-
-
-def _deepest(error: jsonschema.ValidationError) -> jsonschema.ValidationError:
-    """For "not valid under any of the given schemas", the part that failed, so the message names the field
-    (an evidence object with a bad source_id, rather than "not a string either")."""
-    while error.context:
-        error = jsonschema.exceptions.best_match([e for e in error.context if e.validator != "type"]
-                                                 or error.context)
-    return error
 
 
 def _case(data: dict, line: int) -> Case:

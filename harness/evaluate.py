@@ -11,16 +11,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from chatbot import __version__
 from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
-from chatbot.errors import InputError, ModelMissing, RagError, ServerBusy, ServerUnreachable
+from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
 from chatbot.pdfs import Document, read_documents
 
 from .cases import Case, load_checked_cases
+from .errors import RunStopped, SystemDown
 from .lock import RunLock
 from .metrics import metric_names
-from .records import Manifest, Row, Summary, SystemAnswer
+from .records import (
+    CollectionRecord,
+    Manifest,
+    Row,
+    RunSettingsRecord,
+    Summary,
+    SystemAnswer,
+    SystemRecord,
+    field_problem,
+)
 from .review.store import apply_reviews, load_reviews
 from .rows import Judging, build_row, fold_pages
 from .runs import (
@@ -32,14 +44,14 @@ from .runs import (
     new_run_dir,
     read_manifest,
     read_rows,
-    summarize,
     utc_now,
     write_json,
     write_rows,
 )
 from .saved.replay import write_replay
 from .settings import RunSettings
-from .systems import PooledSystem, System, SystemContext, SystemDown, is_builtin, load_system, to_answer
+from .summary import summarize
+from .systems import PooledSystem, System, SystemContext, load_system, to_answer, traits_for, traits_of
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -56,13 +68,13 @@ class RunResult:
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
             documents: list[Document] | None = None) -> tuple[list[Document], list[Case]]:
     """Read the documents (unless given, already read from `settings.docs`) and cases, and check every label
-    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to the
-    built-in systems only (it is about our chunker)."""
+    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to
+    systems whose chunks are our chunker's (`label_checks_chunks`)."""
     if documents is None:
         documents = read_documents(settings.docs,
                                    (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
-              if is_builtin(settings.system) else None)
+              if traits_for(settings.system).label_checks_chunks else None)
     return documents, load_checked_cases(settings.cases, documents, chunks)
 
 
@@ -90,7 +102,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         carried = _carried_rows(Path(rerun_of), fresh) if rerun_of is not None else []
         done |= {row.key for row in carried}
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
-        description = system.describe()
+        description = _described(system, settings.system)
         if resume is None:
             target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
             stack.enter_context(RunLock(target))
@@ -99,9 +111,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             if rerun_of is not None:
                 manifest = manifest.model_copy(update={"rerun_of": {"run": str(rerun_of), "carried": len(carried)}})
                 write_rows(target, carried)
-        elif _digests(manifest.system) != _digests(description):
-            raise InputError(f"{target}: cannot resume, the model digests changed: {_digests(manifest.system)} "
-                             f"-> {_digests(description)}")
+        elif manifest.system.digests() != description.digests():
+            raise InputError(f"{target}: cannot resume, the model digests changed: {manifest.system.digests()} "
+                             f"-> {description.digests()}")
         return _answer_into(target, manifest, system, cases, done, reviews, settings, documents, progress)
 
 
@@ -132,7 +144,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
     rows = read_rows(run_dir)
-    summary = summarize(rows, manifest.metrics, manifest.collection)
+    summary = summarize(rows, manifest.metrics, manifest.collection.to_json())
     write_json(run_dir / SUMMARY, summary.to_json())
     write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
     manifest = manifest.model_copy(update={"status": "complete"})
@@ -155,22 +167,6 @@ def _write_quietly(path: Path, manifest: Manifest) -> None:
         write_json(path, manifest.to_json())
     except OSError:
         pass
-
-
-def stop_code(cause: BaseException) -> int:
-    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C, else the cause's own (1 if none)."""
-    return 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
-
-
-class RunStopped(RagError):
-    """The run ended early (server gone, Ctrl-C, a bug); its directory holds whole rows and can be resumed."""
-
-    def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
-        self.run_dir, self.cause = run_dir, cause
-        self.exit_code = stop_code(cause)
-        what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
-        super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
-                         f"  rag-eval run --resume {run_dir}  (with the same settings)")
 
 
 # Settings that may change between an interrupted run and its resumption: they do not change any row.
@@ -211,8 +207,9 @@ def _carried_rows(source: Path, fresh: Manifest) -> list[Row]:
 def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
-    changes = [f"settings.{k}: {saved.settings.get(k)!r} -> {v!r}" for k, v in fresh.settings.items()
-               if k not in _FREE_TO_CHANGE and saved.settings.get(k) != v]
+    before, now = saved.settings.to_json(), fresh.settings.to_json()
+    changes = [f"settings.{k}: {before.get(k)!r} -> {v!r}" for k, v in now.items()
+               if k not in _FREE_TO_CHANGE and before.get(k) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
@@ -224,11 +221,13 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
     return _manifest(settings, documents, argv)
 
 
-def _digests(description: dict[str, Any]) -> dict:
-    """The models' digests (OpenAI-compatible servers: of their name identity) on the chat and embedding servers."""
-    chat = description.get("ollama") or description.get("model_server") or {}
-    sections = (chat, description.get("embed_server") or {})
-    return {name: info.get("digest") for section in sections for name, info in (section.get("models") or {}).items()}
+def _described(system: System, spec: str) -> SystemRecord:
+    """The system's `describe()` as the manifest's system section; a description of the wrong shape is named."""
+    try:
+        return SystemRecord.model_validate(system.describe())
+    except ValidationError as exc:
+        raise InputError(f"--system {spec!r}: describe() must return a dict whose name, system and warnings are "
+                         f"text ({field_problem(exc)})") from exc
 
 
 def _drop_partial_line(path: Path) -> None:
@@ -245,7 +244,7 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
     """Yield rows in job order. A system with a host pool (the chatbot) spreads the jobs over its servers'
     worker slots and each row records the server that answered it; any other system runs `workers` jobs at once.
     A row is yielded when it and all rows before it are done."""
-    timed = not is_builtin(settings.system) and not settings.system.startswith(("http://", "https://"))
+    timed = traits_of(system).timed_by_harness
 
     def one(job: tuple[Case, int], client: Any = None) -> Row:
         case, repeat = job
@@ -298,21 +297,21 @@ def _page_texts(documents: list[Document]) -> dict[str, str]:
     return {p.source_id: p.text for d in documents for p in d.pages}
 
 
-def _collection(documents: list[Document], system: System) -> dict:
-    return {"documents": len(documents), "pages": sum(len(d.pages) for d in documents),
-            "chunks": getattr(system, "chunk_count", None),
-            "empty_pages": {d.doc_id: list(d.empty_pages) for d in documents if d.empty_pages}}
+def _collection(documents: list[Document], system: System) -> CollectionRecord:
+    return CollectionRecord(documents=len(documents), pages=sum(len(d.pages) for d in documents),
+                            chunks=getattr(system, "chunk_count", None),
+                            empty_pages={d.doc_id: tuple(d.empty_pages) for d in documents if d.empty_pages})
 
 
 def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
     """Everything but the system's description, which needs the system (added by the caller)."""
     extra: dict[str, Any] = {}
-    if is_builtin(settings.system):  # checked on resume before the index build
+    if traits_for(settings.system).uses_prompt_template:  # checked on resume before the index build
         template = PromptTemplate.load(settings.prompt)
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(
         run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
-        settings=settings.to_dict(), metrics=metric_names(settings.k),
+        settings=RunSettingsRecord.model_validate(settings.to_dict()), metrics=metric_names(settings.k),
         inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
         **extra)

@@ -14,13 +14,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
-from chatbot.errors import RagError
+from .errors import RunLocked
 
 LOCK = ".lock"
-
-
-class RunLocked(RagError):
-    """Another process holds the run directory."""
 
 
 class RunLock:

@@ -203,43 +203,55 @@ def claims_supported(o: Observation, k: int | None = None) -> float | None:
 
 @dataclass(frozen=True)
 class MetricSpec:
-    """A registered metric family. `at_k` families get one metric per k, named `<family>@<k>`; `label` is the
-    printed name of the tutorial's checks."""
+    """A registered metric family and every fact about it. `at_k` families get one metric per k, named
+    `<family>@<k>`; `label` is the printed name of the tutorial's checks (empty for the others); `aliases` are other
+    names a user may give for it (`parse_metric` accepts them); `higher_is_better` says which way is better (for
+    comparisons and leaderboards); `is_retrieval` marks metrics of the retrieved passages alone (printed beside the
+    collection size); `feeds_passed`: `passed` needs it to be 1.0 whenever it applies."""
 
     family: str
     at_k: bool
     description: str
     fn: Callable[[Observation, int], float | None]
     label: str = ""
+    aliases: tuple[str, ...] = ()
+    higher_is_better: bool = True
+    is_retrieval: bool = False
+    feeds_passed: bool = False
 
-
-# `passed` reads these: every one that applies must be 1.0.
-PASS_CHECKS = ("retrieval_recall", "citation_precision", "claim_support", "key_point_coverage", "abstention",
-               "quote_valid")
 
 REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
-    MetricSpec("hit", True, "any relevant passage in the top k (null without evidence)", hit_at_k),
-    MetricSpec("recall", True, "share of evidence items covered by the top k (null without evidence)", recall_at_k),
+    MetricSpec("hit", True, "any relevant passage in the top k (null without evidence)", hit_at_k,
+               is_retrieval=True),
+    MetricSpec("recall", True, "share of evidence items covered by the top k (null without evidence)", recall_at_k,
+               is_retrieval=True),
     MetricSpec("rr", False, "reciprocal rank of the first relevant passage among all retrieved (null without "
-                            "evidence)", reciprocal_rank),
+                            "evidence)", reciprocal_rank, aliases=("mrr",), is_retrieval=True),
     MetricSpec("facts", False, "share of labelled facts found in the answer (null when none or abstain)", facts),
-    MetricSpec("behaviour", False, "answered when it should, abstained when it should", behaviour),
+    MetricSpec("behaviour", False, "answered when it should, abstained when it should", behaviour,
+               aliases=("behavior",)),
     MetricSpec("quote_valid", False, "every citation passed quote validation (null without citations)",
-               quote_valid),
+               quote_valid, feeds_passed=True),
     MetricSpec("claims_supported", False, "share of reviewed claims supported (null until reviewed)",
                claims_supported),
     MetricSpec("retrieval_recall", False, "share of evidence items among all retrieved passages (null without "
-                                          "evidence)", retrieval_recall, "retrieval recall"),
+                                          "evidence)", retrieval_recall, "retrieval recall", is_retrieval=True,
+               feeds_passed=True),
     MetricSpec("citation_precision", False, "share of cited pages both retrieved and expected (no citation: 1 "
-                                            "if it should abstain)", citation_precision, "citation precision"),
+                                            "if it should abstain)", citation_precision, "citation precision",
+               feeds_passed=True),
     MetricSpec("claim_support", False, "share of reviewed claims supported; answered with none annotated: 0 "
-                                       "(null until reviewed)", claim_support, "claim support"),
+                                       "(null until reviewed)", claim_support, "claim support", feeds_passed=True),
     MetricSpec("key_point_coverage", False, "share of facts found in the answer (null without facts)",
-               key_point_coverage, "key-point coverage"),
+               key_point_coverage, "key-point coverage", feeds_passed=True),
     MetricSpec("abstention", False, "the abstain decision was right (same rule as behaviour)", behaviour,
-               "abstention"),
+               "abstention", feeds_passed=True),
 )}
-TUTORIAL_CHECKS = ("retrieval_recall", "citation_precision", "claim_support", "key_point_coverage", "abstention")
+# Derived from the registry, never kept beside it: the tutorial's five checks (those with a printed label), in
+# registry order, and the checks `passed` reads.
+TUTORIAL_CHECKS = tuple(name for name, spec in REGISTRY.items() if spec.label)
+PASS_CHECKS = tuple(name for name, spec in REGISTRY.items() if spec.feeds_passed)
+_ALIASES = {alias: spec.family for spec in REGISTRY.values() for alias in spec.aliases}
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:
@@ -261,7 +273,15 @@ def describe(name: str) -> str:
 
 
 def is_retrieval(name: str) -> bool:
-    return family(name) in ("hit", "recall", "rr", "retrieval_recall")
+    spec = REGISTRY.get(family(name))
+    return spec is not None and spec.is_retrieval
+
+
+def higher_is_better(name: str) -> bool:
+    """Which way is better for metric `name`; `passed` and names the registry does not know (a run written by an
+    older version) are higher-is-better, as every metric has always been."""
+    spec = REGISTRY.get(family(name))
+    return spec is None or spec.higher_is_better
 
 
 def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
@@ -278,7 +298,41 @@ def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
 
 
 def parse_metric(name: str, ks: Sequence[int] = DEFAULT_KS) -> str:
-    """Check a metric name given by a user; the error lists the valid ones."""
+    """Check a metric name given by a user and return its registered name (an alias stands for its metric:
+    `mrr` for `rr`, `behavior` for `behaviour`); the error lists the valid ones."""
+    head, sep, k = name.partition("@")
+    name = _ALIASES.get(head, head) + sep + k
     if name not in metric_names(ks):
         raise ValueError(f"unknown metric {name!r}; choose one of: {', '.join(metric_names(ks))}")
     return name
+
+
+# ---------------------------------------------------------------- the metric table of the docs
+
+
+def markdown_page() -> str:
+    """docs/metrics.md: the metric table, generated from the registry (`python -m harness.metrics --markdown`)."""
+    yes = {True: "yes", False: ""}
+    lines = ["# Metrics", "", "Generated from the registry in `harness/metrics.py` by "
+             "`python -m harness.metrics --markdown`; do not edit by hand (a test keeps this file equal to it).", "",
+             "Every metric is a pure function of one case's labels and what the system returned: a value in [0, 1], "
+             "or `null` when it does not apply to the case. `@k` metrics exist once per `--k` value.", "",
+             "| name | definition | retrieval | feeds `passed` | higher is better | also accepted as |",
+             "|---|---|---|---|---|---|"]
+    for spec in REGISTRY.values():
+        name = f"{spec.family}@k" if spec.at_k else spec.family
+        aliases = ", ".join(f"`{a}`" for a in spec.aliases)
+        lines.append(f"| `{name}` | {spec.description} | {yes[spec.is_retrieval]} | {yes[spec.feeds_passed]} | "
+                     f"{yes[spec.higher_is_better]} | {aliases} |")
+    lines.append(f"| `passed` | {describe('passed')}: the tutorial's \"passes\" column | | | yes | |")
+    lines += ["", "The tutorial's five checks, printed by `rag-eval score`: "
+              + ", ".join(f"`{n}` ({REGISTRY[n].label})" for n in TUTORIAL_CHECKS) + "."]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] != ["--markdown"]:
+        sys.exit("usage: python -m harness.metrics --markdown")
+    sys.stdout.write(markdown_page())

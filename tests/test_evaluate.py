@@ -8,7 +8,8 @@ import pytest
 
 from chatbot.errors import InputError, ModelMissing, ServerUnreachable
 from harness.cli import main as rag_eval
-from harness.evaluate import RunStopped, run_evaluation
+from harness.errors import RunStopped
+from harness.evaluate import run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings

@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from chatbot.errors import InputError
-from harness.records import Row, SystemReply, field_problem, published_schemas
+from harness.records import Manifest, Row, SystemReply, field_problem, published_schemas
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows, write_rows
 from tests.conftest import REPO
@@ -94,3 +94,52 @@ def test_in_bulk_pauses_the_cyclic_collector_and_restores_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# A manifest as a run written before the sections were typed: a plug-in's own keys, a resumed run's extras.
+_OLD_MANIFEST = {
+    "run_id": "20260101T000000Z-old", "status": "complete", "started_at": "2026-01-01T00:00:00+00:00",
+    "ended_at": None, "package_version": "0.1.0", "git_commit": None, "command": ["rag-eval", "run"],
+    "settings": {"docs": "sample_docs", "k": [1, 3], "top_k": 4, "label": "old", "system": "my.rag:make",
+                 "chunk_size": 800, "hosts": [], "answer_cache": False, "a_setting_added_later": 7},
+    "system": {"name": "my rag", "version": 3, "index": {"chunks": 12},
+               "ollama": {"models": {"qwen3:4b": {"digest": "d1"}, "nomic-embed-text": {"digest": "d2"}}}},
+    "collection": {"documents": 2, "pages": 9, "chunks": None, "empty_pages": {"scan.pdf": [2]}},
+    "inputs": {"cases": {"path": "c.jsonl", "sha256": "0" * 64}}, "metrics": ["hit@1", "hit@3", "passed"],
+    "resumed_at": ["2026-01-01T00:01:00+00:00"]}
+
+
+def test_an_old_manifest_loads_into_typed_sections_and_writes_back_the_same_json(tmp_path):
+    (tmp_path / "manifest.json").write_text(json.dumps(_OLD_MANIFEST), encoding="utf-8")
+    manifest = read_manifest(tmp_path)
+    assert manifest.to_json() == _OLD_MANIFEST  # no key added, none lost: plug-in keys and extras kept
+    assert manifest.settings.label == "old" and manifest.settings.top_k == 4 and manifest.settings.k == (1, 3)
+    assert manifest.system.title == "my rag" and manifest.system.warnings == ()
+    assert manifest.system.digests() == {"qwen3:4b": "d1", "nomic-embed-text": "d2"}
+    assert manifest.collection.chunks is None and manifest.collection.empty_pages == {"scan.pdf": (2,)}
+    assert Manifest(run_id="").to_json()["system"] == {}  # a section nobody filled stays empty
+    odd = Manifest(run_id="", system={"ollama": {"models": ["qwen3"]}})  # a plug-in's own shape: no digests
+    assert odd.system.digests() == {}
+    assert Manifest(run_id="", system={"ollama": {"models": {"m": 1}}}).system.digests() == {"m": None}
+
+
+@pytest.mark.parametrize(("settings", "metrics", "ks"), [
+    ({"k": [2, 5]}, ["hit@1", "passed"], [2, 5]),  # the settings say so
+    ({"lexical_k": 2}, ["hit@1", "recall@1", "hit@2", "passed"], [1, 2]),  # none in settings: from hit@k names
+    ({}, ["facts", "passed"], [])])
+def test_manifest_ks_is_the_runs_k_values(settings, metrics, ks):
+    assert Manifest(run_id="r", settings=settings, metrics=metrics).ks == ks
+
+
+def test_a_manifest_section_of_the_wrong_shape_names_the_field(tmp_path):
+    bad = _OLD_MANIFEST | {"system": {"name": "x", "warnings": "not a list"}}
+    (tmp_path / "manifest.json").write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(InputError, match=r"manifest.json: not a run manifest \(system.warnings"):
+        read_manifest(tmp_path)
+
+
+def test_a_manifest_copy_with_a_section_given_as_a_dict_types_it():
+    manifest = Manifest(run_id="r", settings={"label": "a", "k": [1]})
+    copy = manifest.model_copy(update={"settings": {"label": "b"}, "system": {"name": "s"}, "started_at": "t"})
+    assert copy.settings.label == "b" and copy.system.title == "s" and copy.started_at == "t"
+    assert copy.to_json()["settings"] == {"label": "b"} and manifest.settings.label == "a"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main as rag_eval
-from harness.evaluate import RunStopped, run_evaluation
+from harness.errors import RunStopped
+from harness.evaluate import run_evaluation
 from harness.runs import RowWriter, read_manifest, read_rows
 from harness.settings import RunSettings
 from tests.conftest import REPO, SAMPLE_DOCS, sample_cases

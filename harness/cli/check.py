@@ -8,6 +8,7 @@ from chatbot.cli import add_chunk_args
 
 from ..evaluate import prepare
 from ..settings import RunSettings, resolve
+from ..systems import traits_for
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,6 +31,6 @@ def run(args: argparse.Namespace) -> int:
     documents, cases = prepare(settings)
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
-           if settings.system in ("chatbot", "offline") else "")
+           if traits_for(settings.system).label_checks_chunks else "")
     print(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
     return 0

@@ -36,7 +36,6 @@ from ..review.store import (
     distinct_answers,
     read_reviews,
     reviews_path,
-    run_ks,
     sentence_split,
 )
 from ..runs import read_manifest, read_rows, utc_now
@@ -85,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json and not args.agreement:
         raise InputError("--json goes with --agreement")
     if args.agreement:
-        ks = run_ks(read_manifest(run_dir))
+        ks = read_manifest(run_dir).ks
         report = agreement_report([apply_reviews(r, book, ks) for r in rows], seed=args.seed,
                                   resamples=args.resamples)
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else render_agreement(report))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
@@ -14,8 +13,9 @@ from ..chart import fmt
 from ..evaluate import run_evaluation
 from ..metrics import describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
-from ..runs import MANIFEST, read_json
+from ..runs import read_manifest
 from ..settings import RunSettings, host_flags, resolve
+from ..systems import traits_for
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if args.resume and args.rerun_failed:
         raise InputError("--resume finishes a run, --rerun-failed starts a new one from a finished run: give one")
     source = args.resume or args.rerun_failed
-    saved = read_json(Path(source) / MANIFEST)["settings"] if source else None
+    saved = read_manifest(source).settings.to_json() if source else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
     bars: dict[str, ProgressBar] = {}
@@ -98,14 +98,14 @@ def run(args: argparse.Namespace) -> int:
                                 status=lambda message: print(message, file=sys.stderr, flush=True),
                                 rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
-        if settings.system == "chatbot":
+        if traits_for(settings.system).uses_model_servers:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
                             "instead; it is a different system)") from exc
         raise
     summary = result.summary
-    for warning in result.manifest.system.get("warnings", ()):
+    for warning in result.manifest.system.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for doc, pages in (result.manifest.collection.get("empty_pages") or {}).items():
+    for doc, pages in result.manifest.collection.empty_pages.items():
         print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     rerun = getattr(result.manifest, "rerun_of", None)
@@ -146,9 +146,9 @@ def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]
 def render_summary(summary: Summary, manifest: Manifest) -> str:
     """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
     c = summary.collection
-    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.get('top_k')}" if c.get("chunks")
+    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.top_k}" if c.get("chunks")
               else "chunks: the system's own")
-    lines = [f"system: {manifest.system.get('system', manifest.system.get('name', '?'))}",
+    lines = [f"system: {manifest.system.title}",
              f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
              f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
              "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]

@@ -82,7 +82,7 @@ def _heading(result: ScoreResult, source: str) -> str:
     lines = [f"score {source}: {means}"]
     lexical = [r.case_id for r in result.rows if r.warnings]
     if lexical:
-        lines.append(f"retrieved ids from the lexical retriever (top {result.manifest.settings['lexical_k']}): "
+        lines.append(f"retrieved ids from the lexical retriever (top {result.manifest.settings.lexical_k}): "
                      + ", ".join(lexical))
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.text import fold
 
-from ..cases import open_csv
+from ..inputs import open_csv
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
 from .verify import Limits, check_draft, is_deictic

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from chatbot.store import atomic_write_text
 
-from ..cases import Problems, schema_lines
+from ..inputs import Problems, schema_lines
 
 KINDS = ("answerable", "unanswerable", "error")
 STATUSES = ("pending", "accepted", "rejected", "edited")

@@ -13,7 +13,7 @@ from chatbot.index import EmbedSettings
 from chatbot.model_server import ClientSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
-from ..config import check_values, read_toml
+from ..inputs import check_values, read_toml
 from .prompting import ChatOptions
 from .verify import Limits
 

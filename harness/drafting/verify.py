@@ -107,7 +107,7 @@ def is_deictic(question: str) -> str | None:
     return match.group(0) if match else None
 
 
-def check_quote(quote: str, source_id: str, view: PageView, limits: Limits) -> tuple[list[Reason], tuple[str, ...]]:
+def check_quote(source_id: str, quote: str, view: PageView, limits: Limits) -> tuple[list[Reason], tuple[str, ...]]:
     """Reasons about the quote, and the pages it occurs on (source page first) when it is on the source page."""
     needle = fold(quote)
     if not needle:
@@ -176,7 +176,7 @@ def check_question(question: str, quote: str, page_language: str, limits: Limits
 def check_draft(question: str, quote: str, facts: Sequence[str], source_id: str, view: PageView,
                 limits: Limits = Limits()) -> Checked:
     """Every deterministic check of an answerable draft (dedupe, round trip and parametric come later)."""
-    quote_reasons, evidence = check_quote(quote, source_id, view, limits)
+    quote_reasons, evidence = check_quote(source_id, quote, view, limits)
     language = view.languages.get(source_id) or guess(view.pages.get(source_id, ""))
     q_reasons, tags, overlap, run, languages = check_question(question, quote, language, limits)
     reasons = quote_reasons + check_facts(facts, quote, question, limits) + q_reasons

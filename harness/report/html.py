@@ -16,8 +16,9 @@ from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..metrics import Retrieved, family, first_rank
 from ..records import Row, Summary
-from ..runs import LoadedRun, summarize
+from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
+from ..summary import summarize
 from .agreement import agreement_section
 from .funnel import stage
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
@@ -72,7 +73,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
     `rag-eval compare VS RUN`."""
     runs = [vs, run] if vs is not None else [run]
-    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection) for r in runs]
+    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json()) for r in runs]
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
@@ -99,15 +100,19 @@ def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
         m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
-        settings = m.get("settings", {})
-        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(m.get('system', {}).get('system', '?'))}; "
+        settings = r.manifest.settings
+        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(r.manifest.system.system or '?')}; "
                      f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
-                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(settings.get('chunk_size', '?'))}, "
-                     f"top-k {_e(settings.get('top_k', '?'))}; human claim review: {review['reviewed']} "
+                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(_or_unknown(settings.chunk_size))}, "
+                     f"top-k {_e(_or_unknown(settings.top_k))}; human claim review: {review['reviewed']} "
                      f"reviewed, {review['pending']} pending"
                      + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
                         else "") + "</li>")
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _or_unknown(value: object) -> object:
+    return "?" if value is None else value
 
 
 def _diff_table(a: dict, b: dict) -> str:

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from ..chart import fmt
 from ..records import Row
-from ..runs import LoadedRun, summarize
+from ..runs import LoadedRun
+from ..summary import summarize
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",

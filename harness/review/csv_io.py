@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..cases import Problems, open_csv
+from ..inputs import Problems, open_csv
 from ..records import Row, Verdict
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
 from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split

@@ -25,10 +25,10 @@ from ..runs import (
     read_json,
     read_manifest,
     read_rows,
-    summarize,
     utc_now,
     write_json,
 )
+from ..summary import summarize
 
 __all__ = ["RescoreResult", "rescore_row", "rescore_run"]
 
@@ -56,10 +56,10 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     manifest, rows = read_manifest(source), read_rows(source)
     cases = {c.id: c for c in load_cases(cases_path)}
     _check(rows, cases, cases_path, manifest)
-    ks = list(manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")])
+    ks = manifest.ks
     new_rows = [rescore_row(r, cases[r.case_id], ks) for r in rows]
     target = new_run_dir(out if out is not None else source.parent,
-                         label or f"{manifest.settings.get('label') or 'run'}-rescored")
+                         label or f"{manifest.settings.label or 'run'}-rescored")
     new_manifest = manifest.model_copy(update={
         "run_id": target.name, "status": "incomplete", "started_at": utc_now(), "ended_at": None, "command": argv,
         "rescored_from": {"run_id": manifest.run_id or source.name, "path": str(source.resolve())},
@@ -73,7 +73,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     finally:
         writer.close()
     old = read_json(source / SUMMARY) if (source / SUMMARY).exists() else {}
-    summary = summarize(read_rows(target), manifest.metrics, manifest.collection,
+    summary = summarize(read_rows(target), manifest.metrics, manifest.collection.to_json(),
                         na_as_pass=old.get("na_as_pass", False))
     write_json(target / SUMMARY, summary.to_json())
     # A rescored copy of an interrupted run is just as incomplete as its source.

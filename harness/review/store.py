@@ -21,11 +21,12 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
-from ..cases import Problems, json_lines
+from ..inputs import Problems, json_lines
 from ..lock import RunLock, file_lock
-from ..records import Manifest, Row, Summary
+from ..records import Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, read_json, read_manifest, read_rows, summarize, write_json, write_rows
+from ..runs import SUMMARY, read_json, read_manifest, read_rows, write_json, write_rows
+from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
     VERDICTS,
@@ -41,7 +42,7 @@ from .book import (
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
-           "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_ks", "save_reviews",
+           "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "save_reviews",
            "sentence_split"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
@@ -150,11 +151,6 @@ def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: S
     return with_review(row, [s.to_record() for s in states], ks)
 
 
-def run_ks(manifest: Manifest) -> list[int]:
-    """The k values a run was scored at (from its settings, else from its hit@k metric names)."""
-    return manifest.settings.get("k") or [int(n.split("@")[1]) for n in manifest.metrics if n.startswith("hit@")]
-
-
 def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     """Rewrite a run's rows with `reviews` applied and its summary recomputed from them; returns the summary."""
     run_dir = Path(run_dir)
@@ -164,11 +160,11 @@ def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Revi
 
 def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     manifest = read_manifest(run_dir)
-    book, ks = as_book(reviews), run_ks(manifest)
+    book, ks = as_book(reviews), manifest.ks
     rows = [apply_reviews(r, book, ks) for r in read_rows(run_dir)]
     write_rows(run_dir, rows)
     old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
-    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection),
+    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection.to_json()),
                         na_as_pass=old.get("na_as_pass", False))
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary

@@ -44,8 +44,11 @@ def _frozen(value: Any) -> Any:
     return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
 
 
-class _Record:
-    """JSON round trip for the frozen records below: tuples are lists in JSON, unknown keys are ignored."""
+class _DataclassJson:
+    """JSON round trip for the frozen dataclasses below: tuples are lists in JSON, unknown keys are ignored.
+    Not a second record base: the harness's records derive from `records.base._Record` (pydantic); saved outputs stay
+    plain dataclasses because `rag-eval score` builds 100k of them (bench/bench_score.py) and they are
+    schema-checked as JSON before they are built."""
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}  # type: ignore[arg-type]
@@ -56,7 +59,7 @@ class _Record:
 
 
 @dataclass(frozen=True)
-class SavedChunk(_Record):
+class SavedChunk(_DataclassJson):
     """A passage that cases refer to by `chunk_id`; `topic` is a label for readers only."""
 
     chunk_id: str
@@ -65,7 +68,7 @@ class SavedChunk(_Record):
 
 
 @dataclass(frozen=True)
-class SavedCase(_Record):
+class SavedCase(_DataclassJson):
     """One labelled question with one answerer's saved output.
 
     `required_points` holds one tuple per point: its accepted alternative phrasings. `retrieved_chunk_ids` is
@@ -96,7 +99,7 @@ class SavedCase(_Record):
 
 
 @dataclass(frozen=True)
-class SavedClaim(_Record):
+class SavedClaim(_DataclassJson):
     """One reviewed claim of a case's answer; empty `support_chunk_ids` means unsupported."""
 
     case_id: str
@@ -109,7 +112,7 @@ class SavedClaim(_Record):
 
 
 @dataclass(frozen=True)
-class InputFile(_Record):
+class InputFile(_DataclassJson):
     """One file that was read: its role (cases, chunks, claims), path as given, layout and SHA-256 of its bytes."""
 
     role: str

@@ -20,7 +20,8 @@ from ..chart import svg_bars
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
 from ..rows import Judging, build_row
-from ..runs import MANIFEST, SUMMARY, new_run_dir, summarize, utc_now, write_json, write_rows
+from ..runs import MANIFEST, SUMMARY, new_run_dir, utc_now, write_json, write_rows
+from ..summary import summarize
 from .layout import SavedCase, SavedClaim, SavedOutputs, load_saved
 
 __all__ = ["CHECK_LABELS", "ScoreResult", "chart_bars", "score_outputs", "score_saved", "write_run"]
@@ -71,7 +72,7 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
                         system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
                         inputs={"saved": [f.to_json() for f in saved.files]}, metrics=metric_names(KS),
                         collection={"chunks": len(saved.chunks) or None})
-    summary = summarize(rows, metric_names(KS), manifest.collection, na_as_pass=na_as_pass)
+    summary = summarize(rows, metric_names(KS), manifest.collection.to_json(), na_as_pass=na_as_pass)
     return ScoreResult(tuple(rows), summary, manifest, warnings)
 
 

@@ -1,6 +1,6 @@
 """Paired comparison of two runs over the same cases: per-metric statistics, flips, and the manifest diff.
 
-Definitions (B is compared with A; every registered metric is "higher is better"):
+Definitions (B is compared with A; which way is better is the registry's `higher_is_better`):
 - A metric is paired on a case when it is non-null in both runs. Means, delta and the tests use paired cases
   only, so `delta == mean_b - mean_a` exactly. A case answered several times (`repeat`) contributes the mean of
   its repeats, so the unit of resampling is always the case.
@@ -29,6 +29,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
+from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
 from .mde import minimum_detectable_difference
@@ -219,7 +220,7 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
                     resamples: int, is_primary: bool) -> MetricComparison:
     ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b, is_primary)
     stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
-    diff = np.array(b) - np.array(a)  # every registered metric is higher-is-better
+    diff = (np.array(b) - np.array(a)) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
     mde = minimum_detectable_difference(a, b)

@@ -27,6 +27,7 @@ from chatbot.retrievers import choose
 
 from ..evaluate import prepare
 from ..settings import RunSettings
+from ..systems import traits_for
 from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 from .calls import CallPlan, plan_calls
 from .plan import SweepPlan
@@ -48,10 +49,11 @@ def dry_run(plan: SweepPlan) -> DryRun:
     vectors: dict[str, EmbeddingCache] = {}
     for cell in plan.cells:
         s = cell.settings
-        if s.system != "chatbot":
-            if s.system != "offline":  # the offline baseline makes no model call at all
+        uses_servers = traits_for(s.system).uses_model_servers
+        if not uses_servers:
+            if uses_servers is None:  # a system of the user's own: its calls cannot be counted
                 skipped.append(cell.label)
-            continue
+            continue  # False: it makes no model call at all (the offline baseline)
         where_from = (s.client(), s.chat_model, s.embed_model)
         known = servers.get(where_from)
         if known is None:

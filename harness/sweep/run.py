@@ -32,15 +32,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError, RagError
+from chatbot.errors import InputError
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..evaluate import Progress, RunStopped, fresh_manifest, prepare, run_evaluation, setup_changes, stop_code
+from ..errors import RunStopped, SweepStopped
+from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
+from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..stats.compare import errored_value
-from ..systems import is_builtin
+from ..systems import traits_for
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
 from .leaderboard_files import write_leaderboard
 from .leaderboard_html import write_leaderboard_html
@@ -65,19 +67,6 @@ class SweepResult:
     board: Leaderboard
     selection: Selection | None
     files: dict[str, Path]
-
-
-class SweepStopped(RagError):
-    """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
-
-    def __init__(self, sweep_dir: Path, cell: Cell, cause: BaseException):
-        """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
-        self.sweep_dir = sweep_dir
-        self.cause = cause.cause if isinstance(cause, RunStopped) else cause
-        self.exit_code = stop_code(self.cause)
-        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
-        super().__init__(f"sweep stopped in cell {cell.label}: {why}\nfinished cells are kept in "
-                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
 
 
 def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
@@ -112,7 +101,7 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
     stops stops the sweep: cells not started are not started, running ones stop at their next row."""
     stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
-    at_once = CELLS_AT_ONCE if all(c.settings.system == "chatbot" for c in plan.cells) else 1
+    at_once = CELLS_AT_ONCE if all(traits_for(c.settings.system).uses_model_servers for c in plan.cells) else 1
 
     def watched(stage: str, done: int, total: int) -> None:
         if stop.is_set():
@@ -156,7 +145,7 @@ def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | N
     problems, seen = [], set()
     for cell in plan.cells:
         s = cell.settings
-        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, is_builtin(s.system))
+        key = (s.docs, s.cases, s.chunk_size, s.chunk_overlap, traits_for(s.system).label_checks_chunks)
         if key in seen:
             continue
         seen.add(key)
@@ -201,7 +190,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
                        run_dir=None if state == "resume" else run_dir,
                        documents=shelf.get(settings.docs, progress))
     except (RunStopped, KeyboardInterrupt) as exc:
-        raise SweepStopped(sweep_dir, cell, exc) from exc
+        raise SweepStopped(sweep_dir, cell.label, exc) from exc
     if on_cell:
         on_cell(number, len(plan.cells), cell, "done")
     return run_dir
@@ -297,13 +286,15 @@ def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboa
     all_rows = [read_rows(d) for d in run_dirs]
     cells = [cell_results(c.label, rows, plan.primary) for c, rows in zip(plan.cells, all_rows)]
     baseline = next(c for c in cells if c.label == plan.baseline)
-    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha)
+    board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha,
+                              higher_is_better=higher_is_better(plan.primary))
     if plan.select_on is None or plan.confirm_on is None:
         return board, None
     tags: dict[str, set[str]] = {}
     for row in all_rows[[c.label for c in plan.cells].index(plan.baseline)]:
         tags.setdefault(row.case_id, set()).update(row.tags)
     selection = select_and_confirm(baseline, cells, tags, select_on=plan.select_on, confirm_on=plan.confirm_on,
-                                   primary=plan.primary, alpha=plan.alpha)
+                                   primary=plan.primary, alpha=plan.alpha,
+                                   higher_is_better=higher_is_better(plan.primary))
     return board, selection
 

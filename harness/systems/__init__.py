@@ -1,7 +1,9 @@
 """Systems under evaluation: one interface, many implementations, found by name.
 
 A system is any object with `describe() -> dict` (name, version, settings: written into the run's manifest) and
-`answer(question, *, case_id) -> SystemAnswer`. `--system` chooses one:
+`answer(question, *, case_id) -> SystemAnswer`. It may say what it is and can do with the attributes of
+`Traits` (`kind`, `uses_model_servers`, `label_checks_chunks`, ...); the harness asks those, never the name.
+`--system` chooses one:
 
 - `chatbot` (default): the bundled Ollama chatbot; `offline`: BM25 + extractive baseline (no model);
 - a name registered by an installed package in the entry-point group `pdf_rag_eval.systems`;
@@ -12,8 +14,10 @@ A system is any object with `describe() -> dict` (name, version, settings: writt
 
 from __future__ import annotations
 
-from .interface import PooledSystem, System, SystemContext, SystemDown, to_answer
-from .loading import BUILTIN, ENTRY_POINT_GROUP, is_builtin, load_system
+from ..errors import SystemDown
+from .chatbot import PooledSystem
+from .interface import Describes, System, SystemContext, Traits, to_answer, traits_of
+from .loading import BUILTIN, ENTRY_POINT_GROUP, load_system, traits_for
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "PooledSystem", "System", "SystemContext", "SystemDown", "is_builtin",
-           "load_system", "to_answer"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "Describes", "PooledSystem", "System", "SystemContext", "SystemDown",
+           "Traits", "load_system", "to_answer", "traits_for", "traits_of"]

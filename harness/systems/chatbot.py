@@ -20,12 +20,12 @@ import dataclasses
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from chatbot import __version__
-from chatbot.answer import Generator, answer
+from chatbot.answer import Answer, Generator, answer
 from chatbot.answer_cache import AnswerCache, CachingGenerator, KeyLocks
 from chatbot.backends import connect, resolve_address
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
@@ -34,10 +34,33 @@ from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root,
 from chatbot.model_server import ClientSettings, ModelServer
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
-from ..records import SystemAnswer
-from .interface import SystemContext, from_chatbot
+from ..records import Citation, Passage, SystemAnswer
+from .interface import System, SystemContext
 
 NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests; `_name` says which API it spoke
+
+
+@runtime_checkable
+class PooledSystem(System, Protocol):
+    """A system that can answer through any of several model servers (the bundled chatbot with several
+    `--host`): the harness spreads cases over `pool` and asks `answer_with` through the server it picked."""
+
+    pool: HostPool
+
+    def answer_with(self, question: str, *, case_id: str, repeat: int, client: ModelServer) -> SystemAnswer: ...
+
+
+def from_chatbot(a: Answer) -> SystemAnswer:
+    """The chatbot's answer record as the harness reads it; the harness re-validates every citation."""
+    return SystemAnswer(
+        answer=a.model_answer, abstained=a.status != "answered", raw=a.raw, usage=dict(a.usage),
+        retrieved=tuple(Passage(source_id=h.chunk.source_id, text=h.chunk.text, rank=h.rank, score=h.score)
+                        for h in a.hits),
+        citations=tuple(Citation(source_id=c.source_id, quote=c.quote) for c in a.citations),
+        malformed="; ".join(a.reasons) or "malformed reply" if a.status == "malformed_output" else None,
+        error=a.error if a.status == "error" else None,
+        details={"shown": a.text, "thinking_chars": a.thinking_chars, "done_reason": a.done_reason,
+                 "reasons": list(a.reasons)})
 
 
 def embedding_cache_dir(cache_dir: str | None) -> Path:
@@ -97,6 +120,15 @@ def _gate(host: str, slots: int) -> threading.BoundedSemaphore:
 
 @dataclass
 class ChatbotSystem:
+    """The bundled chatbot: our chunks, our prompt template, answers through a pool of model servers (whose
+    clients keep their own deadlines)."""
+
+    kind = "chatbot"
+    uses_model_servers = True
+    label_checks_chunks = True
+    uses_prompt_template = True
+    timed_by_harness = False
+
     bot: Chatbot
     settings: Any
     pool: HostPool  # the servers that answer cases, each with `workers` slots

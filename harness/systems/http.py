@@ -9,15 +9,22 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
-from .interface import SystemDown
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 
 
 class HttpSystem:
     """Retries 503 and dropped or refused connections (`--retries`, `--backoff`); a server still unreachable
-    after them stops the run (it can be resumed). Any other failure is that case's error row."""
+    after them stops the run (it can be resumed). Any other failure is that case's error row. Every call has
+    its own deadline (`--timeout`), so the harness does not time it again."""
+
+    kind = "http"
+    uses_model_servers = None
+    label_checks_chunks = False
+    uses_prompt_template = False
+    timed_by_harness = False
 
     def __init__(self, url: str, settings: Any, *, client: httpx.Client | None = None):
         self.url = url

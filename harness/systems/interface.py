@@ -1,4 +1,8 @@
-"""The system interface: what a RAG system gives the harness, and the records it returns."""
+"""The system interface: what a RAG system gives the harness, what it says about itself, and what it is built from.
+
+This is the seam every outside system meets, so it knows only the harness's own records: nothing of the bundled
+chatbot (whose adapter lives in `systems/chatbot.py`).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from chatbot.answer import Answer
-from chatbot.errors import RagError
-from chatbot.hosts import HostPool
-from chatbot.model_server import ModelServer
-from chatbot.pdfs import Document
-
-from ..records import Citation, Passage, SystemAnswer, SystemReply, field_problem
+from ..records import SystemAnswer, SystemReply, field_problem
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -29,25 +27,48 @@ class System(Protocol):
 
 
 @runtime_checkable
-class PooledSystem(System, Protocol):
-    """A system that can answer through any of several model servers (the bundled chatbot with several
-    `--host`): the harness spreads cases over `pool` and asks `answer_with` through the server it picked."""
+class Describes(Protocol):
+    """What a system may say about itself, as class or instance attributes; `traits_of` fills in the defaults
+    of `Traits` for a plug-in that says nothing."""
 
-    pool: HostPool
+    kind: str
+    uses_model_servers: bool | None
+    label_checks_chunks: bool
+    uses_prompt_template: bool
+    timed_by_harness: bool
 
-    def answer_with(self, question: str, *, case_id: str, repeat: int, client: ModelServer) -> SystemAnswer: ...
+
+@dataclass(frozen=True)
+class Traits:
+    """What a system is and can do, as the harness asks it (instead of testing the `--system` string).
+
+    `kind`: a short name of what it is (`chatbot`, `offline`, `http`, `python`). `uses_model_servers`: it
+    answers through model servers of its settings (True: the bundled chatbot; False: it makes no model call;
+    None: the harness cannot tell). `label_checks_chunks`: its chunks are our chunker's, so the label check also
+    asks that every evidence quote fits in one chunk. `uses_prompt_template`: it answers with `--prompt`, whose
+    hash then goes into the manifest. `timed_by_harness`: the harness holds it to `--timeout` per answer (a
+    system with its own deadline on every call says False)."""
+
+    kind: str = "python"
+    uses_model_servers: bool | None = None
+    label_checks_chunks: bool = False
+    uses_prompt_template: bool = False
+    timed_by_harness: bool = True
 
 
-class SystemDown(RagError):
-    """The system cannot answer any question now (its server is gone): the run stops and can be resumed."""
+def traits_of(system: object) -> Traits:
+    """The traits `system` (an object, or its class) declares; the default for each one it does not."""
+    defaults = Traits()
+    return Traits(**{name: getattr(system, name, getattr(defaults, name)) for name in Traits.__dataclass_fields__})
 
 
 @dataclass(frozen=True)
 class SystemContext:
-    """What a built-in system is built from: the run's settings, the documents already read, progress."""
+    """What a system is built from: the run's settings, the documents already read, progress. The built-ins
+    get it, and so does a plug-in factory that takes a `context` keyword."""
 
     settings: Any  # harness.settings.RunSettings (typed loosely to keep this module below settings)
-    documents: list[Document]
+    documents: list[Any]  # chatbot.pdfs.Document: each PDF's pages, read once
     progress: Progress | None = None
     status: Callable[[str], None] | None = None  # one-line news such as "loading qwen3:4b…"
 
@@ -64,16 +85,3 @@ def to_answer(value: Any, *, raw: str = "") -> SystemAnswer:
         return SystemReply.model_validate(value).to_answer(raw)
     except ValidationError as exc:
         raise ValueError(field_problem(exc)) from exc
-
-
-def from_chatbot(a: Answer) -> SystemAnswer:
-    """The chatbot's answer record as the harness reads it; the harness re-validates every citation."""
-    return SystemAnswer(
-        answer=a.model_answer, abstained=a.status != "answered", raw=a.raw, usage=dict(a.usage),
-        retrieved=tuple(Passage(source_id=h.chunk.source_id, text=h.chunk.text, rank=h.rank, score=h.score)
-                        for h in a.hits),
-        citations=tuple(Citation(source_id=c.source_id, quote=c.quote) for c in a.citations),
-        malformed="; ".join(a.reasons) or "malformed reply" if a.status == "malformed_output" else None,
-        error=a.error if a.status == "error" else None,
-        details={"shown": a.text, "thinking_chars": a.thinking_chars, "done_reason": a.done_reason,
-                 "reasons": list(a.reasons)})

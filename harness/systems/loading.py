@@ -14,16 +14,25 @@ from chatbot.errors import InputError
 
 from .chatbot import ChatbotSystem
 from .http import HttpSystem
-from .interface import System, SystemContext
+from .interface import System, SystemContext, Traits, traits_of
 from .offline import OfflineSystem
 
 ENTRY_POINT_GROUP = "pdf_rag_eval.systems"
 
-BUILTIN: dict[str, Callable[[SystemContext], System]] = {"chatbot": ChatbotSystem.open, "offline": OfflineSystem.open}
+_BUILTIN_CLASSES: dict[str, type[ChatbotSystem] | type[OfflineSystem]] = {"chatbot": ChatbotSystem,
+                                                                            "offline": OfflineSystem}
+BUILTIN: dict[str, Callable[[SystemContext], System]] = {name: cls.open for name, cls in _BUILTIN_CLASSES.items()}
 
 
-def is_builtin(spec: str) -> bool:
-    return spec in BUILTIN
+def traits_for(spec: str) -> Traits:
+    """What the system `spec` names is and can do, known before it is built (the label check and a resumed
+    run's checks come before any index build): a built-in's or HTTP's declared traits; for a plug-in, which is
+    not imported until it is loaded, the defaults (`kind` "python")."""
+    if spec in _BUILTIN_CLASSES:
+        return traits_of(_BUILTIN_CLASSES[spec])
+    if spec.startswith(("http://", "https://")):
+        return traits_of(HttpSystem)
+    return Traits()
 
 
 def load_system(spec: str, ctx: SystemContext) -> System:
@@ -58,13 +67,16 @@ def _import_factory(spec: str) -> Callable[..., Any]:
 
 
 def _call_factory(spec: str, factory: Callable[..., Any], ctx: SystemContext) -> Any:
-    """A factory is called with no arguments, or with `docs=` (the --docs path) when it takes that parameter."""
+    """A factory is called with the keywords it takes of `docs=` (the --docs path) and `context=` (the
+    SystemContext the built-ins get: the run's settings, the documents already read, progress); with none if
+    it takes neither."""
     try:
-        wants_docs = "docs" in inspect.signature(factory).parameters
+        wanted = set(inspect.signature(factory).parameters)
     except (TypeError, ValueError):
-        wants_docs = False
+        wanted = set()
+    offered = {"docs": ctx.settings.docs, "context": ctx}
     try:
-        return factory(docs=ctx.settings.docs) if wants_docs else factory()
+        return factory(**{name: value for name, value in offered.items() if name in wanted})
     except Exception as exc:  # the user's own code failed while building the system: say which, and why
         raise InputError(f"--system {spec!r}: the factory raised {type(exc).__name__}: {exc}") from exc
 

@@ -21,7 +21,8 @@ from chatbot.retrievers import LexicalRetriever
 from chatbot.text import split_sentences
 
 from ..records import SystemAnswer
-from .interface import SystemContext, from_chatbot
+from .chatbot import from_chatbot
+from .interface import SystemContext
 
 __all__ = ["ExtractiveGenerator", "LexicalRetriever", "OfflineSystem", "SYSTEM_NAME"]
 
@@ -50,9 +51,16 @@ class ExtractiveGenerator:
         return ChatReply(content, "", "stop", None, None, None, None, None, None)
 
 
-
 @dataclass
 class OfflineSystem:
+    """BM25 over our chunks and the extractive answerer: no model server, no call to time."""
+
+    kind = "offline"
+    uses_model_servers = False
+    label_checks_chunks = True
+    uses_prompt_template = True
+    timed_by_harness = False
+
     retriever: LexicalRetriever
     generator: ExtractiveGenerator
     settings: Any

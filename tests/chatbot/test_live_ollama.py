@@ -37,4 +37,4 @@ def test_evaluation_of_the_sample_writes_valid_rows(live, tmp_path):
         assert row.answer.status in STATUSES
         if row.answer.status == "answered":
             assert all(c.valid for c in row.answer.citations)
-    assert result.manifest.system["ollama"]["version"] == live[0].version
+    assert result.manifest.system.ollama["version"] == live[0].version

@@ -49,4 +49,4 @@ def test_evaluation_of_the_sample_writes_valid_rows(tmp_path):
         assert row.answer.status in STATUSES
         if row.answer.status == "answered":
             assert all(c.valid for c in row.answer.citations)
-    assert result.manifest.system["model_server"]["identity"] == NAME_ONLY
+    assert result.manifest.system.model_server["identity"] == NAME_ONLY

@@ -157,7 +157,7 @@ def test_limits_are_used():
 
 
 def test_drafted_and_hand_written_rows_are_summarised_apart():
-    from harness.runs import summarize
+    from harness.summary import summarize
     from tests.support.rowkit import make_row
     rows = [make_row("h1", {"hit@1": 1.0, "facts": None}, tags=("dev",)),
             make_row("d1", {"hit@1": 0.0, "facts": 1.0}, tags=("drafted", "draft:number")),

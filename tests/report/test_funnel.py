@@ -14,8 +14,9 @@ from harness.report.funnel import KINDS, documents_of, funnel, kind_of, stage_of
 from harness.report.html import render_report
 from harness.report.sections import breakdown_metrics, index_cases
 from harness.rows import Judging, build_row
-from harness.runs import LoadedRun, load_run, summarize
+from harness.runs import LoadedRun, load_run
 from harness.settings import RunSettings
+from harness.summary import summarize
 from tests.conftest import SAMPLE_DOCS
 
 P1 = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."

@@ -12,8 +12,9 @@ from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.review.rescore import rescore_run
 from harness.review.store import Claim, Review, apply_to_run
-from harness.runs import read_rows, summarize
+from harness.runs import read_rows
 from harness.settings import RunSettings
+from harness.summary import summarize
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_docs"

@@ -32,8 +32,9 @@ from harness.review.store import (
     sentence_split,
 )
 from harness.rows import answer_sha256, validate_row
-from harness.runs import read_rows, summarize
+from harness.runs import read_rows
 from harness.settings import RunSettings
+from harness.summary import summarize
 from tests.support.rowkit import make_row
 
 REPO = Path(__file__).resolve().parents[2]
@@ -355,7 +356,8 @@ def test_two_reviewers_saving_from_stale_copies_both_keep_their_work(tmp_path):
 
 
 def test_reviews_are_not_applied_while_the_run_is_being_written(tmp_path, cases_copy):
-    from harness.lock import RunLock, RunLocked
+    from harness.errors import RunLocked
+    from harness.lock import RunLock
     run = _offline(tmp_path, cases_copy, "locked")
     with RunLock(run):  # stands for a `--resume` still appending rows
         with pytest.raises(RunLocked, match="is being written by process"):

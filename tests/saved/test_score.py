@@ -18,10 +18,11 @@ from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Row, Summary
 from harness.rows import validate_row
-from harness.runs import read_manifest, read_rows, summarize
+from harness.runs import read_manifest, read_rows
 from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
 from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
+from harness.summary import summarize
 from tests.support.rowkit import observation
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
@@ -290,7 +291,7 @@ def test_workshop_json_and_run_directory(capsys, tmp_path):
     assert printed["metrics"]["claim_support"] == {"mean": 0.75, "scored": 10, "not_applicable": 0, "errored": 0}
     manifest = read_manifest(run_dir)
     assert manifest.status == "complete" and manifest.run_id == run_dir.name
-    assert manifest.settings == {"k": [1, 2, 4], "lexical_k": 2, "na_as_pass": True}
+    assert manifest.settings.to_json() == {"k": [1, 2, 4], "lexical_k": 2, "na_as_pass": True}
     assert [f["role"] for f in manifest.inputs["saved"]] == ["cases", "chunks", "claims"]
     rows = read_rows(run_dir)
     assert len(rows) == 10 and sum(r.metrics["passed"] == 1.0 for r in rows) == 5

@@ -52,7 +52,7 @@ def test_a_3x2_sweep_writes_six_runs_and_a_corrected_leaderboard(server, tmp_pat
     assert manifest["flags"]["answer_cache"] is True and len(manifest["sha256"]) == 64
     for cell in manifest["cells"]:  # each cell is a normal, complete run directory
         run = sweep_dir / cell["run_dir"]
-        assert read_manifest(run).status == "complete" and read_manifest(run).settings["label"] == cell["label"]
+        assert read_manifest(run).status == "complete" and read_manifest(run).settings.label == cell["label"]
         assert len(read_rows(run)) == 21
     board, selection = read_leaderboard(sweep_dir / "leaderboard.json")
     assert selection is None and board.primary == "passed" and board.baseline == CELLS[0]
@@ -193,7 +193,7 @@ def test_an_offline_sweep_needs_no_server(tmp_path, capsys):
     assert "chat calls: 0 distinct" in capsys.readouterr().out
     assert main(args) == 0
     sweep_dir = only_sweep(tmp_path, "off")
-    assert read_manifest(sweep_dir / "chunk-size=800").settings["system"] == "offline"
+    assert read_manifest(sweep_dir / "chunk-size=800").settings.system == "offline"
     board, _ = read_leaderboard(sweep_dir / "leaderboard.json")
     assert board.entry("chunk-size=2000").p_holm is not None
 

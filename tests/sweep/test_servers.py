@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.errors import SweepStopped
 from harness.runs import read_manifest, read_rows
 from harness.sweep.leaderboard_files import read_leaderboard
 from harness.sweep.plan import load_sweep
-from harness.sweep.run import SweepStopped, run_sweep
+from harness.sweep.run import run_sweep
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 
@@ -51,8 +52,8 @@ def test_two_hosts_share_the_cases_and_rows_say_who_answered(two, tmp_path):
     assert b.bodies("/api/embed") and all(not isinstance(x["input"], list) or len(x["input"]) == 1
                                           for x in b.bodies("/api/embed"))  # B embeds questions, builds no index
     manifest = read_manifest(run_dir)
-    assert manifest.settings["hosts"] == [a.url, b.url]
-    assert [s["host"] for s in manifest.system["servers"]] == [a.url, b.url]
+    assert manifest.settings.hosts == (a.url, b.url)
+    assert [s["host"] for s in manifest.system.to_json()["servers"]] == [a.url, b.url]
 
 
 def test_one_host_rows_record_it_and_hosts_can_come_from_a_config(two, tmp_path):

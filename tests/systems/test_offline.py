@@ -21,8 +21,8 @@ def _run(tmp_path, *flags):
 def test_a_default_offline_run_records_bm25(tmp_path):
     assert _run(tmp_path, "--offline") == 0
     manifest = read_manifest(next((tmp_path / "r").iterdir()))
-    assert manifest.settings["retriever"] == "bm25"
-    assert manifest.system["settings"]["retriever"] == "bm25"
+    assert manifest.settings.to_json()["retriever"] == "bm25"
+    assert manifest.system.to_json()["settings"]["retriever"] == "bm25"
 
 
 @pytest.mark.parametrize("retriever", ["hybrid", "dense"])

@@ -59,14 +59,14 @@ def test_the_manifest_of_an_openai_run_says_identity_by_name_only(server, tmp_pa
     assert main(["run", "--backend", "openai", "--host", server.url + "/v1", "--docs", str(HANDBOOK), "--cases",
                  sample_cases(tmp_path), "--out", str(out)]) == 0
     manifest = read_manifest(next(out.iterdir()))
-    section = manifest.system["model_server"]
+    section = manifest.system.model_server
     assert "ollama" not in manifest.system
     assert section["backend"] == "openai" and section["identity"] == "identity by name only"
     assert section["kind"] == "vllm" and section["version"] == "0.11.2"
     chat = section["models"]["qwen3:4b"]
     assert chat["root"] == "/models/qwen3:4b" and chat["system_fingerprint"] == "vllm-0.11.2-fake0001"
-    assert manifest.settings["backend"] == "openai"
-    assert manifest.system["system"] == "pdf-rag-eval chatbot over an OpenAI-compatible server"
+    assert manifest.settings.to_json()["backend"] == "openai"
+    assert manifest.system.system == "pdf-rag-eval chatbot over an OpenAI-compatible server"
 
 
 def test_a_separate_embedding_server(server, tmp_path):
@@ -79,8 +79,8 @@ def test_a_separate_embedding_server(server, tmp_path):
         assert server.count("/v1/embeddings") == 0 and server.count("/api/embed") == 0
         assert server.count("/v1/chat/completions") > 0
         manifest = read_manifest(next(out.iterdir()))
-        assert manifest.system["embed_server"]["host"] == embedder.url
-        assert "nomic-embed-text" in manifest.system["embed_server"]["models"]
+        assert manifest.system.embed_server["host"] == embedder.url
+        assert "nomic-embed-text" in manifest.system.embed_server["models"]
 
 
 def test_backend_and_host_from_a_config_file(server, tmp_path):
@@ -111,7 +111,7 @@ def test_a_sweep_end_to_end_with_backend_openai(server, tmp_path, capsys):
     assert manifest["status"] == "complete" and len(manifest["cells"]) == 2
     for cell in manifest["cells"]:
         run = read_manifest(sweep_dir / cell["run_dir"])
-        assert run.status == "complete" and run.system["model_server"]["identity"] == "identity by name only"
+        assert run.status == "complete" and run.system.model_server["identity"] == "identity by name only"
     assert server.count("/api/chat") == 0 and server.count("/v1/chat/completions") > 0
 
 

@@ -16,7 +16,8 @@ import pytest
 from chatbot.errors import InputError
 from examples.bm25_pages import Bm25Pages
 from examples.http_server import serve
-from harness.evaluate import RunStopped, run_evaluation
+from harness.errors import RunStopped
+from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
@@ -58,7 +59,7 @@ def test_python_factory_from_the_command_line_writes_schema_valid_rows(tmp_path)
     for row in rows:
         validate_row(row)
     manifest = read_manifest(run_dir)
-    assert manifest.system["name"] == "bm25-pages example" and manifest.collection["chunks"] is None
+    assert manifest.system.name == "bm25-pages example" and manifest.collection.chunks is None
     assert "prompt_template" not in manifest.to_json()  # the example uses no prompt of ours
     hotel = next(r for r in rows if r["case_id"] == "hotel-limit")
     # The harness, not the system, says where the evidence page was retrieved and whether the quote is real.

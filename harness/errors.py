@@ -1,0 +1,47 @@
+"""The harness's exceptions, in one place. Each is a `RagError` (the CLIs map those to exit codes); bad input is
+the chatbot's `InputError` (exit 2), re-exported here so harness code names one module for its errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from chatbot.errors import InputError, RagError
+
+__all__ = ["InputError", "RagError", "RunLocked", "RunStopped", "SweepStopped", "SystemDown", "stop_code"]
+
+
+class RunLocked(RagError):
+    """Another process holds the run directory."""
+
+
+class SystemDown(RagError):
+    """The system cannot answer any question now (its server is gone): the run stops and can be resumed."""
+
+
+def stop_code(cause: BaseException) -> int:
+    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C, else the cause's own (1 if none)."""
+    return 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
+
+
+class RunStopped(RagError):
+    """The run ended early (server gone, Ctrl-C, a bug); its directory holds whole rows and can be resumed."""
+
+    def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
+        self.run_dir, self.cause = run_dir, cause
+        self.exit_code = stop_code(cause)
+        what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
+        super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
+                         f"  rag-eval run --resume {run_dir}  (with the same settings)")
+
+
+class SweepStopped(RagError):
+    """A cell's run stopped early; the sweep directory keeps every finished cell and can be resumed."""
+
+    def __init__(self, sweep_dir: Path, cell_label: str, cause: BaseException):
+        """`cause`: the cell's RunStopped, or Ctrl-C before its run had a directory (reading, index build)."""
+        self.sweep_dir = sweep_dir
+        self.cause = cause.cause if isinstance(cause, RunStopped) else cause
+        self.exit_code = stop_code(self.cause)
+        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
+        super().__init__(f"sweep stopped in cell {cell_label}: {why}\nfinished cells are kept in "
+                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")

@@ -1,0 +1,41 @@
+"""The harness's typed records: what a system returns, what a run writes, and nothing else.
+
+Every record is a frozen pydantic model that rejects unknown fields, so a reply or a file of the wrong shape
+fails in one place with a message naming the field. The published JSON Schemas under `harness/schemas/` are
+generated from these classes (`python -m harness.records`), and a test keeps them equal.
+Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` characters.
+
+The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
+per case), `run_files` (summary.json, manifest.json), `schemas` (the published schemas); `base` holds the record
+base. Import them from here.
+"""
+
+from .answers import Citation, Passage, SystemAnswer, SystemReply
+from .base import field_problem, in_bulk
+from .row import (
+    STATUSES,
+    AnswerRecord,
+    CitationResult,
+    ClaimRecord,
+    ClaimResolution,
+    ClaimStatus,
+    EvidenceItem,
+    Expected,
+    FactResult,
+    QuoteStatus,
+    QuoteValidation,
+    RetrievedPassage,
+    ReviewerVerdict,
+    Row,
+    Score,
+    Status,
+    Verdict,
+)
+from .run_files import ClaimCounts, CollectionRecord, Manifest, MetricSummary, RunSettingsRecord, Summary, SystemRecord
+from .schemas import published_schemas
+
+__all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution",
+           "ClaimStatus", "CollectionRecord", "EvidenceItem", "Expected", "FactResult", "Manifest", "MetricSummary",
+           "Passage", "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord", "STATUSES",
+           "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "field_problem", "in_bulk",
+           "QuoteStatus", "Score", "Status", "published_schemas"]

@@ -1,0 +1,157 @@
+"""One row per case: the case's labels as scored, what the system did, the harness's verdicts and metrics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .base import _Record
+
+STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")
+Status = Literal["answered", "no_answer", "invalid_citation", "malformed_output", "error"]
+Score = float | None
+QuoteStatus = Literal["passed", "failed", "not_applicable"]
+
+
+class EvidenceItem(_Record):
+    source_id: str
+    quote: str | None = None
+
+
+class Expected(_Record):
+    """The case's labels as scored: evidence pages, facts (each a list of accepted alternatives), abstain."""
+
+    abstain: bool
+    evidence: tuple[EvidenceItem, ...]
+    facts: tuple[tuple[str, ...], ...]
+
+
+class RetrievedPassage(_Record):
+    """A passage as scored: `page_id` is the page its source id names (`doc#pN`), `page` None when the id
+    names no page."""
+
+    rank: int = Field(ge=1)
+    source_id: str
+    page_id: str
+    doc_id: str
+    page: int | None = Field(default=None, ge=1)
+    score: float | None = Field(default=None, allow_inf_nan=False)
+    text: str
+
+
+class CitationResult(_Record):
+    """A citation and the harness's verdict: `valid` None when it could not be checked (no quote saved);
+    `reason` is None exactly when it is valid."""
+
+    source_id: str
+    quote: str
+    valid: bool | None
+    reason: str | None = None
+
+
+class AnswerRecord(_Record):
+    status: Status
+    text: str = Field(description="what a user was shown")
+    model_answer: str = Field(description="the system's answer, shown or not")
+    answer_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    raw: str
+    citations: tuple[CitationResult, ...]
+    reasons: tuple[str, ...]
+    thinking_chars: int = Field(default=0, ge=0)
+    done_reason: str | None = None
+    abstained: bool | None = Field(default=None, description="the system gave no answer (None in rows written "
+                                                              "before this field: status != answered)")
+
+
+Verdict = Literal["supported", "unsupported", "contradicted"]
+ClaimStatus = Literal["one_reviewer", "agreed", "disagreement", "resolved"]
+
+
+class ReviewerVerdict(_Record):
+    """One reviewer's verdict on a claim, as that reviewer wrote the claim."""
+
+    reviewer: str
+    claim: str
+    verdict: Verdict
+    source_id: str | None = None
+    note: str = ""
+
+
+class ClaimResolution(_Record):
+    """The verdict that settles a claim on which reviewers disagree; `resolved_at` is UTC ISO 8601."""
+
+    claim: str
+    verdict: Verdict
+    source_id: str | None = None
+    note: str = ""
+    resolver: str
+    resolved_at: str
+
+
+class ClaimRecord(BaseModel):
+    """A reviewed claim (see `rag-eval review`). `verdict` is the one that counts: the only reviewer's, the
+    reviewers' common one, or the resolution's; None while reviewers disagree (the row then stays pending).
+    `status` says which; `reviews` holds each reviewer's verdict (empty for claims from a claims file, and in rows
+    written before reviewers were kept). Unknown keys are kept, so a claims file's annotations survive scoring."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    claim: str
+    verdict: Verdict | None = Field(description="the verdict that counts; null while reviewers disagree")
+    source_id: str | None = None
+    note: str = ""
+    status: ClaimStatus = "one_reviewer"
+    reviews: tuple[ReviewerVerdict, ...] = Field(default=(), description="every reviewer's verdict on this claim")
+    resolution: ClaimResolution | None = None
+
+    @property
+    def settled(self) -> bool:
+        """A verdict counts: not an open disagreement."""
+        return self.verdict is not None
+
+
+class FactResult(_Record):
+    fact: tuple[str, ...]
+    found: bool
+
+
+class QuoteValidation(_Record):
+    status: QuoteStatus
+    reasons: tuple[str, ...] = ()
+
+
+class Row(_Record):
+    """One case's result: the case, what the system did, every metric (None: not applicable) and why it failed.
+    One JSON object per line of rows.jsonl."""
+
+    format: Literal[1] = 1
+    case_id: str = Field(min_length=1)
+    repeat: int = Field(default=0, ge=0)
+    question: str
+    tags: tuple[str, ...] = ()
+    expected: Expected
+    retrieved: tuple[RetrievedPassage, ...]
+    answer: AnswerRecord
+    usage: dict[str, Any] = Field(description="token counts and durations; units in the names (_ms)")
+    error: str | None = None
+    human_claim_review: Literal["pending", "reviewed"] = "pending"
+    claims: tuple[ClaimRecord, ...] | None = None
+    metrics: dict[str, Score]
+    fact_results: tuple[FactResult, ...]
+    quote_validation: QuoteValidation
+    failure_reasons: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    host: str | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """(case id, repeat): a row's identity within a run."""
+        return (self.case_id, self.repeat)
+
+    @property
+    def errored(self) -> bool:
+        return self.error is not None
+
+    def line(self) -> str:
+        return json.dumps(self.to_json(), ensure_ascii=False, allow_nan=False)  # NaN is not JSON: never store it

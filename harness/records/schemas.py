@@ -1,0 +1,33 @@
+"""The published JSON Schemas (`harness/schemas/*.json`), generated from the records."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .answers import SystemReply
+from .row import Row
+
+_PUBLISHED: dict[str, tuple[type[BaseModel], str]] = {
+    "row.schema.json": (Row, "pdf-rag-eval result row (one JSON object per line of rows.jsonl)"),
+    "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})")}
+
+
+def published_schemas() -> dict[str, dict]:
+    """File name -> JSON Schema, generated from the records."""
+    out = {}
+    for name, (model, title) in _PUBLISHED.items():
+        schema = model.model_json_schema()
+        out[name] = {"$schema": "https://json-schema.org/draft/2020-12/schema",
+                     "$id": f"https://pdf-rag-eval.invalid/schemas/{name}", **schema, "title": title}
+    return out
+
+
+def write_schemas() -> None:
+    """Write `published_schemas()` into the package's `schemas/` folder."""
+    folder = Path(str(resources.files("harness").joinpath("schemas")))
+    for name, schema in published_schemas().items():
+        (folder / name).write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

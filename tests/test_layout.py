@@ -1,0 +1,196 @@
+"""The house keeps its shape: the import graph is read from the source (ast), never by importing it.
+
+No import cycle among project modules; `chatbot/` never imports `harness`; the system seam
+(`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
+instead of testing the `--system` string; `harness/` keeps at most 24 top-level entries; and one name per meaning
+(one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
+`pyproject.toml` declares what the code imports directly.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from tests.conftest import REPO
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+PACKAGES = ("chatbot", "harness")
+MAX_HARNESS_ENTRIES = 24
+SYSTEM_NAMES = {"chatbot", "offline", "http", "python"}
+
+
+def _modules(root: Path = REPO) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the project's packages."""
+    out = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def _imports(name: str, path: Path, known: set[str]) -> set[str]:
+    """The project modules `name` imports (relative imports resolved; `from pkg import mod` is `pkg.mod`)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:  # `import a.b.c` of a name inside a module: its module
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def import_graph(root: Path = REPO) -> dict[str, set[str]]:
+    modules = _modules(root)
+    return {name: _imports(name, path, set(modules)) for name, path in modules.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each a circle of imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def harness_entries(root: Path = REPO) -> list[str]:
+    return sorted(p.name for p in (root / "harness").iterdir() if p.name != "__pycache__")
+
+
+def test_no_import_cycle_among_project_modules():
+    assert cycles(import_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_circle():  # so that the test above cannot pass by finding nothing
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_resolves_relative_and_package_imports():
+    graph = import_graph()
+    assert graph["harness.systems.interface"] == {"harness.records"}  # `from ..records import ...`
+    assert graph["harness.inputs"] == {"harness.errors"}  # `from .errors import InputError`
+    assert {"harness.systems", "chatbot", "chatbot.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
+
+
+def test_nothing_imports_upward():
+    """Only the CLI layer imports the CLI, and no module imports a package it sits in (its `__init__`)."""
+    upward = [(m, t) for m, deps in import_graph().items() for t in deps
+              if (t.startswith("harness.cli") and not m.startswith("harness.cli")) or m.startswith(t + ".")]
+    assert upward == []
+
+
+def test_chatbot_never_imports_harness():
+    graph = import_graph()
+    wrong = {m: sorted(t for t in deps if t.startswith("harness")) for m, deps in graph.items()
+             if m.startswith("chatbot")}
+    assert {m: t for m, t in wrong.items() if t} == {}
+
+
+def test_the_system_seam_imports_nothing_from_the_chatbot():
+    deps = import_graph()["harness.systems.interface"]
+    assert sorted(d for d in deps if d.startswith("chatbot")) == []
+    source = (REPO / "harness" / "systems" / "interface.py").read_text(encoding="utf-8")
+    names = {n.id for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Name)}
+    assert not names & {"HostPool", "OllamaClient", "Answer"}
+
+
+def _system_string_tests(path: Path) -> list[str]:
+    """Where `path` compares something with a system's name or `.system`, or tests `startswith("http...")`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            strings = {c.value for o in operands for c in ast.walk(o) if isinstance(c, ast.Constant)
+                       and isinstance(c.value, str)}
+            attributes = {o.attr for o in operands if isinstance(o, ast.Attribute)}
+            if strings & SYSTEM_NAMES or "system" in attributes:
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "startswith":
+            if "http" in ast.unparse(node):
+                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+        elif isinstance(node, ast.Name) and node.id in ("is_builtin", "BUILTIN"):
+            found.append(f"line {node.lineno}: {node.id}")
+    return found
+
+
+def test_evaluate_asks_the_system_instead_of_testing_its_name():
+    assert _system_string_tests(REPO / "harness" / "evaluate.py") == []
+
+
+def test_the_name_test_detector_sees_name_tests(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('if s.system == "x": pass\nif name in ("chatbot", "offline"): pass\n'
+                      'if spec.startswith(("http://", "https://")): pass\nok = is_builtin(spec)\n')
+    assert [f.split(":")[0] for f in _system_string_tests(sample)] == ["line 1", "line 2", "line 3", "line 4"]
+
+
+def test_harness_top_level_stays_small():
+    entries = harness_entries()
+    assert len(entries) <= MAX_HARNESS_ENTRIES, entries
+
+
+def _definitions(kind: type, name: str) -> list[tuple[str, ast.AST]]:
+    out = []
+    for module, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, kind) and getattr(node, "name", None) == name:
+                out.append((module, node))
+    return out
+
+
+def test_one_name_per_meaning():
+    assert [m for m, _ in _definitions(ast.ClassDef, "Citation")] == ["harness.records.answers"]
+    assert [m for m, _ in _definitions(ast.ClassDef, "_Record")] == ["harness.records.base"]
+    quote_checks = _definitions(ast.FunctionDef, "check_quote")
+    assert len(quote_checks) == 2
+    for module, node in quote_checks:
+        assert [a.arg for a in node.args.args[:2]] == ["source_id", "quote"], module
+
+
+def test_pyproject_declares_what_the_code_imports_directly():
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = {d.split(">")[0].split("=")[0].split(";")[0].strip().lower() for d in project["dependencies"]}
+    assert {"pydantic", "httpx", "ollama", "pypdf", "numpy", "jsonschema", "bm25s"} <= declared
