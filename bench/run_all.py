@@ -16,7 +16,7 @@ from pathlib import Path
 from _common import REPO, machine_line
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("concurrency", "rebuild", "index_build", "retrieval", "score", "sweep_pool", "sweep", "openai")
+BENCHES = ("concurrency", "rebuild", "index_build", "retrieval", "score", "sweep_pool", "sweep", "openai", "judge")
 BIG = {"retrieval": ["--big"], "score": ["--max-seconds", "100000"]}
 
 

@@ -1,4 +1,5 @@
-"""pdf-rag-eval's evaluation harness: judge any RAG system on labelled cases, with no LLM judge.
+"""pdf-rag-eval's evaluation harness: judge any RAG system on labelled cases; a model
+judge only ever as one more reviewer, measured against people (`rag-eval judge`).
 
 The public surface: the records a system returns (`SystemAnswer`, `Passage`, `Citation`) and a run writes
 (`Row`, `Summary`, `Manifest`), the system interface, and the library calls behind `rag-eval`.

@@ -21,6 +21,7 @@ from chatbot.pdfs import Document, read_documents
 
 from .cases import Case, load_checked_cases
 from .errors import RunStopped, SystemDown
+from .judge.agreement import judged_passed
 from .lock import RunLock
 from .metrics import metric_names
 from .records import (
@@ -33,7 +34,7 @@ from .records import (
     SystemRecord,
     field_problem,
 )
-from .review.store import apply_reviews, load_reviews
+from .review.store import apply_reviews, load_reviews, run_judge
 from .rows import Judging, build_row, fold_pages
 from .runs import (
     MANIFEST,
@@ -108,6 +109,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
+            if (judge := reviews.latest_judge()) is not None:  # its verdicts on unchanged answers fill judged metrics
+                manifest = Manifest.model_validate(manifest.to_json() | {"judge": {"reviewer": judge,
+                                                                                   "from": "reviews file"}})
             if rerun_of is not None:
                 manifest = manifest.model_copy(update={"rerun_of": {"run": str(rerun_of), "carried": len(carried)}})
                 write_rows(target, carried)
@@ -133,7 +137,8 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
             progress("cases", written, len(jobs))
         try:
             for row in _answer_all(system, todo, settings, judging):
-                writer.write(apply_reviews(row, reviews, settings.k))  # an unchanged answer keeps its review
+                # an unchanged answer keeps its reviews, a judge's too
+                writer.write(apply_reviews(row, reviews, settings.k, judge=run_judge(manifest)))
                 written += 1
                 if progress:
                     progress("cases", written, len(jobs))
@@ -144,6 +149,9 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
     rows = read_rows(run_dir)
+    if settings.judged_passed:  # `passed` from claim_support_judged, once the judge is measured against people
+        rows = judged_passed(rows)
+        write_rows(run_dir, rows)
     summary = summarize(rows, manifest.metrics, manifest.collection.to_json())
     write_json(run_dir / SUMMARY, summary.to_json())
     write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
@@ -208,8 +216,9 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     """What differs between a saved run's setup and the one given now, in anything that decides a row: settings
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
     before, now = saved.settings.to_json(), fresh.settings.to_json()
-    changes = [f"settings.{k}: {before.get(k)!r} -> {v!r}" for k, v in now.items()
-               if k not in _FREE_TO_CHANGE and before.get(k) != v]
+    defaults = RunSettings().to_dict()  # a setting newer than the saved run had its default there
+    changes = [f"settings.{k}: {before.get(k, defaults.get(k))!r} -> {v!r}" for k, v in now.items()
+               if k not in _FREE_TO_CHANGE and before.get(k, defaults.get(k)) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")

@@ -11,7 +11,7 @@ passed: the tutorial's "passes" column.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Callable, Sequence
 
@@ -37,7 +37,8 @@ class Observation:
 
     `answered` means the user saw an answer (status answered); `abstained` the system gave none. `cited` are the
     page ids of its citations; `quotes_valid` None when no citation could be checked. `claims` holds one
-    supported flag per reviewed claim, None while nobody has reviewed the answer."""
+    supported flag per reviewed claim, None while nobody has reviewed the answer; `judged_claims` the same for
+    the judged claims (a person's verdict where settled, else a judge's; `rag-eval judge`)."""
 
     evidence: tuple[Evidence, ...]
     facts: tuple[tuple[str, ...], ...]
@@ -49,6 +50,7 @@ class Observation:
     cited: tuple[str, ...]
     quotes_valid: bool | None
     claims: tuple[bool, ...] | None
+    judged_claims: tuple[bool, ...] | None = None
 
     @cached_property
     def first_ranks(self) -> tuple[int | None, ...]:
@@ -198,6 +200,21 @@ def claims_supported(o: Observation, k: int | None = None) -> float | None:
     return sum(o.claims) / len(o.claims)
 
 
+def claims_supported_judged(o: Observation, k: int | None = None) -> float | None:
+    """`claims_supported` over the judged claims: the human verdict where one exists, the judge's otherwise
+    (`unverified` is not supported); None until someone, person or judge, rated the answer."""
+    return claims_supported(_judged(o))
+
+
+def claim_support_judged(o: Observation, k: int | None = None) -> float | None:
+    """`claim_support` over the judged claims (human verdict, else the judge's); None until rated."""
+    return claim_support(_judged(o))
+
+
+def _judged(o: Observation) -> Observation:
+    return replace(o, claims=o.judged_claims)
+
+
 # ---------------------------------------------------------------- the registry
 
 
@@ -242,6 +259,11 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
                feeds_passed=True),
     MetricSpec("claim_support", False, "share of reviewed claims supported; answered with none annotated: 0 "
                                        "(null until reviewed)", claim_support, "claim support", feeds_passed=True),
+    MetricSpec("claims_supported_judged", False, "claims_supported with the judge's verdict where no person's "
+                                                 "exists (null until rated; read beside the judge's agreement)",
+               claims_supported_judged),
+    MetricSpec("claim_support_judged", False, "claim_support with the judge's verdict where no person's exists "
+                                              "(null until rated)", claim_support_judged),
     MetricSpec("key_point_coverage", False, "share of facts found in the answer (null without facts)",
                key_point_coverage, "key-point coverage", feeds_passed=True),
     MetricSpec("abstention", False, "the abstain decision was right (same rule as behaviour)", behaviour,
@@ -251,6 +273,9 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
 # registry order, and the checks `passed` reads.
 TUTORIAL_CHECKS = tuple(name for name, spec in REGISTRY.items() if spec.label)
 PASS_CHECKS = tuple(name for name, spec in REGISTRY.items() if spec.feeds_passed)
+# With --judged-passed (and a judge measured against people), `claim_support_judged` takes claim_support's place.
+JUDGED_PASS_CHECKS = tuple("claim_support_judged" if c == "claim_support" else c for c in PASS_CHECKS)
+JUDGED_METRICS = ("claims_supported_judged", "claim_support_judged")
 _ALIASES = {alias: spec.family for spec in REGISTRY.values() for alias in spec.aliases}
 
 
@@ -292,9 +317,15 @@ def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
             values.update({f"{spec.family}@{k}": spec.fn(o, k) for k in ks})
         else:
             values[spec.family] = spec.fn(o, 0)
-    checks = [values[name] for name in PASS_CHECKS if values[name] is not None]
-    values["passed"] = float(all(v == 1.0 for v in checks))
+    values["passed"] = passed_of(values)
     return values
+
+
+def passed_of(values: dict[str, float | None], *, judged: bool = False) -> float:
+    """`passed` from a case's metric values: 1.0 when every applicable check is 1.0; `judged` reads
+    claim_support_judged instead of claim_support (`--judged-passed`)."""
+    checks = [values.get(name) for name in (JUDGED_PASS_CHECKS if judged else PASS_CHECKS)]
+    return float(all(v == 1.0 for v in checks if v is not None))
 
 
 def parse_metric(name: str, ks: Sequence[int] = DEFAULT_KS) -> str:

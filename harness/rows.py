@@ -28,6 +28,7 @@ from .records import (
     EvidenceItem,
     Expected,
     FactResult,
+    JudgedClaim,
     QuoteStatus,
     QuoteValidation,
     RetrievedPassage,
@@ -102,7 +103,7 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
         cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
         quotes_valid=all(c.valid for c in checked) if checked else None,
-        claims=_claim_flags(row))
+        claims=_claim_flags(row), judged_claims=_judged_flags(row))
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
@@ -120,6 +121,14 @@ def _claim_flags(row: Row) -> tuple[bool, ...] | None:
     if row.claims is None or not all(c.settled for c in row.claims):
         return None
     return tuple(c.verdict == "supported" for c in row.claims)
+
+
+def _judged_flags(row: Row) -> tuple[bool, ...] | None:
+    """Each judged claim supported or not (the human verdict, else the judge's; `unverified` is not supported);
+    the human flags when no judge rated the answer."""
+    if row.judged_claims is None:
+        return _claim_flags(row)
+    return tuple(c.verdict == "supported" for c in row.judged_claims)
 
 
 def _abstained(row: Row) -> bool:
@@ -187,13 +196,15 @@ def _missed(alternatives: Sequence[str]) -> str:
     return "fact not in answer: none of " + ", ".join(repr(a) for a in alternatives)
 
 
-def with_review(row: Row, claims: Sequence[ClaimRecord] | None, ks: Sequence[int]) -> Row:
-    """`row` reviewed with `claims` (None: pending again), its metrics recomputed. A claim in disagreement
-    between reviewers keeps the row pending, its claims shown."""
+def with_review(row: Row, claims: Sequence[ClaimRecord] | None, ks: Sequence[int], *,
+                judged: Sequence[JudgedClaim] | None = None) -> Row:
+    """`row` reviewed with `claims` (None: pending again) and `judged` claims (None: not judged), its metrics
+    recomputed. A claim in disagreement between reviewers keeps the row pending, its claims shown."""
     if row.error is not None:
         return row
     state = "reviewed" if claims is not None and all(c.settled for c in claims) else "pending"
-    updated = row.model_copy(update={"human_claim_review": state, "claims": None if claims is None else tuple(claims)})
+    updated = row.model_copy(update={"human_claim_review": state, "claims": None if claims is None else tuple(claims),
+                                     "judged_claims": None if judged is None else tuple(judged)})
     return score_row(updated, case_of(row), ks)
 
 

@@ -59,6 +59,7 @@ class RunSettings:
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (docs/evaluate.md)
+    judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
 
     def __post_init__(self) -> None:
         for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):

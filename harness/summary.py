@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .cases import ORIGINS, origin
+from .judge.agreement import judge_agreement
 from .records import ClaimCounts, MetricSummary, Row, Summary
 
 
@@ -12,8 +13,10 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
               na_as_pass: bool = False) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
-    Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing."""
+    Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
+    rated the answers, `judge` holds its agreement with people (`harness/judge/agreement.py`)."""
     names = list(metric_names)
+    judge = judge_agreement(rows)
     errored = sum(1 for r in rows if r.errored)
     out = metric_summaries(rows, names, na_as_pass=na_as_pass)
     origins = {origin(r.tags) for r in rows}
@@ -28,7 +31,7 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
                    claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
-                   by_origin=by_origin)
+                   by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
 
 
 def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,

@@ -10,13 +10,14 @@ from chatbot import __version__
 from chatbot.terminal import run_cli
 
 # Each name is a module in this package that defines register(subparsers) and sets `func` on its parser.
-_COMMANDS = ["run", "check", "score", "compare", "export", "report", "review", "rescore", "draft", "sweep"]
+_COMMANDS = ["run", "check", "score", "compare", "export", "report", "review", "judge", "rescore", "draft", "sweep"]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases, with no LLM judge: run, check "
-                                     "labels, score saved outputs, compare runs, report, review claims, rescore.")
+        prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases: run, check labels, score saved "
+                                     "outputs, compare runs, report, review claims, judge claims with a model "
+                                     "(measured against your reviewers before it counts), rescore.")
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:

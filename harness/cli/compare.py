@@ -11,6 +11,8 @@ from typing import Any
 
 from chatbot.errors import InputError
 
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS
 from ..runs import find_run
 from ..stats.compare import (
     DEFAULT_PRIMARY,
@@ -52,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap and randomisation resamples (default {DEFAULT_RESAMPLES})")
+    p.add_argument("--judged-passed", action="store_true",
+                   help="`passed` reads claim_support_judged in each run whose judge is measured against people "
+                        "(30 shared claims); a run whose judge is not measured keeps the human `passed`")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print everything as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -65,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         if note:
             print(f"{side}: {note}", file=sys.stderr)
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
-                          resamples=args.resamples, primary=args.primary)
+                          resamples=args.resamples, primary=args.primary,
+                          judged=args.judged_passed)
     worse = worse_on(result, gate) if gate else []
     if args.json:
         print(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),
@@ -173,7 +179,20 @@ def _header(c: Comparison) -> list[str]:
     lines.append(f"human claim review: A {ra['reviewed']} reviewed, {ra['pending']} pending; "
                  f"B {rb['reviewed']} reviewed, {rb['pending']} pending (a pending claim counts in no claim "
                  "metric; until it is reviewed, `passed` covers the automatic checks only)")
+    switched = c.judge.get("judged_passed")
+    if switched is not None:
+        on = [side.upper() for side in ("a", "b") if switched.get(side)]
+        lines.append("--judged-passed: `passed` reads claim_support_judged in " + (" and ".join(on) or "neither run")
+                     + "".join(f"; {s.upper()} keeps the human `passed` ({judge_note(c.judge.get(s))})"
+                               for s in ("a", "b") if not switched.get(s)))
     return lines
+
+
+def _judge_lines(c: Comparison, name: str) -> list[str]:
+    """Beside a judged metric: each run's judge agreement with people, or what is missing."""
+    if name not in JUDGED_METRICS:
+        return []
+    return [f"    A: {judge_note(c.judge.get('a'))}", f"    B: {judge_note(c.judge.get('b'))}"]
 
 
 def _mde_notes(c: Comparison) -> list[str]:
@@ -195,6 +214,7 @@ def render_table(c: Comparison) -> str:
         name = m.metric + (" *" if m.metric == c.primary else "")
         lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
                      f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
+        lines += _judge_lines(c, m.metric)
     if c.primary:
         lines.append("* primary metric")
     lines += _mde_notes(c)
@@ -267,6 +287,8 @@ def render_markdown(c: Comparison) -> str:
         name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
         lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
                      f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
+    if any(m.metric in JUDGED_METRICS for m in c.metrics):
+        lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
     lines += ["", *_mde_notes(c), *_disagreements(c)]
     lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
     for m in c.metrics:

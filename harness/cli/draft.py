@@ -7,6 +7,7 @@
   rag-eval draft review drafts.jsonl --resolve        settle the drafts reviewers disagree on
   rag-eval draft report drafts.jsonl                  drafts per page and document, reasons, acceptance rate
   rag-eval draft cases drafts.jsonl --out cases.jsonl [--include-unreviewed]
+  rag-eval draft judge drafts.jsonl                   a model proposes accept/reject, as a measured reviewer
 
 Each reviewer (--reviewer, default your login name) has their own decision on a draft; reviewing again replaces
 only yours. When reviewers disagree the draft stays pending, and out of `draft cases`, until it is resolved.
@@ -38,11 +39,13 @@ from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
+from ..judge.drafts import draft_judge_agreement, judge_drafts, render_draft_judges
+from ..judge.run import JudgeSettings
 from ..review.agreement import render_agreement
 from ..runs import utc_now
 from ..settings import host_flags
 
-_ACTIONS = ("cases", "review", "report")
+_ACTIONS = ("cases", "review", "report", "judge")
 _HELP = "a accept · r REASON reject · e edit · s skip · q quit"
 
 
@@ -50,7 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("draft", help="draft verified test cases from your PDFs for a human to accept",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("action", nargs="?", choices=_ACTIONS, metavar="ACTION",
-                   help="cases | review | report (none: draft)")
+                   help="cases | review | report | judge (none: draft)")
     p.add_argument("drafts", nargs="?", metavar="DRAFTS", help="the drafts file (for cases, review, report)")
     p.add_argument("--config", help="a TOML file of the drafting settings (flags given here win)")
     p.add_argument("--docs", help="PDF file or folder (default: sample_docs; for review/cases: the one drafted)")
@@ -106,7 +109,27 @@ def run(args: argparse.Namespace) -> int:
     if args.drafts is None:
         raise InputError(f"`rag-eval draft {args.action}` needs the drafts file: rag-eval draft {args.action} "
                          "drafts.jsonl")
-    return {"cases": _cases, "review": _review, "report": _report}[args.action](args)
+    return {"cases": _cases, "review": _review, "report": _report, "judge": _judge}[args.action](args)
+
+
+def _judge(args: argparse.Namespace) -> int:
+    """A model's accept/reject on each answerable draft that passed verification, saved in the drafts file."""
+    settings = _settings_for(args)
+    pages = {p.source_id: p.text for d in read_documents(settings.docs) for p in d.pages}
+    given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
+    pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "num_ctx", "num_predict", "seed",
+                                                             "think", "cache_dir")}
+    judged = judge_drafts(read_drafts(args.drafts), pages, JudgeSettings(
+        model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
+        backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
+        **pick))
+    write_drafts(args.drafts, list(judged.drafts))
+    print(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
+          f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
+    for draft_id, error in judged.errors:
+        print(f"warning: draft {draft_id}: not judged: {error}", file=sys.stderr)
+    print(f"next: rag-eval draft review {args.drafts} (blind), then --agreement")
+    return 1 if judged.errors and len(judged.errors) == judged.asked else 0
 
 
 def _draft(args: argparse.Namespace) -> int:
@@ -198,8 +221,12 @@ def _review(args: argparse.Namespace) -> int:
         raise InputError("--json goes with `rag-eval draft review DRAFTS --agreement`")
     drafts = read_drafts(args.drafts)
     if args.agreement:
-        report = draft_agreement_report(drafts)
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else render_agreement(report))
+        report, judges = draft_agreement_report(drafts), draft_judge_agreement(drafts)
+        if args.json:
+            extra = {"judges": judges} if judges else {}  # the figures' keys stay as they were without a judge
+            print(json.dumps(report.to_json() | extra, indent=2, ensure_ascii=False))
+        else:
+            print(render_agreement(report) + (f"\n\n{render_draft_judges(judges)}" if judges else ""))
         return 0
     if args.export:
         atomic_write_text(args.export, export_csv(drafts, reviewer=_user(args), name_column=args.reviewer or ""))

@@ -13,12 +13,15 @@ import getpass
 import json
 import sys
 from pathlib import Path
+from typing import cast
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.text import find_quote
 
-from ..records import RetrievedPassage, Row, Summary
+from ..judge.agreement import judge_agreement
+from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
+from ..records import RetrievedPassage, Row, Summary, Verdict
 from ..review.agreement import agreement_report, render_agreement
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
@@ -36,6 +39,7 @@ from ..review.store import (
     distinct_answers,
     read_reviews,
     reviews_path,
+    run_judge,
     sentence_split,
 )
 from ..runs import read_manifest, read_rows, utc_now
@@ -68,6 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                           "CSV and stop")
     mode.add_argument("--agreement", action="store_true", help="how far reviewers agree, and their disagreements")
     p.add_argument("--resolve", action="store_true", help="walk the claims reviewers disagree on and settle each")
+    p.add_argument("--calibrate", type=int, metavar="N",
+                   help="review first a seeded random sample of N claims the judge rated (stratified by its verdict), "
+                        "so its measured agreement is unbiased; with --export, export only those answers")
     p.add_argument("--json", action="store_true", help="with --agreement: print JSON")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap seed for --agreement (default 0)")
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
@@ -78,17 +85,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run)
     rows = read_rows(run_dir)
-    path = Path(args.reviews) if args.reviews else _default_reviews(run_dir)
+    path = Path(args.reviews) if args.reviews else default_reviews(run_dir)
     book = read_reviews(path)
     reviewer = args.reviewer if args.reviewer is not None else _user()
     if args.json and not args.agreement:
         raise InputError("--json goes with --agreement")
     if args.agreement:
-        ks = read_manifest(run_dir).ks
-        report = agreement_report([apply_reviews(r, book, ks) for r in rows], seed=args.seed,
-                                  resamples=args.resamples)
-        print(json.dumps(report.to_json(), indent=2, ensure_ascii=False) if args.json else render_agreement(report))
-        return 0
+        return _agreement(args, run_dir, rows, book, path)
+    if args.calibrate is not None:
+        if args.import_ or args.resolve:
+            raise InputError("--calibrate goes with the terminal review or --export, not --import or --resolve")
+        sampled = _calibration(args, run_dir, rows, book, path).answers()
+        rows = [r for r in rows if answer_key(r) in sampled]
     if args.export:
         return _export(args, rows, book, reviewer)
     if args.import_:
@@ -103,6 +111,43 @@ def run(args: argparse.Namespace) -> int:
         book = _walk(rows, book, path, reviewer)
     print("\n" + _summary_line(run_dir, apply_to_run(run_dir, book), path))
     return 0
+
+
+def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
+    """Agreement between people, then (when a judge rated the answers) the judge against people."""
+    manifest = read_manifest(run_dir)
+    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
+    applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
+    report = agreement_report(applied, seed=args.seed, resamples=args.resamples)
+    sample = read_sample(path)
+    judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=args.seed,
+                             resamples=args.resamples)
+    if args.json:
+        data = report.to_json() | {"judges": [judged.to_json()] if judged else []}
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(render_agreement(report) + (f"\n\n{judged.render()}" if judged else ""))
+    return 0
+
+
+def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook,
+                 path: Path) -> CalibrationSample:
+    """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
+    N and seed, else a new one (written there)."""
+    manifest = read_manifest(run_dir)
+    judge = run_judge(manifest) or next(iter(book.judges()), None)
+    if judge is None:
+        raise InputError(f"no judge has rated {run_dir}'s answers; run `rag-eval judge {run_dir}` first")
+    old = read_sample(path)
+    if old is not None and (old.judge, old.n, old.seed) == (judge, args.calibrate, args.seed):
+        sample = old
+    else:
+        applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
+        sample = draw_sample(applied, judge, args.calibrate, args.seed)
+        write_sample(path, sample)
+    print(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "
+          f"its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
+    return sample
 
 
 def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewer: str) -> int:
@@ -137,7 +182,8 @@ def _user() -> str:
         return "unknown"
 
 
-def _default_reviews(run_dir: Path) -> Path:
+def default_reviews(run_dir: Path) -> Path:
+    """The reviews file beside the run's cases file."""
     cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
     if not cases or not Path(cases).exists():
         raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
@@ -312,7 +358,8 @@ def _walk_disagreements(rows: list[Row], book: ReviewBook, path: Path, resolver:
             claim = _resolution(row, state.claim)
             if claim is None:
                 continue
-            book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, claim.verdict,
+            settled = cast(Verdict, claim.verdict)  # a person's: never unverified
+            book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, settled,
                                                  claim.source_id, claim.note, resolver, utc_now())])
             print(f"resolved: {claim.verdict}")
     except _Quit:

@@ -11,7 +11,8 @@ from chatbot.terminal import ProgressBar
 
 from ..chart import fmt
 from ..evaluate import run_evaluation
-from ..metrics import describe, is_retrieval, parse_metric
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..runs import read_manifest
 from ..settings import RunSettings, host_flags, resolve
@@ -64,6 +65,9 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run.add_argument("--label", help="a name for this run, part of its directory name")
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    run.add_argument("--judged-passed", action="store_true", default=None,
+                     help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
+                          "the judge is measured against people (30 shared claims); recorded in the manifest")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
@@ -156,6 +160,8 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
         lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
+        if name in JUDGED_METRICS:
+            lines.append(f"{'':<20}  {judge_note((summary.model_extra or {}).get('judge'))}")
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):

@@ -127,6 +127,7 @@ class Draft:
     original: dict | None = None  # the model's question/quote/facts before a human edit
     error: str | None = None
     resolution: Decision | None = None  # settles a disagreement; ignored while the reviewers agree
+    judge_reviews: tuple[Decision, ...] = ()  # a model judge's (`rag-eval draft judge`): never a reviewer's
 
     @property
     def decision(self) -> Decision:
@@ -149,7 +150,8 @@ class Draft:
                 "decision": asdict(self.decision), "reviews": [asdict(r) for r in self.reviews],
                 "resolution": asdict(self.resolution) if self.resolution else None,
                 "provenance": asdict(self.provenance) if self.provenance else None,
-                "original": self.original, "error": self.error}
+                "original": self.original, "error": self.error,
+                **({"judge_reviews": [asdict(r) for r in self.judge_reviews]} if self.judge_reviews else {})}
 
     @classmethod
     def from_dict(cls, data: dict) -> Draft:
@@ -158,7 +160,8 @@ class Draft:
                    tuple(data.get("evidence", ())), Verification.from_dict(data["verification"]),
                    _reviews(data), Provenance(**data["provenance"]) if data.get("provenance") else None,
                    data.get("original"), data.get("error"),
-                   Decision(**data["resolution"]) if data.get("resolution") else None)
+                   Decision(**data["resolution"]) if data.get("resolution") else None,
+                   tuple(Decision(**r) for r in data.get("judge_reviews", ())))
 
     def with_decision(self, decision: Decision) -> Draft:
         """The draft with `decision` as its reviewer's (`decision.by`), replacing only that reviewer's earlier
@@ -167,12 +170,17 @@ class Draft:
         mine = () if decision.status == "pending" else (decision,)
         return replace(self, reviews=tuple(sorted(others + mine, key=lambda r: r.by or "")))
 
+    def with_judge(self, decision: Decision) -> Draft:
+        """The draft with a judge's decision (`decision.by`), replacing only that judge's earlier one."""
+        others = tuple(r for r in self.judge_reviews if r.by != decision.by)
+        return replace(self, judge_reviews=tuple(sorted((*others, decision), key=lambda r: r.by or "")))
+
     def with_resolution(self, resolution: Decision | None) -> Draft:
         return replace(self, resolution=resolution)
 
     def with_reviews_of(self, other: Draft) -> Draft:
-        """The draft carrying `other`'s reviews and resolution (a rerun keeps what humans decided)."""
-        return replace(self, reviews=other.reviews, resolution=other.resolution)
+        """The draft carrying `other`'s reviews, resolution and judge decisions (a rerun keeps what was decided)."""
+        return replace(self, reviews=other.reviews, resolution=other.resolution, judge_reviews=other.judge_reviews)
 
 
 def _reviews(data: dict) -> tuple[Decision, ...]:

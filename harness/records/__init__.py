@@ -22,6 +22,8 @@ from .row import (
     EvidenceItem,
     Expected,
     FactResult,
+    JudgedClaim,
+    JudgeVerdict,
     QuoteStatus,
     QuoteValidation,
     RetrievedPassage,
@@ -35,7 +37,8 @@ from .run_files import ClaimCounts, CollectionRecord, Manifest, MetricSummary, R
 from .schemas import published_schemas
 
 __all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution",
-           "ClaimStatus", "CollectionRecord", "EvidenceItem", "Expected", "FactResult", "Manifest", "MetricSummary",
+           "ClaimStatus", "CollectionRecord", "EvidenceItem", "Expected", "FactResult", "JudgedClaim",
+           "JudgeVerdict", "Manifest", "MetricSummary",
            "Passage", "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord", "STATUSES",
            "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "field_problem", "in_bulk",
            "QuoteStatus", "Score", "Status", "published_schemas"]

@@ -66,6 +66,9 @@ class AnswerRecord(_Record):
 
 
 Verdict = Literal["supported", "unsupported", "contradicted"]
+# A judge's verdicts: the review's own, and "unverified" for a "supported" whose quote failed validation (never
+# counted as supported).
+JudgeVerdict = Literal["supported", "unsupported", "contradicted", "unverified"]
 ClaimStatus = Literal["one_reviewer", "agreed", "disagreement", "resolved"]
 
 
@@ -111,6 +114,22 @@ class ClaimRecord(BaseModel):
         return self.verdict is not None
 
 
+class JudgedClaim(_Record):
+    """A claim as the judged metrics count it (`rag-eval judge`): the human verdict where one is settled
+    (`by` human), else the judge's (`by` judge). `judge_verdict` is the judge's own verdict, with its
+    `source_id` and `quote` (validated like a citation; `reason` says why a quote failed); None when the judge
+    did not rate this claim."""
+
+    claim: str
+    verdict: JudgeVerdict | None
+    by: Literal["human", "judge"]
+    judge: str
+    judge_verdict: JudgeVerdict | None = None
+    source_id: str | None = None
+    quote: str | None = None
+    reason: str | None = None
+
+
 class FactResult(_Record):
     fact: tuple[str, ...]
     found: bool
@@ -137,6 +156,9 @@ class Row(_Record):
     error: str | None = None
     human_claim_review: Literal["pending", "reviewed"] = "pending"
     claims: tuple[ClaimRecord, ...] | None = None
+    judged_claims: tuple[JudgedClaim, ...] | None = Field(
+        default=None, description="the claims as the judged metrics count them (human verdict, else the judge's); "
+                                  "null when no judge rated this answer")
     metrics: dict[str, Score]
     fact_results: tuple[FactResult, ...]
     quote_validation: QuoteValidation

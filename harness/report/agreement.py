@@ -6,6 +6,7 @@ import html
 from collections.abc import Sequence
 
 from ..chart import fmt
+from ..judge.agreement import judge_agreement
 from ..review.agreement import AgreementReport, Disagreement, agreement_report
 from ..runs import LoadedRun
 
@@ -45,11 +46,14 @@ def _run_part(label: str, name: str, report: AgreementReport) -> str:
 
 
 def agreement_section(runs: Sequence[LoadedRun]) -> str:
-    """HTML for each run whose claims two or more reviewers rated (labelled A, B like the rest of the report);
-    empty when no run has such claims. All reviewer and claim text is escaped."""
+    """HTML for each run whose claims two or more reviewers rated, and for each run a judge rated (labelled A, B
+    like the rest of the report); empty when no run has either. All reviewer, claim and quote text is escaped."""
     parts = []
     for label, run in zip("AB", runs):
         report = agreement_report(run.rows)
         if report.agreement.items:
             parts.append(_run_part(label, run.name, report))
+        judged = judge_agreement(run.rows)
+        if judged is not None:  # the judge against people: figures, confusion table, disagreements with quotes
+            parts.append(f"<h3>{label}: {_e(run.name)}: judge against people</h3><pre>{_e(judged.render())}</pre>")
     return "<h2>Reviewer agreement</h2>" + "".join(parts) if parts else ""

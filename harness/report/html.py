@@ -14,7 +14,8 @@ from chatbot.text import find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
-from ..metrics import Retrieved, family, first_rank
+from ..judge.agreement import judge_note
+from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
@@ -137,6 +138,10 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
         out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
+            notes = "; ".join(f"{label}: {_e(judge_note((s.model_extra or {}).get('judge')))}"
+                              for label, s in zip("AB", summaries))
+            out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
     return "".join(out) + "</table>"
 
 

@@ -9,6 +9,11 @@ reviewer wrote is seen by one.
 Each claim of an answer then has a status: `one_reviewer`, `agreed` (two or more reviewers, one verdict),
 `disagreement` (their verdicts differ) or `resolved` (they differ and a resolution names the verdict).
 `ClaimState.to_record` turns it into the `ClaimRecord` a row stores; its verdict is None while in disagreement.
+
+A model judge (`rag-eval judge`) is one more reviewer, named `judge:<model>@<digest>` (`is_judge`). Its reviews
+sit in the same file, with a quote per claim and the prompt's SHA-256, and may use the verdict `unverified`. They
+never take part in the claim statuses above (humans stay the measure): `claim_states` is over human reviewers
+only, and `judge_review` gives a judge's review of an answer.
 """
 
 from __future__ import annotations
@@ -16,18 +21,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 from chatbot.text import normalize
 
-from ..records import ClaimRecord, ClaimResolution, ClaimStatus, ReviewerVerdict, Verdict
+from ..records import ClaimRecord, ClaimResolution, ClaimStatus, JudgeVerdict, ReviewerVerdict, Verdict
 
-__all__ = ["CLAIM_STATUSES", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook", "ReviewKey",
-           "as_book", "claim_key"]
+__all__ = ["CLAIM_STATUSES", "JUDGE_PREFIX", "JUDGE_VERDICTS", "VERDICTS", "Claim", "ClaimState", "Resolution",
+           "Review", "ReviewBook", "ReviewKey", "as_book", "claim_key", "is_judge"]
 
 VERDICTS: tuple[Verdict, ...] = ("supported", "unsupported", "contradicted")
+JUDGE_VERDICTS: tuple[JudgeVerdict, ...] = (*VERDICTS, "unverified")
+JUDGE_PREFIX = "judge:"
 CLAIM_STATUSES: tuple[ClaimStatus, ...] = ("one_reviewer", "agreed", "disagreement", "resolved")
 ReviewKey = tuple[str, str]  # (case_id, answer_sha256)
+
+
+def is_judge(reviewer: str) -> bool:
+    """A model judge's reviewer name (`judge:<model>@<digest>`), as opposed to a person's."""
+    return reviewer.startswith(JUDGE_PREFIX)
 
 
 def claim_key(text: str) -> str:
@@ -37,19 +49,22 @@ def claim_key(text: str) -> str:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of an answer and one reviewer's verdict; `source_id` names the supporting passage."""
+    """One claim of an answer and one reviewer's verdict; `source_id` names the supporting passage. A judge's
+    claim also has the `quote` that decides it (and may be `unverified`); a person's has none."""
 
     claim: str
-    verdict: Verdict
+    verdict: JudgeVerdict
     source_id: str | None = None
     note: str = ""
+    quote: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"claim": self.claim, "verdict": self.verdict, "source_id": self.source_id, "note": self.note}
+        data = {"claim": self.claim, "verdict": self.verdict, "source_id": self.source_id, "note": self.note}
+        return data if self.quote is None else data | {"quote": self.quote}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Claim:
-        return cls(data["claim"], data["verdict"], data.get("source_id"), data.get("note", ""))
+        return cls(data["claim"], data["verdict"], data.get("source_id"), data.get("note", ""), data.get("quote"))
 
 
 @dataclass(frozen=True)
@@ -61,6 +76,7 @@ class Review:
     claims: tuple[Claim, ...]
     reviewer: str
     reviewed_at: str
+    prompt_sha256: str | None = None  # a judge's: the SHA-256 of the prompt template it was asked with
 
     @property
     def key(self) -> ReviewKey:
@@ -79,14 +95,15 @@ class Review:
         return sum(c.verdict == "supported" for c in self.claims) / len(self.claims)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"case_id": self.case_id, "answer_sha256": self.answer_sha256,
+        data = {"case_id": self.case_id, "answer_sha256": self.answer_sha256,
                 "claims": [c.to_dict() for c in self.claims], "reviewer": self.reviewer,
                 "reviewed_at": self.reviewed_at}
+        return data if self.prompt_sha256 is None else data | {"prompt_sha256": self.prompt_sha256}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Review:
         return cls(data["case_id"], data["answer_sha256"], tuple(Claim.from_dict(c) for c in data["claims"]),
-                   data.get("reviewer", ""), data.get("reviewed_at", ""))
+                   data.get("reviewer", ""), data.get("reviewed_at", ""), data.get("prompt_sha256"))
 
 
 @dataclass(frozen=True)
@@ -148,7 +165,7 @@ class ClaimState:
         status = self.status
         if status == "resolved" and self.resolution is not None:
             return self.resolution.verdict
-        return None if status == "disagreement" else self.reviews[0][1].verdict
+        return None if status == "disagreement" else cast(Verdict, self.reviews[0][1].verdict)
 
     @property
     def source_id(self) -> str | None:
@@ -168,7 +185,8 @@ class ClaimState:
     def to_record(self) -> ClaimRecord:
         """The claim as a row stores it: the counted verdict, the status, every reviewer's verdict."""
         resolution = self.resolution.to_record() if self.status == "resolved" and self.resolution else None
-        reviews = tuple(ReviewerVerdict(reviewer=name, claim=c.claim, verdict=c.verdict, source_id=c.source_id,
+        reviews = tuple(ReviewerVerdict(reviewer=name, claim=c.claim, verdict=cast(Verdict, c.verdict),
+                                        source_id=c.source_id,
                                         note=c.note) for name, c in self.reviews)
         return ClaimRecord(claim=self.claim, verdict=self.verdict, source_id=self.source_id, note=self.note,
                            status=self.status, reviews=reviews, resolution=resolution)
@@ -210,18 +228,32 @@ class ReviewBook:
     def _by_answer(self) -> dict[ReviewKey, list[Review]]:
         out: dict[ReviewKey, list[Review]] = {}
         for review in sorted(self.reviews.values(), key=lambda r: r.reviewer):
-            out.setdefault(review.key, []).append(review)
+            if not is_judge(review.reviewer):
+                out.setdefault(review.key, []).append(review)
         return out
 
     def for_answer(self, key: ReviewKey) -> list[Review]:
-        """The answer's reviews, by reviewer name."""
+        """The answer's reviews by people (judges left out), by reviewer name."""
         return list(self._by_answer.get(key, []))
+
+    def judge_review(self, key: ReviewKey, judge: str) -> Review | None:
+        """The judge's review of the answer, if it judged it."""
+        return self.reviews.get((*key, judge))
+
+    def latest_judge(self) -> str | None:
+        """The judge whose review was written last (by `reviewed_at`), or None when no judge rated anything."""
+        judged = [r for r in self.reviews.values() if is_judge(r.reviewer)]
+        return max(judged, key=lambda r: (r.reviewed_at, r.reviewer)).reviewer if judged else None
+
+    def judges(self) -> list[str]:
+        """Every judge reviewer name in the book, sorted."""
+        return sorted({r.reviewer for r in self.reviews.values() if is_judge(r.reviewer)})
 
     def review_of(self, key: ReviewKey, reviewer: str) -> Review | None:
         return self.reviews.get((*key, reviewer))
 
     def claim_states(self, key: ReviewKey) -> list[ClaimState] | None:
-        """The answer's claims across reviewers, in the order the reviewers (by name) wrote them; None when
+        """The answer's claims across human reviewers, in the order the reviewers (by name) wrote them; None when
         nobody reviewed it. A reviewer who wrote the same claim twice counts once, with the later verdict."""
         reviews = self.for_answer(key)
         if not reviews:

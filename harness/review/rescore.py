@@ -14,6 +14,7 @@ from chatbot.errors import InputError
 from chatbot.text import normalize
 
 from ..cases import Case, load_cases
+from ..judge.agreement import judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import score_row
 from ..runs import (
@@ -58,6 +59,8 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     _check(rows, cases, cases_path, manifest)
     ks = manifest.ks
     new_rows = [rescore_row(r, cases[r.case_id], ks) for r in rows]
+    if manifest.settings.to_json().get("judged_passed"):  # as the source run did, once its judge is measured
+        new_rows = judged_passed(new_rows)
     target = new_run_dir(out if out is not None else source.parent,
                          label or f"{manifest.settings.label or 'run'}-rescored")
     new_manifest = manifest.model_copy(update={

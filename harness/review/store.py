@@ -22,13 +22,15 @@ from chatbot.store import atomic_write_text
 from chatbot.text import normalize, split_sentences
 
 from ..inputs import Problems, json_lines
+from ..judge.agreement import judged_passed
 from ..lock import RunLock, file_lock
-from ..records import Row, Summary
+from ..records import Manifest, Row, Summary
 from ..rows import with_review
 from ..runs import SUMMARY, read_json, read_manifest, read_rows, write_json, write_rows
 from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
+    JUDGE_VERDICTS,
     VERDICTS,
     Claim,
     ClaimState,
@@ -38,11 +40,14 @@ from .book import (
     ReviewKey,
     as_book,
     claim_key,
+    is_judge,
 )
+from .judged import judged_claims
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
-           "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "save_reviews",
+           "is_judge", "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_judge",
+           "save_reviews",
            "sentence_split"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
@@ -110,18 +115,19 @@ def _record_problems(data: object) -> Iterable[str]:
         if data.get("verdict") not in VERDICTS:
             yield f"verdict: {data.get('verdict')!r} is not one of {', '.join(VERDICTS)}"
     else:
-        yield from _claims_problems(data.get("claims"))
+        judge = is_judge(str(data.get("reviewer", "")))
+        yield from _claims_problems(data.get("claims"), JUDGE_VERDICTS if judge else VERDICTS)
 
 
-def _claims_problems(claims: object) -> Iterable[str]:
+def _claims_problems(claims: object, verdicts: Sequence[str]) -> Iterable[str]:
     if not isinstance(claims, list):
         yield "claims: expected a list"
         return
     for i, claim in enumerate(claims):
         if not isinstance(claim, dict) or not isinstance(claim.get("claim"), str):
             yield f"claims/{i}/claim: missing or not a string"
-        elif claim.get("verdict") not in VERDICTS:
-            yield f"claims/{i}/verdict: {claim.get('verdict')!r} is not one of {', '.join(VERDICTS)}"
+        elif claim.get("verdict") not in verdicts:
+            yield f"claims/{i}/verdict: {claim.get('verdict')!r} is not one of {', '.join(verdicts)}"
 
 
 def add_reviews(path: str | Path, records: Iterable[Review | Resolution]) -> ReviewBook:
@@ -140,15 +146,20 @@ def save_reviews(path: str | Path, reviews: ReviewBook | Mapping[object, Review]
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 
-def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: Sequence[int]) -> Row:
-    """`row` with the claims of its answer's reviews (each claim's state across reviewers, see ClaimState) and
-    the claim metrics from them; a claim in disagreement keeps it pending with claims_supported null. With no
+def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: Sequence[int], *,
+                  judge: str | None = None) -> Row:
+    """`row` with the claims of its answer's reviews (each claim's state across human reviewers, see ClaimState)
+    and the claim metrics from them; a claim in disagreement keeps it pending with claims_supported null. With
+    `judge` (a judge reviewer name), also the judged claims from that judge's review (`review/judged.py`). With no
     review of its answer, and for a row with an error, `row` is returned unchanged: it keeps the review it
     carries, which is about its own answer (e.g. the claims file of a scored run)."""
-    states = as_book(reviews).claim_states(answer_key(row))
-    if states is None:
+    book = as_book(reviews)
+    states = book.claim_states(answer_key(row))
+    judged = judged_claims(states, book.judge_review(answer_key(row), judge) if judge else None)
+    if states is None and judged is None:
         return row
-    return with_review(row, [s.to_record() for s in states], ks)
+    claims = [s.to_record() for s in states] if states is not None else row.claims
+    return with_review(row, claims, ks, judged=judged)
 
 
 def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
@@ -161,13 +172,22 @@ def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Revi
 def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
     manifest = read_manifest(run_dir)
     book, ks = as_book(reviews), manifest.ks
-    rows = [apply_reviews(r, book, ks) for r in read_rows(run_dir)]
+    rows = [apply_reviews(r, book, ks, judge=run_judge(manifest)) for r in read_rows(run_dir)]
+    if manifest.settings.to_json().get("judged_passed"):
+        rows = judged_passed(rows)
     write_rows(run_dir, rows)
     old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
     summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection.to_json()),
                         na_as_pass=old.get("na_as_pass", False))
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary
+
+
+def run_judge(manifest: Manifest) -> str | None:
+    """The judge whose verdicts a run's judged metrics use: the reviewer `rag-eval judge` recorded in the
+    manifest (None before any judging)."""
+    judge = (manifest.model_extra or {}).get("judge")
+    return judge.get("reviewer") if isinstance(judge, dict) else None
 
 
 def sentence_split(text: str) -> list[str]:

@@ -21,7 +21,7 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 from __future__ import annotations
 
 import itertools
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -29,6 +29,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
+from ..judge.agreement import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
@@ -101,6 +102,8 @@ class Comparison:
     review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
     primary: str | None = None  # the metric to decide on; None when the runs do not both have it
     errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
+    # {"a": the judge's agreement (summary form) or None, "b": ..., "judged_passed": {"a": bool, "b": bool}}
+    judge: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
@@ -111,10 +114,16 @@ class Comparison:
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
                  seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
-                 primary: str | None = None) -> Comparison:
-    """Load two run directories and compare them (see the module docstring for the definitions)."""
+                 primary: str | None = None, judged: bool = False) -> Comparison:
+    """Load two run directories and compare them (see the module docstring for the definitions). With `judged`
+    (--judged-passed), `passed` reads claim_support_judged in each run whose judge is measured against people."""
     a, b = load_run(run_a), load_run(run_b)
-    return compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
+    switched = {}
+    if judged:
+        switched = {"a": judge_measured(a.rows), "b": judge_measured(b.rows)}
+        a, b = replace(a, rows=tuple(judged_passed(a.rows))), replace(b, rows=tuple(judged_passed(b.rows)))
+    result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
+    return replace(result, judge=result.judge | {"judged_passed": switched}) if judged else result
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
@@ -156,10 +165,16 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
                                     is_primary=name == main) for name in metrics)
     review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
     errored = {side: len({k[0] for k in keys if rows[k].errored}) for side, rows in (("a", rows_a), ("b", rows_b))}
+    judges = {side: _judge([rows[k] for k in keys], seed) for side, rows in (("a", rows_a), ("b", rows_b))}
     return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
                       resamples, 0.95, results, tuple(not_shared),
                       tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
-                      review, main, errored)
+                      review, main, errored, judges)
+
+
+def _judge(rows: Sequence[Row], seed: int) -> dict | None:
+    found = judge_agreement(rows, seed=seed)
+    return None if found is None else found.summary_json()
 
 
 def _primary(name: str | None, metrics: Sequence[str]) -> str | None:

@@ -73,6 +73,7 @@ class Entry:
     tokens_total: float | None
     pareto: bool = False
     errored: int = 0  # the cell's errored cases among those it is ranked on (each counted 0 on the primary metric)
+    judge: str | None = None  # when the primary metric reads judged verdicts: the judge's agreement with people
 
 
 @dataclass(frozen=True)

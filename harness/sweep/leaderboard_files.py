@@ -102,7 +102,12 @@ def leaderboard_text(board: Leaderboard, selection: Selection | None = None) -> 
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join([_about(board), *lines, *_selection_lines(selection)]) + "\n"
+    return "\n".join([_about(board), *lines, *_judge_lines(board), *_selection_lines(selection)]) + "\n"
+
+
+def _judge_lines(board: Leaderboard) -> list[str]:
+    """Beside a primary metric that reads judged verdicts: each cell's judge agreement with people."""
+    return [f"judge of {e.label}: {e.judge}" for e in board.entries if e.judge]
 
 
 def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None, *, chart: str | None = None) -> str:
@@ -111,7 +116,7 @@ def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None,
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
 
     parts = ["# Sweep leaderboard", "", _about(board) + ".", "", row(_HEADERS), row(["---"] * len(_HEADERS)),
-             *(row(_cells(e)) for e in board.entries), ""]
+             *(row(_cells(e)) for e in board.entries), "", *(f"- {line}" for line in _judge_lines(board)), ""]
     if chart:
         parts += [f"![{board.primary} against median latency per case]({chart})", ""]
     lines = _selection_lines(selection)

@@ -28,7 +28,7 @@ import json
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,8 @@ from chatbot.store import atomic_write_text
 
 from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
-from ..metrics import higher_is_better
+from ..judge.agreement import judge_agreement, judge_note
+from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..stats.compare import errored_value
@@ -281,6 +282,18 @@ def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
                        frozenset(r.case_id for r in rows if r.errored))
 
 
+def _with_judges(board: Leaderboard, plan: SweepPlan, all_rows: Sequence[Sequence[Row]]) -> Leaderboard:
+    """Each entry with its judge's agreement with people, when the primary metric reads judged verdicts (a judged
+    metric, or `passed` under --judged-passed)."""
+    judged = [plan.primary in JUDGED_METRICS or (plan.primary == "passed" and c.settings.judged_passed)
+              for c in plan.cells]
+    if not any(judged):
+        return board
+    notes = {c.label: judge_note(None if (a := judge_agreement(rows)) is None else a.summary_json())
+             for c, rows, on in zip(plan.cells, all_rows, judged) if on}
+    return replace(board, entries=tuple(replace(e, judge=notes.get(e.label)) for e in board.entries))
+
+
 def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, Selection | None]:
     """Every cell against the baseline on all cases; with select-on/confirm-on, also the selection."""
     all_rows = [read_rows(d) for d in run_dirs]
@@ -288,6 +301,7 @@ def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboa
     baseline = next(c for c in cells if c.label == plan.baseline)
     board = build_leaderboard(baseline, cells, primary=plan.primary, alpha=plan.alpha,
                               higher_is_better=higher_is_better(plan.primary))
+    board = _with_judges(board, plan, all_rows)
     if plan.select_on is None or plan.confirm_on is None:
         return board, None
     tags: dict[str, set[str]] = {}

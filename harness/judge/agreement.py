@@ -1,0 +1,197 @@
+"""How far a judge agrees with people, over the claims both rated: the figure printed beside every judged number.
+
+A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or resolved) and the judge
+rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict against judge verdict,
+with seeded bootstrap intervals (`harness/stats/agreement.py`), and the confusion table judge x human. The judge's
+`unverified` is a category of its own, so it never agrees with a person's `supported`. Below `MIN_SHARED` shared
+claims the judge is not measured: its verdicts fill no `passed`, and every view says how many more claims to
+review. Whether the shared claims were a random calibration sample (`rag-eval review --calibrate`) or the
+reviewers' own choice is counted when the sample is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .. import metrics as m
+from ..records import JudgedClaim, Row
+from ..review.book import JUDGE_VERDICTS, VERDICTS
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
+
+__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_measured",
+           "judge_note", "judged_passed", "not_measured_text", "printable"]
+
+MIN_SHARED = 30  # shared claims before a judge counts as measured
+HUMAN = "human"  # the people's settled verdict, as one rater against the judge
+SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
+
+
+NO_JUDGE = "no judge rated these answers (rag-eval judge RUN): the judged metrics equal the human ones"
+
+
+def judge_note(block: Mapping[str, Any] | None) -> str:
+    """The line shown beside judged metrics, from a summary's `judge` block (None: no judge)."""
+    return NO_JUDGE if not block else str(block.get("text", NO_JUDGE))
+
+
+def not_measured_text(shared: int) -> str:
+    return f"judge not measured yet: review {MIN_SHARED - shared} more claims"
+
+
+@dataclass(frozen=True)
+class Shared:
+    """One claim both a person and the judge rated."""
+
+    case_id: str
+    answer_sha256: str
+    question: str
+    claim: JudgedClaim
+
+    @property
+    def sample_key(self) -> SampleKey:
+        return (self.case_id, self.answer_sha256)
+
+    def to_json(self) -> dict[str, Any]:
+        c = self.claim
+        return {"case_id": self.case_id, "answer_sha256": self.answer_sha256, "question": self.question,
+                "claim": c.claim, "human": c.verdict, "judge": c.judge_verdict, "source_id": c.source_id,
+                "quote": c.quote, "reason": c.reason}
+
+    def lines(self) -> list[str]:
+        """For a terminal: control characters of the model's or the documents' text shown escaped."""
+        c = self.claim
+        quote = f' quoting {c.source_id}: "{c.quote}"' if c.quote else ""
+        why = f" ({c.reason})" if c.reason else ""
+        return [printable(line) for line in (f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
+                                              f"    {c.judge}: {c.judge_verdict}{quote}{why}")]
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """A judge against people over the claims both rated."""
+
+    judge: str
+    agreement: Agreement
+    shared: tuple[Shared, ...]
+    random_sample: int | None = None  # shared claims from the calibration sample; None: no sample drawn
+
+    @property
+    def n(self) -> int:
+        return len(self.shared)
+
+    @property
+    def measured(self) -> bool:
+        return self.n >= MIN_SHARED
+
+    @property
+    def disagreements(self) -> tuple[Shared, ...]:
+        return tuple(s for s in self.shared if s.claim.verdict != s.claim.judge_verdict)
+
+    def confusion(self) -> dict[str, dict[str, int]]:
+        """judge verdict -> human verdict -> claims."""
+        table: dict[str, dict[str, int]] = {j: dict.fromkeys(VERDICTS, 0) for j in JUDGE_VERDICTS}
+        for s in self.shared:
+            table[str(s.claim.judge_verdict)][str(s.claim.verdict)] += 1
+        return table
+
+    def sample_text(self) -> str:
+        """Whether the shared claims were a random sample or the reviewers' own choice."""
+        if self.random_sample is None:
+            return "the reviewers' own choice (no calibration sample drawn: rag-eval review RUN --calibrate N)"
+        chosen = self.n - self.random_sample
+        if not chosen:
+            return f"a random calibration sample ({self.random_sample} claims)"
+        return (f"{self.random_sample} from the random calibration sample, {chosen} the reviewers' own choice "
+                "(may be biased)")
+
+    def headline(self) -> str:
+        """One line for summaries, compare, report and leaderboards: kappa, interval, n shared; or how many more
+        claims to review."""
+        if not self.measured:
+            return f"{not_measured_text(self.n)} ({self.n} shared with people)"
+        a, ci = self.agreement, self.agreement.interval
+        kappa = "undefined" if a.value is None else f"{a.value:.3f} [{_fmt(ci.low)}, {_fmt(ci.high)}]"
+        return f"judge {self.judge}: kappa {kappa} vs people over {self.n} shared claims"
+
+    def summary_json(self) -> dict[str, Any]:
+        a, ci = self.agreement, self.agreement.interval
+        return {"reviewer": self.judge, "shared_claims": self.n, "measured": self.measured, "kappa": a.value,
+                "interval": [ci.low, ci.high], "percent_agreement": a.percent_agreement, "text": self.headline()}
+
+    def to_json(self) -> dict[str, Any]:
+        a = self.agreement
+        return {"reviewer": self.judge, "reviewers": list(a.reviewers), "claims": self.n, "measured": self.measured,
+                "percent_agreement": a.percent_agreement,
+                "percent_agreement_interval": a.percent_interval.to_dict(), "kappa": a.value,
+                "interval": a.interval.to_dict(), "undefined_reason": a.reason, "confusion": self.confusion(),
+                "random_sample": self.random_sample, "sample": self.sample_text(), "text": self.headline(),
+                "disagreements": [d.to_json() for d in self.disagreements]}
+
+    def render(self) -> str:
+        a, pi = self.agreement, self.agreement.percent_interval
+        lines = [f"judge {self.judge} against people: {self.n} shared claims; {self.sample_text()}",
+                 self.headline(),
+                 f"percent agreement: {_fmt(a.percent_agreement)} [{_fmt(pi.low)}, {_fmt(pi.high)}]"
+                 + (f"; kappa undefined: {a.reason}" if a.reason and self.n else ""),
+                 "confusion (rows: judge, columns: human):",
+                 "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]
+        for verdict, row in self.confusion().items():
+            lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
+        lines.append(f"disagreements with people: {len(self.disagreements)}")
+        for d in self.disagreements:
+            lines += d.lines()
+        return "\n".join(lines)
+
+
+def printable(text: str) -> str:
+    """Control characters (an escape sequence in a quote, say) as `\\x1b`, so text cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def shared_claims(rows: Sequence[Row]) -> list[Shared]:
+    """The claims of `rows` (reviews applied) that a person settled and the judge rated, each answer once."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for r in rows:  # each answer once: repeats with the same answer share its reviews
+        if r.errored or (r.case_id, r.answer.answer_sha256) in seen:
+            continue
+        seen.add((r.case_id, r.answer.answer_sha256))
+        out += [Shared(r.case_id, r.answer.answer_sha256, r.question, c) for c in r.judged_claims or ()
+                if c.by == "human" and c.judge_verdict is not None]
+    return out
+
+
+def judge_agreement(rows: Sequence[Row], *, sample: Collection[SampleKey] | None = None, seed: int = DEFAULT_SEED,
+                    resamples: int = DEFAULT_RESAMPLES) -> JudgeAgreement | None:
+    """The judge of `rows` against people; None when no row carries judged claims. `sample` holds the answers of
+    the calibration sample, to count how many shared claims came from it."""
+    judges = sorted({c.judge for r in rows for c in r.judged_claims or ()})
+    if not judges:
+        return None
+    shared = shared_claims(rows)
+    items = [{HUMAN: str(s.claim.verdict), s.claim.judge: str(s.claim.judge_verdict)} for s in shared]
+    result = measure_agreement(items, seed=seed, resamples=resamples)
+    random_sample = None if sample is None else sum(s.sample_key in sample for s in shared)
+    return JudgeAgreement(judges[0], result, tuple(shared), random_sample)
+
+
+def judge_measured(rows: Sequence[Row]) -> bool:
+    """A judge rated the answers and shares at least `MIN_SHARED` claims with people."""
+    judge = judge_agreement(rows, resamples=1)
+    return judge is not None and judge.measured
+
+
+def judged_passed(rows: Sequence[Row]) -> list[Row]:
+    """`--judged-passed`: each row's `passed` from claim_support_judged instead of claim_support, once the judge
+    is measured against people (`MIN_SHARED` shared claims); before that, the rows as they are."""
+    if not judge_measured(rows):
+        return list(rows)
+    return [r if r.errored else r.model_copy(update={"metrics": r.metrics | {"passed": m.passed_of(r.metrics,
+                                                                                                 judged=True)}})
+            for r in rows]

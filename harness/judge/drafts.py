@@ -1,0 +1,120 @@
+"""`rag-eval draft judge DRAFTS`: the same judge proposes accept or reject for drafted cases, as a reviewer of
+`rag-eval draft review`, measured against people the same way.
+
+One chat call per answerable draft that passed verification (prompt `harness/prompts/draft_judge.txt`: the page,
+the question, quote and facts; schema `{decision: accepted | rejected, reason}`), through the same client, options
+and reply cache as `rag-eval judge` (`asking.py`). The decision is stored on the draft under `judge_reviews`, by
+`judge:<model>@<digest>`: it never counts as a reviewer's decision (a draft still needs a person to accept it) and
+never makes a disagreement. `draft review --agreement` measures it against the people's settled decisions.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from chatbot.backends import connect
+from chatbot.model_server import preflight
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL
+
+from ..drafting.prompting import Failed, sha256
+from ..drafting.records import Decision, Draft
+from ..runs import utc_now
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
+from .agreement import HUMAN, printable
+from .asking import JudgeAsker, judge_cache
+from .run import JudgeSettings, judge_name
+
+__all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "judge_drafts", "render_draft_judges"]
+
+DECISION_SCHEMA: dict = {"type": "object",
+                         "properties": {"decision": {"enum": ["accepted", "rejected"]}, "reason": {"type": "string"}},
+                         "required": ["decision", "reason"]}
+
+
+@dataclass(frozen=True)
+class DraftJudging:
+    """What `rag-eval draft judge` did: the drafts with the judge's decisions, calls, cache hits, errors."""
+
+    judge: str
+    prompt_sha256: str
+    drafts: tuple[Draft, ...]
+    asked: int
+    chat_calls: int
+    from_cache: int
+    errors: tuple[tuple[str, str], ...]  # (draft_id, why)
+
+
+def _template() -> str:
+    return resources.files("harness").joinpath("prompts/draft_judge.txt").read_text(encoding="utf-8")
+
+
+def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings) -> DraftJudging:
+    """Ask the judge about every answerable draft that passed verification; failures are error entries."""
+    model = settings.model or DEFAULT_CHAT_MODEL
+    client = connect(settings.client())
+    info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
+    asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities,
+                       judge_cache(settings.cache_dir))
+    name, template = judge_name(model, info.digest), _template()
+    out, errors, asked = [], [], 0
+    for draft in drafts:
+        if draft.kind != "answerable" or not draft.verification.passed:
+            out.append(draft)
+            continue
+        asked += 1
+        prompt = string.Template(template).substitute(question=draft.question, quote=draft.quote,
+                                                      facts=" | ".join(draft.facts),
+                                                      page=pages.get(draft.source_id, ""))
+        outcome = asker.ask(prompt, DECISION_SCHEMA)
+        if isinstance(outcome, Failed):
+            errors.append((draft.draft_id, outcome.error))
+            out.append(draft)
+            continue
+        reply = outcome.reply
+        out.append(draft.with_judge(Decision(reply["decision"], reply["reason"] or None, name, utc_now())))
+    return DraftJudging(name, sha256(template), tuple(out), asked, asker.chat_calls, asker.from_cache,
+                        tuple(errors))
+
+
+def draft_judge_agreement(drafts: Sequence[Draft], *, seed: int = DEFAULT_SEED,
+                          resamples: int = DEFAULT_RESAMPLES) -> list[dict[str, Any]]:
+    """Per judge: percent agreement and kappa of its decisions against the people's settled decision, over the
+    drafts both decided, with the disagreements."""
+    out = []
+    for judge in sorted({r.by or "" for d in drafts for r in d.judge_reviews}):
+        shared = [(d, r) for d in drafts for r in d.judge_reviews
+                  if r.by == judge and d.decision.verdict in ("accepted", "rejected")]
+        a = measure_agreement([{HUMAN: d.decision.verdict, judge: r.verdict} for d, r in shared], seed=seed,
+                              resamples=resamples)
+        out.append({"reviewer": judge, "reviewers": list(a.reviewers), "drafts": len(shared),
+                    "percent_agreement": a.percent_agreement, "kappa": a.value, "interval": a.interval.to_dict(),
+                    "undefined_reason": a.reason,
+                    "disagreements": [{"draft_id": d.draft_id, "question": d.question, "human": d.decision.verdict,
+                                       "judge": r.verdict, "reason": r.reason} for d, r in shared
+                                      if d.decision.verdict != r.verdict]})
+    return out
+
+
+def render_draft_judges(judges: Sequence[Mapping[str, Any]]) -> str:
+    """The judges' agreement with people on drafts as text, each disagreement with the judge's reason."""
+    lines = []
+    for j in judges:
+        ci = j["interval"]
+        kappa = "undefined" if j["kappa"] is None else (
+            f"{j['kappa']:.3f} [{_fmt(ci['low'])}, {_fmt(ci['high'])}]")
+        lines += [f"judge {j['reviewer']} against people: {j['drafts']} drafts both decided; kappa {kappa}; "
+                  f"percent agreement {_fmt(j['percent_agreement'])}",
+                  f"disagreements with people: {len(j['disagreements'])}"]
+        for d in j["disagreements"]:
+            why = f" ({d['reason']})" if d["reason"] else ""
+            lines += [f"- draft {d['draft_id']}: {d['question']}", f"    human: {d['human']}",
+                      f"    {j['reviewer']}: {d['judge']}{why}"]
+    return "\n".join(printable(line) for line in lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

@@ -1,0 +1,117 @@
+"""What the judge is asked, and how its reply is read: one chat call per answer, all its claims at once.
+
+The prompt template (`harness/prompts/judge.txt`, or `--prompt FILE`) is `string.Template` text with `$question`,
+`$answer`, `$claims` (numbered from 1, one a line) and `$passages` (every retrieved passage, best first, each
+introduced by `[source: ID]`, marked `(cited)` when the answer cites it). The reply must match `verdicts_schema`:
+exactly one verdict per claim, by number, each with a `source_id` and a verbatim `quote`.
+
+Each quote is validated with the answer path's own rules (`chatbot.citations.check_quote`: a retrieved passage,
+at least `min_quote_words` words, found in that passage after normalize(), case folded). A "supported" whose quote
+fails becomes `unverified` (never counted as supported), the reason kept in the claim's note; another verdict
+keeps its verdict, the failed quote's reason noted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from chatbot.citations import check_quote
+from chatbot.errors import InputError
+
+from ..records import Row
+from ..review.book import VERDICTS, Claim
+
+__all__ = ["JudgePrompt", "parse_verdicts", "render_passages", "verdicts_schema"]
+
+_VARIABLES = ("question", "answer", "claims", "passages")
+
+
+@dataclass(frozen=True)
+class JudgePrompt:
+    """A judge prompt template and its SHA-256 (recorded with every verdict)."""
+
+    text: str
+    source: str
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> JudgePrompt:
+        """The bundled template, or the file at `path`; a template without the four variables is refused."""
+        if path is None:
+            text = resources.files("harness").joinpath("prompts/judge.txt").read_text(encoding="utf-8")
+            return cls(text, "harness/prompts/judge.txt")
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"--prompt {path}: cannot read it ({exc})") from None
+        found = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)}
+        missing = [f"${v}" for v in _VARIABLES if v not in found]
+        if missing:
+            raise InputError(f"--prompt {path}: the template lacks {', '.join(missing)}; a judge prompt needs "
+                             "$question, $answer, $claims and $passages (write $$ for a literal dollar)")
+        return cls(text, str(path))
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
+
+    def render(self, row: Row, claims: Sequence[str]) -> str:
+        """The prompt for one answer and its claims."""
+        numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, start=1))
+        try:
+            return string.Template(self.text).substitute(question=row.question, answer=row.answer.model_answer,
+                                                          claims=numbered, passages=render_passages(row))
+        except (KeyError, ValueError) as exc:
+            raise InputError(f"{self.source}: the template has an unknown or broken $ placeholder ({exc}); write "
+                             "$$ for a literal dollar") from None
+
+
+def render_passages(row: Row) -> str:
+    cited = {c.source_id for c in row.answer.citations}
+    return "\n\n".join(f"[source: {p.source_id}]{' (cited)' if p.source_id in cited else ''}\n{p.text}"
+                       for p in sorted(row.retrieved, key=lambda p: p.rank))
+
+
+def verdicts_schema(claims: int) -> dict:
+    """The `format` of a judge call: exactly one verdict per claim."""
+    item = {"type": "object",
+            "properties": {"claim": {"type": "integer", "minimum": 1, "maximum": claims},
+                           "verdict": {"enum": list(VERDICTS)}, "source_id": {"type": "string"},
+                           "quote": {"type": "string"}},
+            "required": ["claim", "verdict", "source_id", "quote"]}
+    return {"type": "object",
+            "properties": {"verdicts": {"type": "array", "items": item, "minItems": claims, "maxItems": claims}},
+            "required": ["verdicts"]}
+
+
+def parse_verdicts(reply: dict[str, Any], row: Row, claims: Sequence[str], *,
+                   min_quote_words: int) -> tuple[Claim, ...]:
+    """The judge's claims from a reply that matched `verdicts_schema`, quotes validated; ValueError when a claim
+    is judged twice or not at all (the schema cannot say that)."""
+    by_number: dict[int, dict[str, Any]] = {}
+    for item in reply["verdicts"]:
+        if item["claim"] in by_number:
+            raise ValueError(f"malformed output: claim {item['claim']} judged twice")
+        by_number[item["claim"]] = item
+    missing = [str(n) for n in range(1, len(claims) + 1) if n not in by_number]
+    if missing:
+        raise ValueError(f"malformed output: claim(s) {', '.join(missing)} not judged")
+    passages = {p.source_id: p.text for p in row.retrieved}
+    return tuple(_validated(text, by_number[n], passages, min_quote_words) for n, text in enumerate(claims, start=1))
+
+
+def _validated(text: str, item: dict[str, Any], passages: dict[str, str], min_words: int) -> Claim:
+    verdict, source_id, quote = item["verdict"], item["source_id"] or None, item["quote"]
+    if not quote and verdict != "supported":
+        return Claim(text, verdict, source_id, "", quote)
+    check = check_quote(source_id or "", quote, passages, min_words=min_words)
+    if check.valid:
+        return Claim(text, verdict, source_id, "", quote)
+    if verdict == "supported":
+        return Claim(text, "unverified", source_id, f"quote failed validation: {check.reason}", quote)
+    return Claim(text, verdict, source_id, f"quote failed validation: {check.reason}", quote)

@@ -1,0 +1,164 @@
+"""`rag-eval judge RUN` as a library call: judge every answer of a run, store the verdicts as a reviewer's, and
+re-score the run (as a review import does).
+
+For every distinct answer without an error that makes claims (the sentence split `rag-eval review` offers), one
+chat call asks for all its claims' verdicts (`prompting.py`, `asking.py`). Each judged answer is saved at once in
+the reviews file as a review by `judge:<model>@<digest>` with the prompt's SHA-256, so a stopped command loses
+nothing; an answer whose call failed gets an error entry (in `judge.json` of the run) and the command goes on.
+The manifest records the judge (`judge`), whose verdicts the run's judged metrics then use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chatbot.backends import connect
+from chatbot.model_server import ClientSettings, preflight
+from chatbot.ollama_client import DEFAULT_CHAT_MODEL
+
+from ..drafting.prompting import Failed
+from ..lock import RunLock
+from ..records import Row, Summary
+from ..review.book import JUDGE_PREFIX, Review
+from ..review.store import add_reviews, apply_to_run, distinct_answers, read_reviews, sentence_split
+from ..runs import MANIFEST, read_manifest, read_rows, utc_now, write_json
+from .asking import JudgeAsker, JudgeOptions, judge_cache
+from .prompting import JudgePrompt, parse_verdicts, verdicts_schema
+
+__all__ = ["JUDGE_FILE", "JudgeError", "JudgeResult", "JudgeSettings", "judge_name", "judge_run"]
+
+JUDGE_FILE = "judge.json"
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How to reach and ask the judge: the flags runs use for the server and the model."""
+
+    model: str | None = None  # None: the run's chat model, else qwen3:4b
+    host: str | None = None
+    backend: str | None = None  # ollama | openai; None: the run's, else ollama
+    api_key_env: str | None = None  # the variable holding the API key (openai backend), never the key
+    timeout: float = ClientSettings.timeout_s
+    retries: int = ClientSettings.retries
+    backoff: float = ClientSettings.backoff_s
+    num_ctx: int = 16384
+    num_predict: int = 4096
+    seed: int = 42
+    think: str = "auto"
+    prompt: str | None = None
+    cache_dir: str | None = None
+    min_quote_words: int | None = None  # None: the run's own
+
+    def client(self, backend: str = "ollama") -> ClientSettings:
+        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff,
+                              backend=self.backend or backend, api_key_env=self.api_key_env)
+
+    def options(self, model: str) -> JudgeOptions:
+        think = {"auto": None, "on": True, "off": False}[self.think]
+        return JudgeOptions(model, self.seed, self.num_ctx, self.num_predict, think)
+
+
+@dataclass(frozen=True)
+class JudgeError:
+    case_id: str
+    answer_sha256: str
+    error: str
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    """What a judge command did. `summary` is None for a dry run."""
+
+    judge: str
+    prompt_sha256: str
+    answers: int  # answers with claims
+    claims: int
+    chat_calls: int
+    from_cache: int
+    errors: tuple[JudgeError, ...] = ()
+    summary: Summary | None = None
+    calls_needed: int | None = None  # dry run: calls a real run would make
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def judge_name(model: str, digest: str) -> str:
+    """`judge:qwen3:4b@<first 12 hex of the digest>`: the judge's reviewer name."""
+    return f"{JUDGE_PREFIX}{model}@{digest[:12]}"
+
+
+def judge_model(run_dir: Path, settings: JudgeSettings) -> str:
+    """The judge model: --model, else the run's chat model (for the chatbot), else qwen3:4b."""
+    if settings.model:
+        return settings.model
+    saved = read_manifest(run_dir).settings.to_json()
+    chat = saved.get("chat_model")
+    return str(chat) if saved.get("system", "chatbot") == "chatbot" and chat else DEFAULT_CHAT_MODEL
+
+
+def _todo(rows: Sequence[Row]) -> list[tuple[Row, list[str]]]:
+    return [(row, claims) for row in distinct_answers(rows) if (claims := sentence_split(row.answer.model_answer))]
+
+
+def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings, *, dry_run: bool = False,
+              progress: Progress | None = None) -> JudgeResult:
+    """Judge the run's answers into the reviews file `reviews` and re-score the run; with `dry_run`, only count
+    the calls it would make (after the server preflight, which the digest needs)."""
+    run_dir = Path(run_dir)
+    read_reviews(reviews)  # a broken reviews file fails before any call
+    prompt = JudgePrompt.load(settings.prompt)
+    model = judge_model(run_dir, settings)
+    saved = read_manifest(run_dir).settings.to_json()
+    client = connect(settings.client(str(saved.get("backend") or "ollama")))
+    info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
+    asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities, judge_cache(settings.cache_dir))
+    name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))
+    min_words = settings.min_quote_words or int(saved.get("min_quote_words", 4))
+    total = sum(len(c) for _, c in todo)
+    if dry_run:
+        needed = sum(not asker.cached(prompt.render(r, c), verdicts_schema(len(c))) for r, c in todo)
+        return JudgeResult(name, prompt.sha256, len(todo), total, chat_calls=0, from_cache=len(todo) - needed,
+                           calls_needed=needed)
+    errors = []
+    for done, (row, claims) in enumerate(todo, start=1):
+        error = _judge_one(asker, prompt, row, claims, name, reviews, min_words)
+        if error is not None:
+            errors.append(JudgeError(row.case_id, row.answer.answer_sha256, error))
+        if progress:
+            progress(done, len(todo))
+    about = {"reviewer": name, "model": model, "digest": info.digest, "prompt_sha256": prompt.sha256,
+             "prompt": prompt.source, "host": client.host, "options": asker.chat.options() | {"think": asker.think},
+             "judged_at": utc_now()}
+    summary = _record(run_dir, Path(reviews), about, errors, asker)
+    return JudgeResult(name, prompt.sha256, len(todo), total, chat_calls=asker.chat_calls,
+                       from_cache=asker.from_cache, errors=tuple(errors),
+                       summary=summary, details=about)
+
+
+def _judge_one(asker: JudgeAsker, prompt: JudgePrompt, row: Row, claims: list[str], name: str,
+               reviews: str | Path, min_words: int) -> str | None:
+    """Judge one answer and save its review; the error text when that failed."""
+    schema = verdicts_schema(len(claims))
+    outcome = asker.ask(prompt.render(row, claims), schema)
+    if isinstance(outcome, Failed):
+        return outcome.error
+    try:
+        judged = parse_verdicts(outcome.reply, row, claims, min_quote_words=min_words)
+    except ValueError as exc:
+        return str(exc)
+    add_reviews(reviews, [Review(row.case_id, row.answer.answer_sha256, judged, name, utc_now(), prompt.sha256)])
+    return None
+
+
+def _record(run_dir: Path, reviews: Path, about: dict[str, Any], errors: list[JudgeError],
+            asker: JudgeAsker) -> Summary:
+    """The judge into the manifest and `judge.json` (with the error entries), then the run re-scored."""
+    with RunLock(run_dir):
+        manifest = read_manifest(run_dir)
+        write_json(run_dir / MANIFEST, manifest.to_json() | {"judge": about})
+        write_json(run_dir / JUDGE_FILE, about | {"chat_calls": asker.chat_calls, "from_cache": asker.from_cache,
+                                                  "errors": [asdict(e) for e in errors]})
+    return apply_to_run(run_dir, read_reviews(reviews))
