@@ -98,20 +98,26 @@ class HostPool:
     def imap(self, work: Callable[[ModelServer, T], R], items: Sequence[T]) -> Iterator[Served[R]]:
         """Like `map`, yielding each result as soon as it and every earlier one are done (rows can be written
         as they finish). The first failure, in input order, is raised; no new item starts after a failure or
-        after the caller stops iterating, and items already running are waited for."""
+        after the caller stops iterating, and items already running are waited for, except after Ctrl-C: then
+        they are abandoned (daemon threads, ended with the process) so that the process stops at once."""
         board = _Board(len(items))
         threads = [threading.Thread(target=_worker, args=(board, client, work, items), daemon=True,
                                     name=f"host-{i}-slot-{s}")
                    for i, client in enumerate(self.clients) for s in range(self.slots[i])]
         for thread in threads:
             thread.start()
+        interrupted = False
         try:
             for index in range(len(items)):
                 yield board.result(index)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
             board.stop()
-            for thread in threads:
-                thread.join()
+            if not interrupted:  # after Ctrl-C, calls in flight are abandoned: the process stops at once
+                for thread in threads:
+                    thread.join()
 
 
 class _Board:

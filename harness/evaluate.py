@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +37,7 @@ from .records import (
     field_problem,
 )
 from .review.store import apply_reviews, load_reviews, run_judge
-from .rows import Judging, build_row, fold_pages
+from .rows import Judging, fold_pages, guarded_row
 from .runs import (
     MANIFEST,
     ROWS,
@@ -53,6 +55,8 @@ from .saved.replay import write_replay
 from .settings import RunSettings
 from .summary import summarize
 from .systems import PooledSystem, System, SystemContext, load_system, to_answer, traits_for, traits_of
+from .systems.loading import described
+from .systems.seam import checked_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 # These mean every later case would fail the same way: the run stops (and can be resumed) instead.
@@ -97,7 +101,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         done: set[tuple[str, int]] = set()
         target: Path
         if resume is not None:  # cheap checks first: before the preflight and the index build
-            target = Path(resume)
+            target = Path(resume).absolute()  # a plug-in may change the directory while it runs
             stack.enter_context(RunLock(target))  # before reading what is done: nobody else appends now
             manifest, done = _resumable(target, fresh)
         carried = _carried_rows(Path(rerun_of), fresh) if rerun_of is not None else []
@@ -105,7 +109,8 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
         description = _described(system, settings.system)
         if resume is None:
-            target = _fresh_dir(run_dir) if run_dir is not None else new_run_dir(settings.out, settings.label)
+            target = (_fresh_dir(Path(run_dir).absolute()) if run_dir is not None  # absolute: as above
+                      else new_run_dir(Path(settings.out).absolute(), settings.label))
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
@@ -145,6 +150,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         finally:
             writer.close()
     except (Exception, KeyboardInterrupt) as exc:
+        _close_quietly(system)  # calls still in flight fail now instead of holding the exit
         _write_quietly(run_dir / MANIFEST, manifest.model_copy(update={"ended_at": utc_now()}))
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
@@ -167,6 +173,16 @@ def _fresh_dir(path: str | Path) -> Path:
     except FileExistsError:
         raise InputError(f"{path} already exists; a new run needs a new directory (or --resume it)") from None
     return path
+
+
+def _close_quietly(system: System) -> None:
+    """Close a system that can be closed (an HTTP system: its connections), on the way out of a stopped run."""
+    close = getattr(system, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # a plug-in's close failing must not hide why the run stopped
+            pass
 
 
 def _write_quietly(path: Path, manifest: Manifest) -> None:
@@ -232,8 +248,8 @@ def fresh_manifest(settings: RunSettings, documents: list[Document], argv: list[
 
 def _described(system: System, spec: str) -> SystemRecord:
     """The system's `describe()` as the manifest's system section; a description of the wrong shape is named."""
-    try:
-        return SystemRecord.model_validate(system.describe())
+    try:  # described(): raising, not a dict, values JSON cannot hold; then the shape the manifest reads
+        return SystemRecord.model_validate(described(spec, system))
     except ValidationError as exc:
         raise InputError(f"--system {spec!r}: describe() must return a dict whose name, system and warnings are "
                          f"text ({field_problem(exc)})") from exc
@@ -260,15 +276,10 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         start = time.perf_counter()
         result = _ask(system, case, repeat, client)
         elapsed_ms = (time.perf_counter() - start) * 1000
-        size = max(len(result.answer), len(result.raw))
-        if result.error is None and size > settings.max_reply_chars:  # never store a runaway reply whole
-            result = SystemAnswer(error=f"the system's reply holds {size} characters, over --max-reply-chars "
-                                        f"{settings.max_reply_chars}", raw=result.raw[:2000])
-        elif timed and result.error is None and elapsed_ms > settings.timeout * 1000:
-            result = SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
-                                        f"{settings.timeout:g} s", raw=result.raw)
-        return build_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
-                         host=None if client is None else client.host)
+        result = _bounded(result, settings, timed_out=timed and elapsed_ms > settings.timeout * 1000,
+                          elapsed_ms=elapsed_ms)
+        return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
+                           host=None if client is None else client.host)
 
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
@@ -277,29 +288,72 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
     if settings.workers == 1:
         yield from map(one, jobs)
         return
-    with ThreadPoolExecutor(max_workers=settings.workers) as pool:
-        futures = [pool.submit(one, job) for job in jobs]
-        try:
-            for future in futures:
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+    yield from _in_order(one, jobs, settings.workers)
+
+
+def _in_order(fn: Callable[[tuple[Case, int]], Row], jobs: list[tuple[Case, int]], workers: int) -> Iterator[Row]:
+    """`fn` over `jobs` on `workers` daemon threads, yielded in job order. Leaving early (Ctrl-C, a stopped run)
+    hands out no more jobs and waits for none: a call still in flight is abandoned, and ends with the process
+    (a thread pool's executor would wait for it at exit, a minute against a slow service)."""
+    results: list[Future[Row]] = [Future() for _ in jobs]
+    todo: queue.SimpleQueue[int] = queue.SimpleQueue()
+    for index in range(len(jobs)):
+        todo.put(index)
+    stop = threading.Event()
+
+    def work() -> None:
+        while not stop.is_set():
+            try:
+                index = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                results[index].set_result(fn(jobs[index]))
+            except BaseException as exc:  # handed to the main thread, which decides
+                results[index].set_exception(exc)
+
+    for _ in range(min(workers, len(jobs))):
+        threading.Thread(target=work, name="rag-eval-worker", daemon=True).start()
+    try:
+        for result in results:
+            yield result.result()
+    finally:
+        stop.set()
 
 
 def _ask(system: System, case: Case, repeat: int = 0, client: Any = None) -> SystemAnswer:
-    """One answer; a failure of this case alone becomes its error, one that would fail every case raises.
-    With `client` (a server of the system's pool) the system answers through that server."""
+    """One answer, checked at the seam; a failure of this case alone becomes its error, one that would fail every
+    case raises. With `client` (a server of the system's pool) the system answers through that server."""
     try:
         if client is not None and isinstance(system, PooledSystem):
-            return to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat, client=client))
-        return to_answer(system.answer(case.question, case_id=case.id))
+            return checked_answer(to_answer(system.answer_with(case.question, case_id=case.id, repeat=repeat,
+                                                               client=client)))
+        return checked_answer(to_answer(system.answer(case.question, case_id=case.id)))
     except FATAL:
         raise
     except ValueError as exc:
         return SystemAnswer(error=f"the system's answer breaks the contract: {exc}")
+    except SystemExit as exc:  # a plug-in must not end the run: this case failed, the others go on
+        return SystemAnswer(error=f"the system called sys.exit({exc.code!r}) while answering; raise an exception "
+                                  "instead")
     except Exception as exc:  # a plug-in's own failure on this question: its row says so, the run goes on
         return SystemAnswer(error=f"the system raised {type(exc).__name__}: {exc}")
+
+
+def _bounded(result: SystemAnswer, settings: RunSettings, *, timed_out: bool, elapsed_ms: float) -> SystemAnswer:
+    """`result` as an error when its answer or a passage is over --max-reply-chars, or it came after --timeout;
+    its `raw` kept to --max-reply-chars characters (the body as a whole is bounded by --max-body-bytes)."""
+    cap = settings.max_reply_chars
+    sizes = [("answer", len(result.answer))] + [(f"retrieved.{i}.text", len(p.text))
+                                                 for i, p in enumerate(result.retrieved)]
+    field, size = max(sizes, key=lambda item: item[1])
+    if result.error is None and size > cap:  # never store a runaway reply whole
+        return SystemAnswer(error=f"the system's {field} holds {size} characters, over --max-reply-chars {cap}",
+                            raw=result.raw[:2000], usage=result.usage)
+    if result.error is None and timed_out:
+        return SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
+                                  f"{settings.timeout:g} s", raw=result.raw[:cap])
+    return result.model_copy(update={"raw": result.raw[:cap]}) if len(result.raw) > cap else result
 
 
 def _page_texts(documents: list[Document]) -> dict[str, str]:

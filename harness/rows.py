@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import jsonschema
 
@@ -81,6 +82,19 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         metrics={}, fact_results=(), quote_validation=_NOT_APPLICABLE, failure_reasons=(),
         warnings=(*warnings, *page_warnings), host=host)
     return score_row(row, case, judging.ks)
+
+
+def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:
+    """The row of `result`, validated as the RowWriter will; anything that fails while building or validating it
+    makes it an error row instead (the run goes on, and a resume does not stop at this case again)."""
+    try:
+        row = build_row(case, result, judging, **where)
+        Row.model_validate_json(row.line())
+        return row
+    except Exception as exc:  # whatever a system's output breaks here is that case's failure alone
+        cause = f"{type(exc).__name__}: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
+        return build_row(case, SystemAnswer(error=f"the system's answer could not be stored as a row ({cause[:500]})"),
+                         judging, **where)
 
 
 @lru_cache(maxsize=4096)

@@ -52,6 +52,7 @@ class RunSettings:
     think: str = "auto"
     min_quote_words: int = _ANSWER.min_quote_words
     max_reply_chars: int = _ANSWER.max_reply_chars
+    max_body_bytes: int = 10_000_000  # an HTTP system's reply body, decoded; read no further (docs/hardening.md)
     retriever: str = _ANSWER.retriever
     cache_dir: str | None = None
     workers: int = 1  # per server
@@ -62,7 +63,8 @@ class RunSettings:
     judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words"):
+        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
+                     "max_body_bytes"):
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if not self.k or min(self.k) < 1:

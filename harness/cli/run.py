@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
@@ -68,6 +73,9 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
                           "the judge is measured against people (30 shared claims); recorded in the manifest")
+    run.add_argument("--max-body-bytes", type=int,
+                     help=f"an HTTP system's reply body is refused (that case's error row) past this many decoded "
+                          f"bytes (default {d.max_body_bytes:_})")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
@@ -98,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
         bars[stage](done, total)
 
     try:
-        result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
-                                status=lambda message: print(message, file=sys.stderr, flush=True),
-                                rerun_of=args.rerun_failed)
+        with second_interrupt_exits():
+            result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
+                                    status=lambda message: print(message, file=sys.stderr, flush=True),
+                                    rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if traits_for(settings.system).uses_model_servers:
             raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
@@ -132,6 +141,31 @@ def run(args: argparse.Namespace) -> int:
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+@contextmanager
+def second_interrupt_exits() -> Iterator[None]:
+    """The first Ctrl-C stops the run as usual (rows kept, manifest written, the resume command printed); from
+    then on, until the process ends, another Ctrl-C exits at once with 130 and no traceback (rows already written
+    are whole: each is flushed as it is written)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def again(signum: int, frame: object) -> None:
+        os.write(2, b"\ninterrupted again: exiting now; the rows written so far are kept\n")
+        os._exit(130)
+
+    def first(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, again)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, first)
+    try:
+        yield
+    finally:  # after a Ctrl-C, the next one must still exit at once, up to the process's end
+        if signal.getsignal(signal.SIGINT) is first:
+            signal.signal(signal.SIGINT, previous)
 
 
 def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]]:

@@ -1,8 +1,13 @@
-"""A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json."""
+"""A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json.
+
+Every call is bounded (harness/systems/bounded_http.py): `--timeout` from connect to last byte, and at most
+`--max-body-bytes` of decoded body, so no reply can hang the run or fill the memory.
+"""
 
 from __future__ import annotations
 
 import json
+import ssl
 import time
 from typing import Any
 
@@ -11,14 +16,17 @@ from pydantic import ValidationError
 
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
+from .bounded_http import BodyEncoding, BodyTooLarge, BoundedClient, read_body, read_head
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
+_SHOWN = 2000  # characters of a bad reply kept on its row
 
 
 class HttpSystem:
-    """Retries 503 and dropped or refused connections (`--retries`, `--backoff`); a server still unreachable
-    after them stops the run (it can be resumed). Any other failure is that case's error row. Every call has
-    its own deadline (`--timeout`), so the harness does not time it again."""
+    """Retries 503 and dropped or refused connections (`--retries`, `--backoff`), then probes the service: if it
+    answers others, the case is an error row; if it answers nothing, SystemDown stops the run (it can be resumed).
+    A TLS failure stops it at once. Any other failure is that case's error row. Every call has its own deadline
+    (`--timeout`, connect to last byte), so the harness does not time it again."""
 
     kind = "http"
     uses_model_servers = None
@@ -26,50 +34,122 @@ class HttpSystem:
     uses_prompt_template = False
     timed_by_harness = False
 
-    def __init__(self, url: str, settings: Any, *, client: httpx.Client | None = None):
+    def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
-        self.max_reply_chars: int = settings.max_reply_chars
-        self._client = client or httpx.Client(timeout=self.timeout_s)
+        self.max_body_bytes: int = settings.max_body_bytes
+        self._http = client or BoundedClient(self.timeout_s, url)
+
+    @classmethod
+    def open(cls, url: str, settings: Any) -> HttpSystem:
+        """The system at `url`, once it answers a probe: an unreachable service is found before a run directory
+        is made."""
+        system = cls(url, settings)
+        system.check_reachable()
+        return system
 
     def describe(self) -> dict[str, Any]:
         return {"name": "http", "system": f"RAG service at {self.url}", "url": self.url,
-                "settings": {"timeout_s": self.timeout_s}}
+                "settings": {"timeout_s": self.timeout_s, "max_body_bytes": self.max_body_bytes}}
+
+    def close(self) -> None:
+        """Fail every call in flight now (from any thread) and close the connections."""
+        self._http.abort()
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         body, retries = self._post({"case_id": case_id, "question": question})
         usage = {"retries": retries}
         if isinstance(body, str):  # an error to put on the row
             return SystemAnswer(error=body, usage=usage)
-        raw = body.text
-        if len(raw) > self.max_reply_chars:
-            return SystemAnswer(error=f"bad reply from {self.url}: {len(raw)} characters, over --max-reply-chars "
-                                      f"{self.max_reply_chars}", raw=raw[:2000], usage=usage)
+        answer = self._parse(body)
+        return answer.model_copy(update={"usage": usage})
+
+    def _parse(self, body: bytearray) -> SystemAnswer:
+        try:
+            raw = body.decode("utf-8")
+        except UnicodeDecodeError as exc:  # never decoded with U+FFFD and scored as if the service said that
+            return SystemAnswer(error=f"bad reply from {self.url}: not UTF-8 JSON ({exc.reason} at byte {exc.start})",
+                                raw=bytes(body[:_SHOWN]).decode("utf-8", "backslashreplace"))
         try:
             data = json.loads(raw)
+        except RecursionError:
+            return SystemAnswer(error=f"bad reply from {self.url}: reply nested too deeply to read as JSON",
+                                raw=raw[:_SHOWN])
         except ValueError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:2000], usage=usage)
+            return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:_SHOWN])
         try:
             reply = SystemReply.model_validate(data)
         except ValidationError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:2000], usage=usage)
-        return reply.to_answer(raw).model_copy(update={"usage": usage})
+            return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:_SHOWN])
+        return reply.to_answer(raw)  # the harness checks the answer and each passage against --max-reply-chars
 
-    def _post(self, payload: dict) -> tuple[httpx.Response | str, int]:
+    def _post(self, payload: dict) -> tuple[bytearray | str, int]:
+        """The reply's body, or an error for the row, and the retries it took."""
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                response = self._client.post(self.url, json=payload)
+                with self._http.call(), self._http.client.stream("POST", self.url, json=payload) as response:
+                    if response.status_code == 200:
+                        return read_body(response, self.max_body_bytes), attempt
+                    if response.status_code != 503 or last:
+                        return self._status_error(response), attempt
             except httpx.TimeoutException:
-                return f"no reply from {self.url} within --timeout {self.timeout_s:g} s", attempt
+                return f"no whole reply from {self.url} within --timeout {self.timeout_s:g} s", attempt
+            except BodyTooLarge as exc:
+                return f"bad reply from {self.url}: {exc}, over --max-body-bytes {self.max_body_bytes}", attempt
+            except BodyEncoding as exc:
+                return f"bad reply from {self.url}: {exc}", attempt
             except _RETRIED as exc:
+                if tls_problem(exc) is not None:  # no retry mends a certificate: every case would fail so
+                    raise SystemDown(self._unreachable(exc)) from exc
                 if last:
-                    raise SystemDown(f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service "
-                                     "running?") from exc
-            else:
-                if response.status_code == 200:
-                    return response, attempt
-                if response.status_code != 503 or last:
-                    return f"{self.url} answered HTTP {response.status_code}: {response.text[:300]}", attempt
+                    return self._dropped(exc), attempt
             time.sleep(self.backoff_s * 2 ** attempt)
         raise AssertionError("unreachable")  # the loop returns or raises on its last attempt
+
+    def _dropped(self, exc: Exception) -> str:
+        """The error of a case whose connection dropped after every retry, if the service still answers a probe;
+        if it does not, nothing will answer: SystemDown stops the run (it can be resumed)."""
+        self.check_reachable()
+        return (f"{self.url} dropped the connection on this question ({type(exc).__name__}: {exc}) after "
+                f"{self.retries} retries; it answers other requests")
+
+    def check_reachable(self) -> None:
+        """Raise SystemDown, saying why, unless the service answers a cheap request: a GET of its URL, where any
+        status from the service itself counts and a proxy's 502/503/504 does not."""
+        try:
+            with self._http.call(), self._http.client.stream("GET", self.url) as response:
+                status = response.status_code
+        except httpx.HTTPError as exc:
+            raise SystemDown(self._unreachable(exc)) from exc
+        if status in (502, 503, 504):
+            raise SystemDown(f"{self.url} answered HTTP {status} to a probe (a proxy with no service behind it?); "
+                             "is the service running?")
+
+    def _unreachable(self, exc: Exception) -> str:
+        tls = tls_problem(exc)
+        if tls is not None:
+            return (f"{self.url}: {tls}; if the service's certificate comes from your own CA, point SSL_CERT_FILE "
+                    "at that CA's certificate (PEM): SSL_CERT_FILE=/path/to/ca.pem rag-eval run ...")
+        if isinstance(exc, httpx.TimeoutException):
+            return f"{self.url} did not answer a probe within --timeout {self.timeout_s:g} s; is the service running?"
+        return f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service running?"
+
+    def _status_error(self, response: httpx.Response) -> str:
+        if response.is_redirect:  # not followed: the address to evaluate is the user's to give
+            return (f"{self.url} answered HTTP {response.status_code}, a redirect to "
+                    f"{response.headers['location']!r}; give that address as --system")
+        head = read_head(response, 300).decode("utf-8", "backslashreplace")
+        return f"{self.url} answered HTTP {response.status_code}: {head}"
+
+
+def tls_problem(exc: BaseException) -> str | None:
+    """What went wrong with TLS, when that is what `exc` (an httpx error) comes from; else None."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return f"TLS certificate verify failed ({seen.verify_message})"
+        if isinstance(seen, ssl.SSLError):
+            return f"TLS failed ({seen.reason or seen})"
+        seen = seen.__cause__ or seen.__context__
+    return None

@@ -16,6 +16,7 @@ from .chatbot import ChatbotSystem
 from .http import HttpSystem
 from .interface import System, SystemContext, Traits, traits_of
 from .offline import OfflineSystem
+from .seam import unstorable
 
 ENTRY_POINT_GROUP = "pdf_rag_eval.systems"
 
@@ -40,7 +41,7 @@ def load_system(spec: str, ctx: SystemContext) -> System:
     if spec in BUILTIN:
         return BUILTIN[spec](ctx)
     if spec.startswith(("http://", "https://")):
-        return HttpSystem(spec, ctx.settings)
+        return HttpSystem.open(spec, ctx.settings)
     if ":" in spec:
         return _checked(spec, _call_factory(spec, _import_factory(spec), ctx))
     plugins = {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
@@ -81,7 +82,27 @@ def _call_factory(spec: str, factory: Callable[..., Any], ctx: SystemContext) ->
         raise InputError(f"--system {spec!r}: the factory raised {type(exc).__name__}: {exc}") from exc
 
 
+def described(spec: str, system: System) -> dict[str, Any]:
+    """`system.describe()`, checked: a dict JSON can hold (it is written into the manifest), else an InputError
+    naming the system and what to fix."""
+    try:
+        description = system.describe()
+    except Exception as exc:  # the user's own code: say which, and why
+        raise InputError(f"--system {spec!r}: describe() raised {type(exc).__name__}: {exc}") from exc
+    if not isinstance(description, dict):
+        raise InputError(f"--system {spec!r}: describe() returned {type(description).__name__}; return a dict "
+                         "such as {'name': 'my-rag', 'version': '3', 'settings': {...}}")
+    problem = unstorable(description, "describe()")
+    if problem is not None:
+        raise InputError(f"--system {spec!r}: {problem}; describe() must return JSON values (it goes into the "
+                         "manifest)")
+    return description
+
+
 def _checked(spec: str, system: Any) -> System:
+    if inspect.isclass(system):  # `return MyRag` instead of `return MyRag()`
+        raise InputError(f"--system {spec!r}: the factory returned the class {system.__name__}, not an object; "
+                         f"return {system.__name__}(...) instead")
     missing = [name for name in ("describe", "answer") if not callable(getattr(system, name, None))]
     if missing:
         raise InputError(f"--system {spec!r}: the factory returned {type(system).__name__}, which has no "

@@ -181,6 +181,11 @@ def test_a_dying_http_system_stops_the_run_and_resume_finishes_it(tmp_path):
                 return
             super().do_POST()
 
+        def do_GET(self) -> None:  # noqa: N802 - the harness's probe: a dead service drops it too
+            self.close_connection = state["count"] > state["alive_for"]
+            if not self.close_connection:
+                self._send(405, b"")
+
     server = ThreadingHTTPServer(("127.0.0.1", 0), Dying)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     ids = [f"fine-{i}" for i in range(6)]
