@@ -16,8 +16,8 @@ from pathlib import Path
 from _common import REPO, machine_line
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ("concurrency", "rebuild", "index_build", "retrieval", "score", "sweep_pool", "sweep", "openai", "judge",
-           "http_memory")
+BENCHES = ("startup", "page_cache", "concurrency", "rebuild", "index_build", "retrieval", "score", "sweep_pool",
+           "sweep", "openai", "judge", "http_memory")
 BIG = {"retrieval": ["--big"], "score": ["--max-seconds", "100000"]}
 
 

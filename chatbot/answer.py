@@ -251,11 +251,12 @@ def _parse(content: str) -> tuple[dict, str | None]:
 
 def _usage(reply: ChatReply) -> dict:
     """The server's figures. With thinking they describe only the final (answer) phase, so `phase` says which:
-    "final" when the reply came with separate thinking, "single" otherwise."""
+    "final" when the reply came with separate thinking, "single" otherwise. With the answer cache on, `cached`
+    says whether the reply came from it (its timings are then those of the call that filled it)."""
     return {"prompt_tokens": reply.prompt_tokens, "output_tokens": reply.output_tokens, "total_ms": reply.total_ms,
             "load_ms": reply.load_ms, "prompt_eval_ms": reply.prompt_eval_ms, "eval_ms": reply.eval_ms,
             "retries": reply.retries, "phase": "final" if reply.thinking else "single",
-            "reply_chars": len(reply.content)}
+            "reply_chars": len(reply.content)} | ({} if reply.cached is None else {"cached": reply.cached})
 
 
 def _thinks(generator: Generator, settings: AnswerSettings) -> bool:

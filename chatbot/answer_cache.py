@@ -9,6 +9,8 @@ it reruns on every use.
 
 Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically. A damaged, foreign or mis-shaped
 entry reads as missing; a reply with non-finite numbers or more than `MAX_REPLY_CHARS` of text is never stored.
+A cache folder that cannot be written (read-only, full) is read but not written: `problem` says why, once, and
+answering goes on uncached. A reply served from the cache carries `cached=True` (rows show it as `usage.cached`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, fields
+from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,7 @@ _KEY_VERSION = "pdf-rag-eval answer cache 1"  # in every key: a new key layout n
 _TEXT = ("content", "thinking")
 _COUNTS = ("prompt_tokens", "output_tokens", "retries")
 _TIMES = ("total_ms", "load_ms", "prompt_eval_ms", "eval_ms")
+_STORED = frozenset(f.name for f in fields(ChatReply)) - {"cached"}  # whether it came from here is not stored
 
 
 def answer_key(*, model_digest: str, prompt: str, options: Mapping[str, Any], think: bool | str | None,
@@ -66,6 +70,24 @@ class AnswerCache:
     def __init__(self, root: str | Path):
         self.root = Path(root)
         self._lock = threading.Lock()  # atomic_write_text's temp name is per process, not per thread
+        self.problem: str | None = None  # set when the folder cannot be written: reads go on, writes stop
+
+    def check_writable(self) -> str | None:
+        """Why new entries cannot be stored (the folder cannot be made or written), else None; checked by
+        writing and removing a probe file, so a run can warn before any work."""
+        probe = self.root / f".probe.{os.getpid()}.{threading.get_ident()}"
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(probe, "")
+            probe.unlink()
+        except OSError as exc:
+            self._disable(exc)
+        return self.problem
+
+    def _disable(self, exc: OSError) -> None:
+        if self.problem is None:
+            self.problem = (f"the answer cache {self.root} cannot be written ({exc.strerror or exc}); answers are "
+                            "read from it but new ones are not stored. Fix its permissions or pass --cache-dir")
 
     @classmethod
     def default(cls, cache_dir: str | Path | None = None) -> AnswerCache:
@@ -84,9 +106,9 @@ class AnswerCache:
         if not isinstance(entry, dict) or entry.get("format") != ANSWER_CACHE_FORMAT or entry.get("key") != key:
             return None
         reply = entry.get("reply")
-        if not isinstance(reply, dict) or set(reply) != {f.name for f in fields(ChatReply)} or reply_problem(reply):
+        if not isinstance(reply, dict) or set(reply) != _STORED or reply_problem(reply):
             return None
-        return ChatReply(**reply)
+        return ChatReply(**reply, cached=True)
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and self.get(key) is not None
@@ -94,15 +116,19 @@ class AnswerCache:
     def put(self, key: str, reply: ChatReply, *, about: Mapping[str, Any] | None = None) -> bool:
         """Store `reply` under `key`; False (nothing written) when the reply is unfit to keep. `about` is kept
         beside it for people reading the cache (e.g. model name, prompt SHA-256); it is not part of the key."""
-        data = asdict(reply)
-        if reply_problem(data):
+        data = {k: v for k, v in asdict(reply).items() if k in _STORED}
+        if reply_problem(data) or self.problem is not None:
             return False
         entry = {"format": ANSWER_CACHE_FORMAT, "key": key, "about": dict(about or {}), "reply": data}
         text = json.dumps(entry, ensure_ascii=False, allow_nan=False, default=str) + "\n"
         path = self._path(key)
         with self._lock:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write_text(path, text)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write_text(path, text)
+            except OSError as exc:  # read-only or full: this answer stands, it is just not kept
+                self._disable(exc)
+                return False
         return True
 
 
@@ -182,7 +208,7 @@ class CachingGenerator:
                     self.misses += 1
             if cached is not None:
                 return cached
-            reply = self.inner.generate(prompt, settings, question, hits)
+            reply = replace(self.inner.generate(prompt, settings, question, hits), cached=False)
             self.cache.put(key, reply, about={"model": self.model, "repeat": self.repeat,
                                               "prompt_sha256": hashlib.sha256(prompt.encode("utf-8")).hexdigest()})
             return reply

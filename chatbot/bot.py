@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,19 +13,38 @@ from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
 from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight
+from .page_cache import PageCache
 from .pdfs import Document, duplicate_warnings, read_documents
+from .question_batches import QuestionBatches
 from .retrievers import Retriever, choose
 
 
 class ServerRetriever:
-    """Embeds the question with the query prefix (on the embedding server) and searches the index."""
+    """Embeds the question with the query prefix (on the embedding server) and searches the index. After
+    `embed_in_batches(questions)`, those questions are embedded `batch_size` at a time as they are first needed."""
 
     def __init__(self, client: ModelServer, index: Index, embedding: EmbedSettings):
         self.client, self.index, self.embedding = client, index, embedding
+        self.batches: QuestionBatches | None = None
+
+    @property
+    def width(self) -> int | None:
+        return self.index.vectors.shape[1] if self.index.vectors.ndim == 2 else None
+
+    def embed_in_batches(self, questions: Sequence[str]) -> QuestionBatches:
+        """Embed `questions` in batches from now on (each question's vector is the one its batch gave)."""
+        prefix, width = self.embedding.prefixes[1], self.width
+        self.batches = QuestionBatches(
+            lambda batch: self.client.embed(self.embedding.model, [prefix + q for q in batch],
+                                            batch_size=self.embedding.batch_size, dim=width),
+            questions, self.embedding.batch_size)
+        return self.batches
 
     def retrieve(self, question: str, k: int) -> list[Hit]:
-        width = self.index.vectors.shape[1] if self.index.vectors.ndim == 2 else None
-        return self.index.search(embed_query(self.client, self.embedding, question, dim=width), k)
+        vector = self.batches.vector(question) if self.batches is not None else None
+        if vector is None:
+            vector = embed_query(self.client, self.embedding, question, dim=self.width)
+        return self.index.search(vector, k)
 
 
 class ServerGenerator:
@@ -96,7 +115,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
         raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
     template = PromptTemplate.load(settings.prompt_path)
     if documents is None:
-        documents = read_documents(docs) if docs is not None else []
+        documents = read_documents(docs, cache=PageCache.at(cache_dir)) if docs is not None else []
     saved = Index.load(index_dir) if index_dir is not None else None
     if saved is not None:
         embedding = _saved_embedding(saved)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from .index import Hit
@@ -25,25 +25,30 @@ class CheckedCitation:
 
 def validate_citation(source_id: str, quote: str, hits: list[Hit], *, min_words: int) -> CheckedCitation:
     """Check one citation against the retrieved passages (see `check_quote`)."""
-    return check_quote(source_id, quote, {hit.chunk.source_id: hit.chunk.text for hit in hits}, min_words=min_words)
+    return check_quote(source_id, quote, [(hit.chunk.source_id, hit.chunk.text) for hit in hits],
+                       min_words=min_words)
 
 
-def check_quote(source_id: str, quote: str, passages: Mapping[str, str], *, min_words: int) -> CheckedCitation:
-    """Check one citation against the retrieved passages, given as source id -> text.
+def check_quote(source_id: str, quote: str, passages: Iterable[tuple[str, str]], *, min_words: int) -> CheckedCitation:
+    """Check one citation against the retrieved passages, given as (source id, text) pairs in rank order.
 
     Valid when: `source_id` names a retrieved passage, the quote has at least `min_words` words, and the quote
-    occurs in *that* passage after normalize() with case folded. Otherwise the reason says which rule failed.
+    occurs in a passage with *that* id after normalize() with case folded. Several passages may share an id (a
+    system that gives every chunk of a page the page's id): the quote may come from any of them.
+    Otherwise the reason says which rule failed.
     """
-    folded = {sid: fold(text) for sid, text in passages.items()}
+    folded: dict[str, list[str]] = {}
+    for sid, text in passages:
+        folded.setdefault(sid, []).append(fold(text))
     needle = fold(quote)
     words = len(needle.split())
     if source_id not in folded:
         return CheckedCitation(source_id, quote, False, f"cited {source_id!r} was not among the retrieved passages")
     if words < min_words:
         return CheckedCitation(source_id, quote, False, f"quote has {words} words; at least {min_words} required")
-    if needle in folded[source_id]:
+    if any(needle in text for text in folded[source_id]):
         return CheckedCitation(source_id, quote, True)
-    elsewhere = [sid for sid, text in folded.items() if needle in text]
+    elsewhere = [sid for sid, texts in folded.items() if any(needle in text for text in texts)]
     if elsewhere:
         return CheckedCitation(source_id, quote, False, f"quote is from {elsewhere[0]}, not from the cited {source_id}")
     return CheckedCitation(source_id, quote, False, f"quote does not occur in {source_id}")

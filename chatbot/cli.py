@@ -16,8 +16,9 @@ from .errors import InputError
 from .index import EmbedSettings
 from .model_server import BACKENDS, ClientSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
+from .page_cache import PageCache
 from .pdfs import duplicate_warnings, read_folder
-from .terminal import ProgressBar, run_cli
+from .terminal import ProgressBar, run_cli, say
 
 DEFAULT_INDEX_DIR = ".rag-index"
 
@@ -57,7 +58,8 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
     add("--doc-prefix", None, "text put before each chunk when embedding (default: the model's own)")
     add("--query-prefix", None, "text put before each question when embedding (default: the model's own)")
     add("--batch-size", embed.batch_size, "texts per embedding request", type=int)
-    add("--cache-dir", None, "embedding cache (default: $PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
+    add("--cache-dir", None, "cache folder: embeddings and extracted page text (default: $PDF_RAG_EVAL_CACHE or "
+                         "~/.cache/pdf-rag-eval)")
 
 
 def add_chunk_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
@@ -107,20 +109,20 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
 
 def _cmd_pages(args: argparse.Namespace) -> int:
     """List the good files' pages, then report the bad files (exit 2), so one pass shows everything."""
-    folder = read_folder(args.docs)
+    folder = read_folder(args.docs, cache=PageCache.at())
     for warning in duplicate_warnings(folder.documents):
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for doc in folder.documents:
         chunks = chunk_pages(list(doc.pages), chunk_settings(args))
         for page in doc.pages:
             if page.page in doc.empty_pages:
-                print(f"{page.source_id}\t(no extractable text: probably a scanned page; OCR it first)")
+                say(f"{page.source_id}\t(no extractable text: probably a scanned page; OCR it first)")
                 continue
             mine = [c for c in chunks if c.page == page.page]
-            print(f"{page.source_id}\t{_first_words(mine[0].text)}")
+            say(f"{page.source_id}\t{_first_words(mine[0].text)}")
             if len(mine) > 1:
                 for c in mine:
-                    print(f"  {c.source_id}\t{_first_words(c.text)}")
+                    say(f"  {c.source_id}\t{_first_words(c.text)}")
     if folder.problems:
         raise folder.error()
     return 0
@@ -137,16 +139,16 @@ def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) 
                        settings=answer_settings(args), cache_dir=args.cache_dir,
                        progress=ProgressBar("embedding chunks"), status=_status)
     for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
         for number in doc.empty_pages:
-            print(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "
+            say(f"warning: {doc.doc_id} page {number} has no extractable text (probably scanned); "
                   "it is not searchable", file=sys.stderr)
     return bot
 
 
 def _status(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    say(message, file=sys.stderr, flush=True)
 
 
 def _ignored_flags(args: argparse.Namespace, manifest: dict) -> tuple[str, ...]:
@@ -165,7 +167,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     bot = _open(args, docs=args.docs, index_dir=None)
     out = bot.index.save(args.out)
     counts = bot.index.manifest["counts"]
-    print(f"indexed {counts['documents']} documents, {counts['pages']} pages, {counts['chunks']} chunks "
+    say(f"indexed {counts['documents']} documents, {counts['pages']} pages, {counts['chunks']} chunks "
           f"({counts['embedded']} embedded, {counts['from_cache']} from cache) -> {out}")
     return 0
 
@@ -178,7 +180,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     bot = _open(args, docs=args.docs, index_dir=args.index)
     if args.question:
         return _show(bot.ask(args.question), as_json=args.json)
-    print("Ask a question about the documents (empty line or Ctrl-D to quit).", file=sys.stderr)
+    say("Ask a question about the documents (empty line or Ctrl-D to quit).", file=sys.stderr)
     while True:
         try:
             question = input("? ").strip()
@@ -191,14 +193,14 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _show(result, *, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        say(json.dumps(result.to_dict(), ensure_ascii=False))
         return 0
-    print(result.text)
+    say(result.text)
     for c in result.citations:
         mark = "ok" if c.valid else f"INVALID: {c.reason}"
         doc, _, where = c.source_id.partition("#p")
-        print(f'  [{c.source_id}] {doc}, page {where.split(".")[0] or "?"}: "{c.quote}"  ({mark})')
-    print(f"status: {result.status}" + (f" ({'; '.join(result.reasons)})" if result.reasons else ""))
+        say(f'  [{c.source_id}] {doc}, page {where.split(".")[0] or "?"}: "{c.quote}"  ({mark})')
+    say(f"status: {result.status}" + (f" ({'; '.join(result.reasons)})" if result.reasons else ""))
     return 0
 
 

@@ -21,7 +21,8 @@ from .errors import BadReply, InputError, InputTooLong
 from .model_server import ModelServer
 from .ollama_client import prefixes_for
 from .pdfs import Document
-from .store import atomic_write_text
+from .store import atomic_write_text, cache_root, default_cache_dir  # noqa: F401 (re-exported)
+from .versions import software_versions
 
 Progress = Callable[[int, int], None]  # (done, total)
 INDEX_FORMAT = 1
@@ -79,20 +80,6 @@ class EmbeddingCache:
         with open(tmp, "wb") as fh:
             np.save(fh, vector.astype(np.float32), allow_pickle=False)
         os.replace(tmp, path)
-
-
-def cache_root(cache_dir: str | Path | None = None) -> Path:
-    """The cache folder every command uses: `--cache-dir` when given, else `default_cache_dir()`. It holds
-    `embeddings/`, `answers/` and `draft-replies/`."""
-    return Path(cache_dir) if cache_dir else default_cache_dir()
-
-
-def default_cache_dir() -> Path:
-    """$PDF_RAG_EVAL_CACHE, else $XDG_CACHE_HOME/pdf-rag-eval, else ~/.cache/pdf-rag-eval."""
-    if os.environ.get("PDF_RAG_EVAL_CACHE"):
-        return Path(os.environ["PDF_RAG_EVAL_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "pdf-rag-eval"
 
 
 @dataclass(frozen=True)
@@ -194,6 +181,7 @@ def build_index(documents: list[Document], client: ModelServer, *, chunking: Chu
     manifest = {
         "format": INDEX_FORMAT,
         "package_version": __version__,
+        "versions": software_versions(),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "embedding": asdict(embedding) | {"digest": digest, "doc_prefix": doc_prefix, "query_prefix": query_prefix},
         "chunking": chunking.to_dict(),

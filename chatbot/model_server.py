@@ -76,6 +76,7 @@ class ChatReply:
     prompt_eval_ms: float | None
     eval_ms: float | None
     retries: int = 0
+    cached: bool | None = None  # from the answer cache (True), asked with the cache on (False), no cache (None)
 
 
 @dataclass(frozen=True)

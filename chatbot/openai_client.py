@@ -46,6 +46,7 @@ from .model_server import (
     snippet,
 )
 from .ollama_client import canonical_model
+from .transports import PooledTransports
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "resolve_base_url"]
 
@@ -91,7 +92,8 @@ class OpenAIClient:
         self.root = self.host[:-3] if self.host.endswith("/v1") else self.host
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
         self._client = openai.OpenAI(base_url=self.host, api_key=api_key(settings.api_key_env), timeout=timeout,
-                                     max_retries=0)
+                                     max_retries=0, http_client=openai.DefaultHttpxClient(
+                                         transport=PooledTransports(), timeout=timeout))
         self._sleep = sleep
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included

@@ -8,11 +8,15 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-from pypdf import PdfReader
-from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+from typing import TYPE_CHECKING
 
 from .errors import PdfError
+
+if TYPE_CHECKING:  # pypdf is imported where a page is read: a command that reads no PDF does not pay for it
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError
+
+    from .page_cache import PageCache
 
 
 @dataclass(frozen=True)
@@ -71,16 +75,17 @@ def find_pdfs(root: str | Path) -> tuple[Path, list[Path]]:
     return root, paths
 
 
-def read_folder(root: str | Path, progress: Callable[[int, int], None] | None = None) -> Folder:
+def read_folder(root: str | Path, progress: Callable[[int, int], None] | None = None, *,
+                cache: PageCache | None = None) -> Folder:
     """Read every PDF under `root` (a file or a folder), keeping going past bad files; `progress(done, total)`
-    after each file."""
+    after each file. With `cache`, page text comes from it for files it holds (no pypdf) and goes into it."""
     base, paths = find_pdfs(root)
     documents, problems = [], []
     for n, path in enumerate(paths, start=1):
         if progress:
             progress(n - 1, len(paths))
         try:
-            documents.append(read_pdf(path, doc_id=path.relative_to(base).as_posix()))
+            documents.append(read_pdf(path, doc_id=path.relative_to(base).as_posix(), cache=cache))
         except PdfError as exc:
             problems.append((str(path), str(exc).removeprefix(f"{path}: ")))
     if progress:
@@ -88,9 +93,10 @@ def read_folder(root: str | Path, progress: Callable[[int, int], None] | None = 
     return Folder(Path(root), tuple(documents), tuple(problems))
 
 
-def read_documents(root: str | Path, progress: Callable[[int, int], None] | None = None) -> list[Document]:
+def read_documents(root: str | Path, progress: Callable[[int, int], None] | None = None, *,
+                   cache: PageCache | None = None) -> list[Document]:
     """Read every PDF under `root` (a file or a folder). Raises one PdfError listing every bad file."""
-    folder = read_folder(root, progress)
+    folder = read_folder(root, progress, cache=cache)
     if not folder.problems:
         return list(folder.documents)
     if Path(root).is_file():  # one file: its own message
@@ -108,25 +114,37 @@ def duplicate_warnings(documents: Sequence[Document]) -> tuple[str, ...]:
                  "the same questions: keep one copy" for sha, ids in groups.items() if len(ids) > 1)
 
 
-def read_pdf(path: str | Path, *, doc_id: str | None = None) -> Document:
-    """Extract the text of every page of one PDF."""
+def read_pdf(path: str | Path, *, doc_id: str | None = None, cache: PageCache | None = None) -> Document:
+    """The text of every page of one PDF: from `cache` when it holds this file's bytes, else extracted."""
     path = Path(path)
     data = _read_bytes(path)
-    reader = _open(path, data)
-    pages, empty = [], []
-    for number, page in enumerate(reader.pages, start=1):
+    sha = hashlib.sha256(data).hexdigest()
+    texts = cache.get(sha) if cache is not None else None
+    if texts is None:
+        texts = _extract(path, data)
+        if cache is not None:
+            cache.put(sha, texts)
+    name = doc_id or path.name
+    pages = tuple(Page(name, number, text) for number, text in enumerate(texts, start=1))
+    empty = tuple(p.page for p in pages if not p.text.strip())
+    return Document(name, str(path), sha, pages, empty)
+
+
+def _extract(path: Path, data: bytes) -> list[str]:
+    """Every page's text, with pypdf."""
+    from pypdf.errors import DependencyError
+
+    texts = []
+    for number, page in enumerate(_open(path, data).pages, start=1):
         try:
-            text = page.extract_text() or ""
+            texts.append(page.extract_text() or "")
         except DependencyError as exc:
             raise _missing_package(path, exc, page=number) from exc
         except Exception as exc:  # pypdf raises many types on damaged content streams
             raise PdfError(f"{path}: page {number} could not be read ({exc}); the file may be corrupt") from exc
-        if not text.strip():
-            empty.append(number)
-        pages.append(Page(doc_id or path.name, number, text))
-    if not pages:
+    if not texts:
         raise PdfError(f"{path}: the PDF has no pages")
-    return Document(doc_id or path.name, str(path), hashlib.sha256(data).hexdigest(), tuple(pages), tuple(empty))
+    return texts
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -144,6 +162,9 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _open(path: Path, data: bytes) -> PdfReader:
+    from pypdf import PdfReader
+    from pypdf.errors import DependencyError, FileNotDecryptedError, PdfReadError
+
     try:
         reader = PdfReader(io.BytesIO(data))  # tries an empty password on encrypted files already
     except DependencyError as exc:

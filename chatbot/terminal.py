@@ -1,39 +1,70 @@
-"""Terminal helpers shared by the two CLIs (never used by library code)."""
+"""Terminal helpers shared by the two CLIs (never used by library code).
+
+Everything the CLIs print goes through `say` (or `printable`): text from systems, PDFs and CSVs may hold escape
+sequences that clear the screen, retitle the window or draw fake text, or bidi overrides that reverse a line.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import re
 import sys
 import time
-from typing import TextIO
+from typing import Any, Callable, TextIO
 
 from .errors import RagError
 
+# C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides, isolates and marks.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` safe to show on a terminal: each control character and bidi control written as `\\uXXXX` (also a
+    valid JSON escape, so JSON output stays JSON); tabs and newlines kept."""
+    return _UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def say(*values: Any, **kwargs: Any) -> None:
+    """`print` for the CLIs, with every value made `printable`."""
+    print(*(printable(str(v)) for v in values), **kwargs)
+
+
+def clock(seconds: float) -> str:
+    """Seconds as `m:ss`, or `h:mm:ss` from an hour on."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
 
 class ProgressBar:
-    """A one-line progress bar on stderr: `label  12/40 [#####.....] 3.1/s`. Quiet when stderr is not a tty,
+    """A one-line progress bar on stderr: `label  12/40 [#####.....] 3.1/s, elapsed 0:04, ETA 0:09`. The ETA is
+    the work left at the rate so far (what was reused does not count in the rate). Quiet when stderr is not a tty,
     except for a final line, so logs stay readable. What the first update already counts as done (from a cache,
     or written before a resume) is shown as `reused` and left out of the rate. With `delay_s`, nothing is shown
     until the work has taken that long."""
 
     def __init__(self, label: str, *, stream: TextIO | None = None, width: int = 28, reused: str = "from cache",
-                 delay_s: float = 0.0):
-        self.label, self.width, self.reused_word, self.delay_s = label, width, reused, delay_s
+                 delay_s: float = 0.0, now: Callable[[], float] = time.monotonic):
+        self.label, self.width, self.reused_word, self.delay_s, self.now = label, width, reused, delay_s, now
         self.stream = stream or sys.stderr
         self.tty = getattr(self.stream, "isatty", lambda: False)()
-        self.started = time.monotonic()
+        self.started = now()
         self._last = (-1, -1)
         self._reused: int | None = None
 
-    def __call__(self, done: int, total: int) -> None:
-        if self._reused is None:
+    def __call__(self, done: int, total: int, *, reused: int | None = None) -> None:
+        """Show `done` of `total`. `reused`: how many of the done were reused (cached), when the caller knows;
+        else what the first update already counts is taken as reused."""
+        if reused is not None:
+            self._reused = reused
+        elif self._reused is None:
             self._reused = done
-        if (done, total) == self._last or time.monotonic() - self.started < self.delay_s:
+        if (done, total) == self._last or self.now() - self.started < self.delay_s:
             return
         self._last = (done, total)
         if self.tty:
-            self.stream.write("\r" + self._line(done, total))
+            self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
             if done >= total:
                 self.stream.write("\n")
             self.stream.flush()
@@ -44,9 +75,15 @@ class ProgressBar:
         filled = self.width * done // total if total else self.width
         reused = self._reused or 0
         fresh = done - reused
-        parts = [f"{fresh / max(time.monotonic() - self.started, 1e-9):.1f}/s"] if fresh > 0 else []
+        elapsed = self.now() - self.started
+        rate = fresh / max(elapsed, 1e-9)
+        parts = [f"{rate:.1f}/s"] if fresh > 0 else []
         parts += [f"{reused} {self.reused_word}"] if reused else []
+        parts.append(f"elapsed {clock(elapsed)}")
+        if fresh > 0 and done < total:
+            parts.append(f"ETA {clock((total - done) / rate)}")
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {', '.join(parts)}"
+
 
 
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
@@ -57,7 +94,7 @@ def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     try:
         return int(args.func(args) or 0)
     except RagError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        say(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -67,6 +104,6 @@ def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
         return 0
     except OSError as exc:  # an unwritable or full output folder, before any row: one line, not a traceback
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}; choose another folder or free space, and run again",
+        say(f"error: {where}{exc.strerror or exc}; choose another folder or free space, and run again",
               file=sys.stderr)
         return 1

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 
-_SOFT_HYPHEN = "\u00ad"
+# Unicode format characters (category Cf): zero-width spaces and joiners, word joiner, BOM, bidi controls, soft
+# hyphen, tags. Invisible on the page, so a quote of what a reader sees must match without them. Listed as ranges
+# (Unicode 15.1) because a per-character category lookup would slow every comparison; a test checks the list
+# against the running Python's Unicode database.
+_FORMAT = re.compile(
+    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")
 # Single and double quote variants, then dash variants, mapped to their ASCII forms.
 _QUOTES = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'", "\u00b4": "'", "`": "'",
@@ -21,11 +29,12 @@ _SPACE = re.compile(r"\s+")
 def normalize(text: str) -> str:
     """Return `text` in the canonical form used for all matching.
 
-    NFKC (so ligatures such as "ﬁ" become "fi"), soft hyphens dropped, words split by a line-end hyphen
+    NFKC (so ligatures such as "ﬁ" become "fi"), format characters dropped (soft hyphens, zero-width spaces and
+    joiners, BOM, bidi controls: Unicode category Cf), words split by a line-end hyphen
     rejoined, curly quotes and dash variants made ASCII, and every run of whitespace folded to one space,
     with no leading or trailing space. Case is kept; callers that match case-insensitively fold it.
     """
-    text = unicodedata.normalize("NFKC", text).replace(_SOFT_HYPHEN, "")
+    text = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
     text = _LINE_END_HYPHEN.sub(r"\1\2", text)
     text = text.translate(_QUOTES)
     return _SPACE.sub(" ", text).strip()
@@ -55,8 +64,11 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in (text[a:b].strip() for a, b in zip(bounds, bounds[1:])) if s]
 
 
+@lru_cache(maxsize=4096)
 def fold(text: str) -> str:
-    """normalize() with case folded: the form in which quotes are looked up in passages and pages."""
+    """normalize() with case folded: the form in which quotes are looked up in passages and pages. Remembered
+    for recent texts: every case folds its retrieved passages twice (the chatbot's and the harness's quote check),
+    and a run retrieves the same few chunks again and again."""
     return normalize(text).casefold()
 
 def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:

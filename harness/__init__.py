@@ -2,12 +2,32 @@
 judge only ever as one more reviewer, measured against people (`rag-eval judge`).
 
 The public surface: the records a system returns (`SystemAnswer`, `Passage`, `Citation`) and a run writes
-(`Row`, `Summary`, `Manifest`), the system interface, and the library calls behind `rag-eval`.
+(`Row`, `Summary`, `Manifest`), the system interface, and the library calls behind `rag-eval`. They are imported
+on first use (PEP 562), so `rag-eval --help` does not import pydantic, numpy or the model client.
 """
 
-from .cases import Case, Evidence, load_cases
-from .records import Citation, Manifest, Passage, Row, Summary, SystemAnswer
-from .systems import System, load_system
+from __future__ import annotations
 
-__all__ = ["Case", "Citation", "Evidence", "Manifest", "Passage", "Row", "Summary", "System", "SystemAnswer",
-           "load_cases", "load_system"]
+from typing import TYPE_CHECKING
+
+from chatbot._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .cases import Case as Case
+    from .cases import Evidence as Evidence
+    from .cases import load_cases as load_cases
+    from .records import Citation as Citation
+    from .records import Manifest as Manifest
+    from .records import Passage as Passage
+    from .records import Row as Row
+    from .records import Summary as Summary
+    from .records import SystemAnswer as SystemAnswer
+    from .systems import System as System
+    from .systems import load_system as load_system
+
+_WHERE = {
+    "cases": ("Case", "Evidence", "load_cases"),
+    "records": ("Citation", "Manifest", "Passage", "Row", "Summary", "SystemAnswer"),
+    "systems": ("System", "load_system"),
+}
+__all__, __getattr__ = lazy_exports("harness", _WHERE)

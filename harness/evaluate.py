@@ -11,7 +11,7 @@ from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -19,9 +19,12 @@ from chatbot import __version__
 from chatbot.answer import PromptTemplate
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
+from chatbot.store import open_regular
+from chatbot.versions import software_versions
 
-from .cases import Case, load_checked_cases
+from .cases import Case, load_checked_cases, select_cases
 from .errors import RunStopped, SystemDown
 from .judge.agreement import judged_passed
 from .lock import RunLock
@@ -63,6 +66,15 @@ Progress = Callable[[str, int, int], None]  # (stage, done, total)
 FATAL = (ServerUnreachable, ModelMissing, ServerBusy, SystemDown)
 
 
+class Prepared(NamedTuple):
+    """What a run works on: the documents, the selected cases (all unless a selection was given) and the
+    selection as the manifest records it ({} for all cases)."""
+
+    documents: list[Document]
+    cases: list[Case]
+    selection: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class RunResult:
     run_dir: Path
@@ -71,16 +83,18 @@ class RunResult:
 
 
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
-            documents: list[Document] | None = None) -> tuple[list[Document], list[Case]]:
-    """Read the documents (unless given, already read from `settings.docs`) and cases, and check every label
-    against the documents: before any model call. The check that evidence quotes fit in one chunk applies to
-    systems whose chunks are our chunker's (`label_checks_chunks`)."""
+            documents: list[Document] | None = None) -> Prepared:
+    """Read the documents (unless given, already read from `settings.docs`) and cases, check every label
+    against the documents (before any model call), then select the cases the settings ask for. The check that
+    evidence quotes fit in one chunk applies to systems whose chunks are our chunker's (`label_checks_chunks`)."""
     if documents is None:
         documents = read_documents(settings.docs,
-                                   (lambda d, t: progress("reading PDFs", d, t)) if progress else None)
+                                   (lambda d, t: progress("reading PDFs", d, t)) if progress else None,
+                                   cache=PageCache.at(settings.cache_dir))
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if traits_for(settings.system).label_checks_chunks else None)
-    return documents, load_checked_cases(settings.cases, documents, chunks)
+    cases, selection = select_cases(load_checked_cases(settings.cases, documents, chunks), settings)
+    return Prepared(documents, cases, selection)
 
 
 def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, argv: list[str] | None = None,
@@ -94,9 +108,9 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     directory is locked while this process writes it. `documents` are `settings.docs` already read (a sweep
     reads them once for all its cells). `rerun_of` names a finished run whose errored cases are asked again into
     the new run; its other rows are carried over as they are (its setup must be the same)."""
-    documents, cases = prepare(settings, progress, documents=documents)
+    documents, cases, selection = prepare(settings, progress, documents=documents)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
-    fresh = _manifest(settings, documents, argv)
+    fresh = _manifest(settings, documents, argv).model_copy(update={"selection": selection})
     with ExitStack() as stack:
         done: set[tuple[str, int]] = set()
         target: Path
@@ -238,6 +252,10 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
+    pypdf_then, pypdf_now = (dict(getattr(m, "versions", None) or {}).get("pypdf") for m in (saved, fresh))
+    if pypdf_then and pypdf_then != pypdf_now:  # another pypdf extracts other page text: other passages and labels
+        changes.append(f"pypdf {pypdf_then} -> {pypdf_now} (page text may differ); install pypdf=={pypdf_then} to "
+                       "resume")
     return changes
 
 
@@ -260,7 +278,7 @@ def _drop_partial_line(path: Path) -> None:
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        with open(path, "r+b") as fh:
+        with open_regular(path, "r+b") as fh:
             fh.truncate(data.rfind(b"\n") + 1)
 
 
@@ -281,6 +299,9 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
+    ahead = getattr(system, "embed_questions_ahead", None)  # the chatbot: question vectors in batches
+    if callable(ahead):
+        ahead([case.question for case, _ in jobs])
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value
@@ -374,6 +395,7 @@ def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] 
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(
         run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
+        versions=software_versions(),
         settings=RunSettingsRecord.model_validate(settings.to_dict()), metrics=metric_names(settings.k),
         inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},

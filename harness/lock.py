@@ -8,11 +8,14 @@ import fcntl
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
+
+from chatbot.store import open_regular
 
 from .errors import RunLocked
 
@@ -24,16 +27,24 @@ class RunLock:
         self.path = Path(run_dir) / LOCK
         self._fh: IO[str] | None = None
 
-    def acquire(self, started_at: str) -> RunLock:
-        fh = open(self.path, "a+", encoding="utf-8")
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            fh.seek(0)
-            holder = fh.read().strip() or "another process"
-            fh.close()
-            raise RunLocked(f"{self.path.parent} is being written by {_describe(holder)}; wait for it to finish "
-                            "(or stop it) and run again") from None
+    def acquire(self, started_at: str, *, wait_s: float = 0.0) -> RunLock:
+        """Take the lock, waiting up to `wait_s` seconds for its holder; RunLocked names the holder."""
+        fh = open_regular(self.path, "a+", encoding="utf-8")
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                fh.seek(0)
+                holder = fh.read().strip() or "another process"
+                fh.close()
+                waited = f" (waited {wait_s:g} s)" if wait_s else ""
+                raise RunLocked(f"{self.path.parent} is being written by {_describe(holder)}{waited}; wait for it "
+                                "to finish (or stop it) and run again") from None
         fh.seek(0)
         fh.truncate()
         fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": started_at}) + "\n")
@@ -56,7 +67,7 @@ class RunLock:
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive OS lock on `path` (created if missing) while the block runs; others wait their turn."""
-    with open(path, "a", encoding="utf-8") as fh:
+    with open_regular(path, "a", encoding="utf-8") as fh:
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
         try:
             yield

@@ -64,7 +64,7 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
     """The row of one case. An answer with an error still gets a row, whose metrics are all null.
     The RowWriter validates every row again, from its JSON, before it is written."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
-    passages = {p.source_id: p.text for p in answer.retrieved}
+    passages = [(p.source_id, p.text) for p in answer.retrieved]
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
     record = AnswerRecord(
         status=_status(answer, citations), text=answer.details.get("shown", "" if answer.abstains else answer.answer),
@@ -73,6 +73,7 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
         abstained=answer.abstains)
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
+    page_warnings += _duplicate_id_warnings(answer)
     reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
     row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
@@ -237,9 +238,10 @@ def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> Ret
                                             text=text)
 
 
-def _judge_citation(source_id: str, quote: str, passages: Mapping[str, str], judging: Judging) -> CitationResult:
+def _judge_citation(source_id: str, quote: str, passages: Sequence[tuple[str, str]],
+                    judging: Judging) -> CitationResult:
     if not judging.check_quotes and not quote:
-        known = source_id in passages
+        known = any(sid == source_id for sid, _ in passages)
         return CitationResult(
             source_id=source_id, quote=quote, valid=None if known else False,
             reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
@@ -261,6 +263,19 @@ def _status(answer: SystemAnswer, citations: Sequence[CitationResult]) -> Status
 def _reasons(answer: SystemAnswer, citations: Sequence[CitationResult]) -> tuple[str, ...]:
     reasons = [r for r in (answer.error, answer.malformed) if r]
     return (*reasons, *(c.reason for c in citations if c.reason))
+
+
+def _duplicate_id_warnings(answer: SystemAnswer) -> list[str]:
+    """One warning when retrieved passages share a source id: quotes are then checked against all of them, and
+    retrieval metrics cannot tell the passages apart."""
+    counts: dict[str, int] = {}
+    for p in answer.retrieved:
+        counts[p.source_id] = counts.get(p.source_id, 0) + 1
+    shared = [f"{sid} ({n} passages)" for sid, n in counts.items() if n > 1]
+    if not shared:
+        return []
+    return [f"retrieved passages share a source id: {', '.join(shared)}; a quote counts if it occurs in any "
+            "passage with its id (give each chunk its own id, e.g. <file>#p<page>.<n>)"]
 
 
 def fold_pages(pages: Mapping[str, str]) -> dict[str, str]:

@@ -15,7 +15,7 @@ from typing import Sequence
 from pydantic import ValidationError
 
 from chatbot.errors import InputError
-from chatbot.store import atomic_write_text
+from chatbot.store import atomic_write_text, open_regular
 
 from .records import Manifest, Row, field_problem, in_bulk
 
@@ -52,7 +52,7 @@ class RowWriter:
 
     def __init__(self, run_dir: Path, *, append: bool = False):
         self.path = run_dir / ROWS
-        self._fh = open(self.path, "a" if append else "w", encoding="utf-8")
+        self._fh = open_regular(self.path, "a" if append else "w", encoding="utf-8")
 
     def write(self, row: Row) -> None:
         line = row.line()

@@ -18,6 +18,11 @@ from .inputs import check_values, read_toml
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
 
+# whole-number settings that must be at least 1 (checked per value by sweeps too, so every bad value shows at once)
+AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
+                "max_body_bytes")
+
+
 @dataclass(frozen=True)
 class RunSettings:
     """Everything that decides what a run measures. Written whole into the run's manifest."""
@@ -60,13 +65,21 @@ class RunSettings:
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (docs/evaluate.md)
+    only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/cases.py): any of these tags
+    only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
+    limit: int | None = None  # the first N (after the filters above), in file order
+    sample: int | None = None  # or N drawn with `seed`, kept in file order
     judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
-                     "max_body_bytes"):
+        for name in AT_LEAST_ONE:
             if getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
+        for name in ("limit", "sample"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise InputError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        if self.limit is not None and self.sample is not None:
+            raise InputError("--limit takes the first N cases and --sample a seeded random N: give one of them")
         if not self.k or min(self.k) < 1:
             raise InputError(f"--k needs positive integers, got {list(self.k)}")
         if self.think not in ("auto", "on", "off"):
@@ -84,7 +97,7 @@ class RunSettings:
         self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts)}
+        return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts), "only_tag": list(self.only_tag)}
 
     def servers(self) -> tuple[str | None, ...]:
         """The model servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
@@ -117,7 +130,9 @@ def _offline_refusal(retriever: str) -> str:
     return (f"--retriever {retriever}: the offline system retrieves with BM25 only and cannot honour it; drop "
             f"--retriever (an offline run records {OFFLINE_RETRIEVER}) or use --system chatbot for dense or hybrid "
             "retrieval")
-_LISTS = ("k", "hosts")  # settings held as tuples
+
+
+_LISTS = ("k", "hosts", "only_tag")  # settings held as tuples
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:

@@ -200,10 +200,10 @@ def test_resume_refuses_changed_settings(server, tmp_path):
 
 
 def test_offline_run_from_the_command_line(tmp_path):
-    out = subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--offline", "--out", str(tmp_path)],
-                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, str(REPO / "evaluate_rag.py"), "--offline", "--out",
+                          str(tmp_path / "results")], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    [run_dir] = tmp_path.iterdir()
+    [run_dir] = (tmp_path / "results").iterdir()  # tmp_path also holds the test's cache folder (page text)
     rows = read_rows(run_dir)
     # the default cases: the handbook's, then the collection's
     assert len(rows) == len([line for line in (SAMPLE_DOCS / "all_cases.jsonl").read_text().splitlines()

@@ -1,7 +1,9 @@
 """Metrics on hand-made Observations. Expected values are worked out by hand in the comments."""
 
+import re
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness import metrics as m
@@ -191,3 +193,21 @@ def test_fact_found_needs_the_fact_in_the_text(answer, fact):
     from chatbot.text import normalize
     if m.fact_found(answer, [fact]):
         assert normalize(fact).casefold() in normalize(answer).casefold()
+
+
+def _reference(needle: str) -> re.Pattern[str]:
+    """The regular expression `occurs_bounded` stands for (it was compiled per fact before; see its docstring)."""
+    joiners = re.escape(m._NUMBER_JOINERS)
+    before = rf"(?<![\w])(?<!\d[{joiners}])" if needle[0].isdigit() else r"(?<![\w])"
+    after = rf"(?![\w])(?![{joiners}]\d)" if needle[-1].isdigit() else r"(?![\w])"
+    return re.compile(before + re.escape(needle) + after)
+
+
+# Word characters, digits (ASCII, Arabic-Indic, a superscript that is a digit but not decimal), the joiners, marks.
+_ALPHABET = "ab_1 9,.\u00a0\u2009\u202f-\u0663\u00b2\u2167é"
+
+
+@given(st.text(_ALPHABET, max_size=14), st.text(_ALPHABET, min_size=1, max_size=4))
+@settings(max_examples=3000, deadline=None)
+def test_occurs_bounded_matches_the_regular_expression_it_replaces(text, needle):
+    assert m.occurs_bounded(text, needle) == bool(_reference(needle).search(text))

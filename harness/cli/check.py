@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 
 from chatbot.cli import add_chunk_args
+from chatbot.terminal import say
 
+from ..cases import describe_selection
 from ..evaluate import prepare
 from ..settings import RunSettings, resolve
 from ..systems import traits_for
+from .run import add_selection_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,16 +24,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
     p.add_argument("--system", help=f"the system the run evaluates (default {d.system}); for a system of your own "
                                     "the check that quotes fit one of our chunks is skipped")
+    p.add_argument("--cache-dir", help="cache folder; extracted page text is kept in its pages/ (default: "
+                                       "$PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
     add_chunk_args(p, fill=False)
+    add_selection_args(p)
+    p.add_argument("--seed", type=int, help=f"the seed of --sample (default {d.seed}, the run's seed)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "func", "command")}
     settings = resolve(flags, args.config)
-    documents, cases = prepare(settings)
+    documents, cases, selection = prepare(settings)
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
            if traits_for(settings.system).label_checks_chunks else "")
-    print(f"{settings.cases}: {len(cases)} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    total = selection.get("of", len(cases))
+    say(f"{settings.cases}: {total} cases OK against {len(documents)} documents ({pages} pages){fit}")
+    if selection:
+        say(f"selected: {describe_selection(selection)}")
     return 0

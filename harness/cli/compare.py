@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from chatbot.errors import InputError
+from chatbot.terminal import say
 
 from ..judge.agreement import judge_note
 from ..metrics import JUDGED_METRICS
@@ -68,22 +69,22 @@ def run(args: argparse.Namespace) -> int:
     (run_a, note_a), (run_b, note_b) = find_run(args.run_a, args.out), find_run(args.run_b, args.out)
     for side, note in (("A", note_a), ("B", note_b)):
         if note:
-            print(f"{side}: {note}", file=sys.stderr)
+            say(f"{side}: {note}", file=sys.stderr)
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples, primary=args.primary,
                           judged=args.judged_passed)
     worse = worse_on(result, gate) if gate else []
     if args.json:
-        print(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),
+        say(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),
                          indent=2, ensure_ascii=False))
     elif args.markdown:
-        print(render_markdown(result))
+        say(render_markdown(result))
     else:
-        print(render_table(result))
+        say(render_table(result))
     if not gate:
         return 0
     for line in _gate_lines(result, gate, worse):
-        print(line, file=sys.stderr)
+        say(line, file=sys.stderr)
     return EXIT_WORSE if worse else 0
 
 

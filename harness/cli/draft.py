@@ -24,17 +24,18 @@ from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.model_server import BACKENDS
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, printable, say
 from chatbot.text import find_quote
 
 from ..cases import load_checked_cases
 from ..drafting.agreement import decision_text, draft_agreement_report
-from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv
+from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv, reverify
 from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
-from ..drafting.manifest import manifest_path, read_manifest, write_manifest
+from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
 from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
@@ -124,11 +125,11 @@ def _judge(args: argparse.Namespace) -> int:
         backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
         **pick))
     write_drafts(args.drafts, list(judged.drafts))
-    print(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
+    say(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
           f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
     for draft_id, error in judged.errors:
-        print(f"warning: draft {draft_id}: not judged: {error}", file=sys.stderr)
-    print(f"next: rag-eval draft review {args.drafts} (blind), then --agreement")
+        say(f"warning: draft {draft_id}: not judged: {error}", file=sys.stderr)
+    say(f"next: rag-eval draft review {args.drafts} (blind), then --agreement")
     return 1 if judged.errors and len(judged.errors) == judged.asked else 0
 
 
@@ -138,17 +139,18 @@ def _draft(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     bars: dict[str, ProgressBar] = {}
-    run_ = run_drafting(settings, progress=lambda stage, d, t: bars.setdefault(stage, ProgressBar(stage))(d, t))
+    run_ = run_drafting(settings, progress=lambda stage, d, t, cached: bars.setdefault(stage, ProgressBar(stage))(
+        d, t, reused=cached))
     write_drafts(settings.out, list(run_.drafts))
     manifest = write_manifest(run_, utc_now())
-    print(render_report(build_report(run_.drafts, run_.selection)))
+    say(render_report(build_report(run_.drafts, run_.selection)))
     errors = sum(d.kind == "error" for d in run_.drafts)
-    print(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
+    say(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
     if errors:
-        print(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
+        say(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
               "to retry them, finished pages come from the cache", file=sys.stderr)
-    print(f"next: rag-eval draft review {settings.out}")
+    say(f"next: rag-eval draft review {settings.out}")
     return 1 if errors == len(run_.drafts) else 0
 
 
@@ -173,27 +175,36 @@ def _settings_for(args: argparse.Namespace) -> DraftSettings:
 def _cases(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
-    drafts = read_drafts(args.drafts)
     settings = _settings_for(args)
+    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
+    collection = Collection.of(documents, settings.chunking())
+    read = read_drafts(args.drafts)
+    drafts = [reverify(d, collection, limits=settings.limits(), abstain_below=settings.abstain_below) for d in read]
+    failed_again = sum(a.verification.passed and not b.verification.passed for a, b in zip(read, drafts))
     export = to_cases(drafts, include_unreviewed=args.include_unreviewed)
+    again = (f"{failed_again} draft(s) marked passed in {args.drafts} failed the checks against {settings.docs} "
+             "when run again and were left out (edited by hand, or other documents?)") if failed_again else ""
     if not export.cases:
         raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
-                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed")
+                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed"
+                         + (f"; {again}" if again else ""))
     # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
     # would fail the label check is never left behind.
     out = Path(args.out)
     staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
     atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
     try:
-        documents = read_documents(settings.docs)
-        load_checked_cases(staged, documents, list(Collection.of(documents, settings.chunking()).chunks))
+        load_checked_cases(staged, documents, list(collection.chunks), written_by=manifest_path(args.drafts))
         os.replace(staged, out)
     except InputError as exc:
         raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
     finally:
         staged.unlink(missing_ok=True)
-    print(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
+    write_cases_manifest(out, drafts_path=args.drafts, docs=settings.docs, written_at=utc_now())
+    say(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
           f"{_left_out(export.left_out)}")
+    if again:
+        say(f"warning: {again}", file=sys.stderr)
     return 0
 
 
@@ -203,7 +214,7 @@ def _left_out(counts: dict[str, int]) -> str:
 
 def _report(args: argparse.Namespace) -> int:
     skipped = [(s["source_id"], s["reason"]) for s in read_manifest(args.drafts).get("skipped_pages", ())]
-    print(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
+    say(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
     return 0
 
 
@@ -224,33 +235,33 @@ def _review(args: argparse.Namespace) -> int:
         report, judges = draft_agreement_report(drafts), draft_judge_agreement(drafts)
         if args.json:
             extra = {"judges": judges} if judges else {}  # the figures' keys stay as they were without a judge
-            print(json.dumps(report.to_json() | extra, indent=2, ensure_ascii=False))
+            say(json.dumps(report.to_json() | extra, indent=2, ensure_ascii=False))
         else:
-            print(render_agreement(report) + (f"\n\n{render_draft_judges(judges)}" if judges else ""))
+            say(render_agreement(report) + (f"\n\n{render_draft_judges(judges)}" if judges else ""))
         return 0
     if args.export:
         atomic_write_text(args.export, export_csv(drafts, reviewer=_user(args), name_column=args.reviewer or ""))
-        print(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {_user(args)!r}'s decisions to "
+        say(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {_user(args)!r}'s decisions to "
               f"{args.export}; fill in decision (accepted, rejected with a reason, or leave blank), change "
               f"question/quote/facts to edit, or fill in resolution on a draft reviewers disagree on; then "
               f"`rag-eval draft review {args.drafts} --import {args.export}`")
         return 0
     settings = _settings_for(args)
-    documents = read_documents(settings.docs)
+    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     collection = Collection.of(documents, settings.chunking())
     by = _user(args)
     if args.import_:
         drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),
                             abstain_below=settings.abstain_below, by_is_given=args.reviewer is not None)
         write_drafts(args.drafts, drafts)
-        print(f"imported decisions from {args.import_} into {args.drafts}")
+        say(f"imported decisions from {args.import_} into {args.drafts}")
     else:
         pages = {p.source_id: p.text for d in documents for p in d.pages}
         if args.resolve:
             _walk_disagreements(drafts, args.drafts, pages, by)
         else:
             _walk(drafts, args.drafts, pages, collection, settings, by)
-    print(render_report(build_report(read_drafts(args.drafts))))
+    say(render_report(build_report(read_drafts(args.drafts))))
     return 0
 
 
@@ -260,7 +271,7 @@ class _Quit(Exception):
 
 def _ask(prompt: str) -> str:
     try:
-        answer = input(prompt)
+        answer = input(printable(prompt))
     except (EOFError, KeyboardInterrupt):
         raise _Quit from None
     if answer.strip().lower() == "q":
@@ -274,7 +285,7 @@ def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Col
     decisions are not shown, so that each judges on their own); each decision is saved at once."""
     todo = [i for i, d in enumerate(drafts)
             if d.kind != "error" and d.verification.passed and all(r.by != by for r in d.reviews)]
-    print(f"{len(todo)} draft(s) for {by} to review; decisions are saved to {path} as you go")
+    say(f"{len(todo)} draft(s) for {by} to review; decisions are saved to {path} as you go")
     try:
         for n, i in enumerate(todo, start=1):
             _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
@@ -283,29 +294,29 @@ def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Col
                 drafts[i] = decided
                 write_drafts(path, drafts)
                 mine = next(r.status for r in decided.reviews if r.by == by)
-                print(f"saved: {mine}" + ("; reviewers disagree, so the draft is pending until resolved "
+                say(f"saved: {mine}" + ("; reviewers disagree, so the draft is pending until resolved "
                                           "(--resolve)" if decided.in_disagreement else ""))
     except _Quit:
-        print("stopped; decisions made so far are saved")
+        say("stopped; decisions made so far are saved")
 
 
 def _walk_disagreements(drafts: list[Draft], path: str, pages: dict[str, str], resolver: str) -> None:
     """Show each draft reviewers disagree on, with every reviewer's decision, and ask for the one that counts."""
     todo = [i for i, d in enumerate(drafts) if d.in_disagreement and d.resolution is None]
-    print(f"{len(todo)} draft(s) on which reviewers disagree; resolutions by {resolver} are saved to {path} as you "
+    say(f"{len(todo)} draft(s) on which reviewers disagree; resolutions by {resolver} are saved to {path} as you "
           "go")
     try:
         for n, i in enumerate(todo, start=1):
             _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
             for review in drafts[i].reviews:
-                print(f"decision: {decision_text(review)}")
+                say(f"decision: {decision_text(review)}")
             settled = _settle(drafts[i], resolver)
             if settled is not None:
                 drafts[i] = settled
                 write_drafts(path, drafts)
-                print(f"resolved: {settled.decision.status}")
+                say(f"resolved: {settled.decision.status}")
     except _Quit:
-        print("stopped; resolutions made so far are saved")
+        say("stopped; resolutions made so far are saved")
 
 
 def _settle(draft: Draft, resolver: str) -> Draft | None:
@@ -321,25 +332,25 @@ def _settle(draft: Draft, resolver: str) -> Draft | None:
             if command == "s":
                 return None
         except InputError as exc:
-            print(exc)
+            say(exc)
             continue
-        print(f"unknown command {command!r}")
+        say(f"unknown command {command!r}")
 
 
 def _show(draft: Draft, page: str, n: int, total: int) -> None:
     text, span = find_quote(page, draft.quote)
     if span:
         text = f"{text[:span[0]]}»{text[span[0]:span[1]]}«{text[span[1]:]}"
-    print(f"\n[{n}/{total}] {draft.draft_id} ({draft.kind}, {draft.type}) from {draft.source_id}")
-    print(f"page: {text}\n")
-    print(f"question: {draft.question}")
+    say(f"\n[{n}/{total}] {draft.draft_id} ({draft.kind}, {draft.type}) from {draft.source_id}")
+    say(f"page: {text}\n")
+    say(f"question: {draft.question}")
     if draft.kind == "answerable":
-        print(f"quote:    {draft.quote}\nfacts:    {' | '.join(draft.facts)}\nevidence: {', '.join(draft.evidence)}")
-    print(f"checks:   {checks_summary(draft)}")
+        say(f"quote:    {draft.quote}\nfacts:    {' | '.join(draft.facts)}\nevidence: {', '.join(draft.evidence)}")
+    say(f"checks:   {checks_summary(draft)}")
     for note in draft.verification.notes:
-        print(f"note:     {note}")
+        say(f"note:     {note}")
     if draft.verification.parametric_answer is not None:
-        print(f"without the page the model said: {draft.verification.parametric_answer}")
+        say(f"without the page the model said: {draft.verification.parametric_answer}")
 
 
 def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft | None:
@@ -355,19 +366,19 @@ def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: s
                 return None
             if command == "e":
                 edited = _edit(draft, collection, settings, by)
-                print(f"checks after the edit: {checks_summary(edited)}")
+                say(f"checks after the edit: {checks_summary(edited)}")
                 if edited.verification.passed:
                     return edited
-                print("the edited draft fails verification; edit again, reject or skip")
+                say("the edited draft fails verification; edit again, reject or skip")
                 continue
         except InputError as exc:
-            print(exc)
+            say(exc)
             continue
-        print(f"unknown command {command!r}")
+        say(f"unknown command {command!r}")
 
 
 def _edit(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft:
-    print("press Enter to keep a value")
+    say("press Enter to keep a value")
     question = _ask(f"question [{draft.question}]> ") or draft.question
     quote, facts = draft.quote, list(draft.facts)
     if draft.kind == "answerable":

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from chatbot.store import atomic_write_text
+from chatbot.terminal import say
 
 from ..report.csv_export import rows_csv
 from ..runs import load_run
@@ -29,5 +30,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
         return 0
     atomic_write_text(args.csv, text)
-    print(f"{len(loaded.rows)} rows of {loaded.name} written to {args.csv}", file=sys.stderr)
+    say(f"{len(loaded.rows)} rows of {loaded.name} written to {args.csv}", file=sys.stderr)
     return 0

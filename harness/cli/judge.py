@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from chatbot.model_server import BACKENDS
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, say
 
 from ..judge.agreement import judge_agreement
 from ..judge.run import JudgeResult, JudgeSettings, judge_run
@@ -68,14 +68,14 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar("judging")
     result = judge_run(run_dir, reviews, settings, dry_run=args.dry_run, progress=bar)
     if result.calls_needed is not None:
-        print(f"{result.judge}: {result.answers} answers with {result.claims} claims; {result.calls_needed} chat "
+        say(f"{result.judge}: {result.answers} answers with {result.claims} claims; {result.calls_needed} chat "
               f"call(s) needed, {result.from_cache} answer(s) already in the cache")
         return 0
-    print(_report(run_dir, reviews, result))
+    say(_report(run_dir, reviews, result))
     for e in result.errors:
-        print(f"warning: case {e.case_id}: not judged: {e.error}", file=sys.stderr)
+        say(f"warning: case {e.case_id}: not judged: {e.error}", file=sys.stderr)
     if result.errors:
-        print(f"warning: {len(result.errors)} answer(s) not judged (see {run_dir}/judge.json); run the same command "
+        say(f"warning: {len(result.errors)} answer(s) not judged (see {run_dir}/judge.json); run the same command "
               "again to retry them, judged answers come from the cache", file=sys.stderr)
     return 1 if result.errors and len(result.errors) == result.answers else 0
 

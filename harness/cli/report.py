@@ -7,9 +7,7 @@ from pathlib import Path
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
-
-from ..report.html import render_report
-from ..runs import load_run
+from chatbot.terminal import say
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -30,11 +28,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
+    from ..runs import load_run
+
     page = render_report(load_run(args.run), load_run(args.vs) if args.vs else None)
     out = Path(args.out) if args.out else Path(args.run) / "report.html"
     try:
         atomic_write_text(out, page)
     except OSError as exc:
         raise InputError(f"{out}: cannot write the report ({exc.strerror})") from exc
-    print(f"report written to {out}")
+    say(f"report written to {out}")
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from chatbot.terminal import say
+
 from ..review.rescore import rescore_run
 from .run import render_summary
 
@@ -23,9 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     result = rescore_run(args.run, args.cases, out=args.out, label=args.label, argv=sys.argv)
-    print(render_summary(result.summary, result.manifest))
+    say(render_summary(result.summary, result.manifest))
     if result.unanswered_cases:
-        print(f"\nnot scored: {len(result.unanswered_cases)} case(s) of {args.cases} that {args.run} never answered: "
+        say(f"\nnot scored: {len(result.unanswered_cases)} case(s) of {args.cases} that {args.run} never answered: "
               f"{', '.join(result.unanswered_cases)}")
-    print(f"\nrescored {(result.manifest.model_extra or {})['rescored_from']['run_id']} into {result.run_dir}")
+    say(f"\nrescored {(result.manifest.model_extra or {})['rescored_from']['run_id']} into {result.run_dir}")
     return 0

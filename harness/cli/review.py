@@ -17,10 +17,12 @@ from typing import cast
 
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
+from chatbot.terminal import printable, say
 from chatbot.text import find_quote
 
 from ..judge.agreement import judge_agreement
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
+from ..lock import RunLocked
 from ..records import RetrievedPassage, Row, Summary, Verdict
 from ..review.agreement import agreement_report, render_agreement
 from ..review.agreement import verdict_text as _verdict_text
@@ -34,8 +36,8 @@ from ..review.store import (
     ReviewBook,
     add_reviews,
     answer_key,
+    apply_file_to_run,
     apply_reviews,
-    apply_to_run,
     distinct_answers,
     read_reviews,
     reviews_path,
@@ -71,6 +73,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     mode.add_argument("--import", dest="import_", metavar="FILE.csv", help="read verdicts and resolutions from a "
                                                                           "CSV and stop")
     mode.add_argument("--agreement", action="store_true", help="how far reviewers agree, and their disagreements")
+    mode.add_argument("--apply", action="store_true", help="apply the saved reviews to the run's rows and summary, "
+                                                           "and stop (after an import that could not update them)")
+    p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long to wait for the run while another import or a --resume writes it (default 60)")
     p.add_argument("--resolve", action="store_true", help="walk the claims reviewers disagree on and settle each")
     p.add_argument("--calibrate", type=int, metavar="N",
                    help="review first a seeded random sample of N claims the judge rated (stratified by its verdict), "
@@ -99,18 +105,31 @@ def run(args: argparse.Namespace) -> int:
         rows = [r for r in rows if answer_key(r) in sampled]
     if args.export:
         return _export(args, rows, book, reviewer)
+    if args.apply:
+        say(_summary_line(run_dir, _apply(run_dir, path, args, saved="the reviews"), path))
+        return 0
     if args.import_:
         new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows),
                          book=book)
         book = add_reviews(path, new.records())
-        print(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
+        say(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
               f"{args.import_} into {path}")
     elif args.resolve:
         book = _walk_disagreements(rows, book, path, reviewer)
     else:
         book = _walk(rows, book, path, reviewer)
-    print("\n" + _summary_line(run_dir, apply_to_run(run_dir, book), path))
+    say("\n" + _summary_line(run_dir, _apply(run_dir, path, args, saved="your reviews"), path))
     return 0
+
+
+def _apply(run_dir: Path, path: Path, args: argparse.Namespace, *, saved: str) -> Summary:
+    """The reviews file applied to the run; when the run stays locked, say plainly that the numbers are stale."""
+    try:
+        return apply_file_to_run(run_dir, path, wait_s=args.wait)
+    except RunLocked as exc:
+        raise RunLocked(f"{saved} are saved in {path}, but the run's rows and summary were NOT updated and still show "
+                        f"the earlier reviews: {exc}. Apply them later with `rag-eval review {args.run} --reviews "
+                        f"{path} --apply`") from None
 
 
 def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
@@ -124,9 +143,9 @@ def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: R
                              resamples=args.resamples)
     if args.json:
         data = report.to_json() | {"judges": [judged.to_json()] if judged else []}
-        print(json.dumps(data, indent=2, ensure_ascii=False))
+        say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        print(render_agreement(report) + (f"\n\n{judged.render()}" if judged else ""))
+        say(render_agreement(report) + (f"\n\n{judged.render()}" if judged else ""))
     return 0
 
 
@@ -145,7 +164,7 @@ def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book:
         applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
         sample = draw_sample(applied, judge, args.calibrate, args.seed)
         write_sample(path, sample)
-    print(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "
+    say(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "
           f"its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
     return sample
 
@@ -155,11 +174,11 @@ def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewe
     atomic_write_text(args.export, text)
     lines = text.count("\n") - 1
     if args.resolve:
-        print(f"wrote {lines} claim(s) reviewers disagree on to {args.export}; fill in resolution (supported, "
+        say(f"wrote {lines} claim(s) reviewers disagree on to {args.export}; fill in resolution (supported, "
               f"unsupported or contradicted; source_id for supported), then "
               f"`rag-eval review {args.run} --import {args.export} --reviewer YOU`")
     else:
-        print(f"wrote {lines} claim line(s) for reviewer {reviewer!r} to {args.export}; fill in verdict "
+        say(f"wrote {lines} claim line(s) for reviewer {reviewer!r} to {args.export}; fill in verdict "
               f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id, then "
               f"`rag-eval review {args.run} --import {args.export}`")
     return 0
@@ -193,36 +212,39 @@ def default_reviews(run_dir: Path) -> Path:
 
 # The terminal screen ---------------------------------------------------------------------------------------------
 
-def _mark(text: str) -> str:
-    """The quote highlighted: reverse video on a terminal, »guillemets« when the output goes to a file or pipe."""
-    return f"\x1b[7m{text}\x1b[0m" if sys.stdout.isatty() else f"»{text}«"
+def _marked(text: str, a: int, b: int) -> str:
+    """`text` with text[a:b] highlighted (reverse video on a terminal, »guillemets« when the output goes to a file
+    or pipe), every piece made printable first: the highlight is ours, the text is not."""
+    middle = printable(text[a:b])
+    mark = f"\x1b[7m{middle}\x1b[0m" if sys.stdout.isatty() else f"»{middle}«"
+    return printable(text[:a]) + mark + printable(text[b:])
 
 
 def quote_context(passage: str, quote: str, chars: int = _CONTEXT_CHARS) -> str:
     """The normalised passage cut to about `chars` characters around the quote, the quote highlighted; the start
-    of the passage when the quote is not in it."""
+    of the passage when the quote is not in it. Printable: ready for the terminal."""
     text, span = find_quote(passage, quote)
     if span is None:
-        return text[:chars] + ("…" if len(text) > chars else "") + "  (quote not found in this passage)"
+        return printable(text[:chars] + ("…" if len(text) > chars else "") + "  (quote not found in this passage)")
     a, b = span
     side = max(0, (chars - (b - a)) // 2)
     start, end = max(0, a - side), min(len(text), b + side)
-    return (("…" if start else "") + text[start:a] + _mark(text[a:b]) + text[b:end]
+    return (("…" if start else "") + _marked(text[start:end], a - start, b - start)
             + ("…" if end < len(text) else ""))
 
 
 def _show_answer(row: Row, heading: str) -> None:
     ans = row.answer
-    print(f"\n{heading} · case {row.case_id} (repeat {row.repeat}) · status {ans.status}")
-    print(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
+    say(f"\n{heading} · case {row.case_id} (repeat {row.repeat}) · status {ans.status}")
+    say(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
     passages = {p.source_id: p for p in _passages(row)}
-    print("citations:" if ans.citations else "citations: none")
+    say("citations:" if ans.citations else "citations: none")
     for i, c in enumerate(ans.citations, start=1):
         state = "valid" if c.valid else c.reason
         passage = passages.get(c.source_id)
-        body = quote_context(passage.text, c.quote) if passage else f"\"{c.quote}\" (passage not retrieved)"
-        print(f"  {i}. {c.source_id} ({state}): {body}")
-    print(f"passages: {len(passages)} retrieved ({', '.join(passages) or 'none'}); p shows them in full")
+        body = quote_context(passage.text, c.quote) if passage else printable(f"\"{c.quote}\" (passage not retrieved)")
+        print(printable(f"  {i}. {c.source_id} ({state}): ") + body)  # body is printable, with our highlight
+    say(f"passages: {len(passages)} retrieved ({', '.join(passages) or 'none'}); p shows them in full")
 
 
 def _passages(row: Row) -> list[RetrievedPassage]:
@@ -235,16 +257,15 @@ def _show_passages(row: Row) -> None:
         quotes.setdefault(c.source_id, c.quote)
     for p in _passages(row):
         text, span = find_quote(p.text, quotes.get(p.source_id, ""))
-        if span:
-            text = text[:span[0]] + _mark(text[span[0]:span[1]]) + text[span[1]:]
-        print(f"  [{p.rank}] {p.source_id} (page {p.page}): {text}")
+        shown = _marked(text, *span) if span else printable(text)
+        print(printable(f"  [{p.rank}] {p.source_id} (page {p.page}): ") + shown)  # shown is printable
 
 
 def _ask(prompt: str, row: Row) -> str:
     """One line of input; `p` and `?` are answered here and asked again, `q` or end of input stops."""
     while True:
         try:
-            answer = input(prompt).strip()
+            answer = input(printable(prompt)).strip()
         except (EOFError, KeyboardInterrupt):  # stop cleanly: finished reviews are saved and applied
             raise _Quit from None
         if answer.lower() == "q":
@@ -252,7 +273,7 @@ def _ask(prompt: str, row: Row) -> str:
         if answer.lower() == "p":
             _show_passages(row)
         elif answer == "?":
-            print(_KEYS)
+            say(_KEYS)
         else:
             return answer
 
@@ -268,7 +289,7 @@ def _walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> Revie
     """Ask `reviewer` about every answer they have not reviewed (other reviewers' verdicts are not shown);
     each finished review is saved at once, so quitting loses nothing."""
     todo = _to_review(rows, book, reviewer)
-    print(f"{len(todo)} answer(s) to review as {reviewer or '(unnamed)'}; reviews go to {path}\n{_KEYS}")
+    say(f"{len(todo)} answer(s) to review as {reviewer or '(unnamed)'}; reviews go to {path}\n{_KEYS}")
     try:
         for number, row in enumerate(todo, start=1):
             _show_answer(row, f"answer {number} of {len(todo)}")
@@ -277,18 +298,18 @@ def _walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> Revie
                 continue
             book = add_reviews(path, [Review(row.case_id, row.answer.answer_sha256, tuple(claims), reviewer,
                                              utc_now())])
-            print(f"saved ({len(claims)} claim(s))")
+            say(f"saved ({len(claims)} claim(s))")
     except _Quit:
-        print("stopped; finished reviews are saved")
+        say("stopped; finished reviews are saved")
     return book
 
 
 def _review_row(row: Row) -> list[Claim] | None:
     """The claims and verdicts for one answer, or None to skip it."""
     offered = sentence_split(row.answer.model_answer)
-    print("offered claims (sentence split):" if offered else "no claims offered (empty answer)")
+    say("offered claims (sentence split):" if offered else "no claims offered (empty answer)")
     for i, claim in enumerate(offered, start=1):
-        print(f"  {i}. {claim}")
+        say(f"  {i}. {claim}")
     choice = _ask("accept / e / k > ", row).lower()
     while choice not in ("", "e", "k"):
         choice = _ask(f"unknown key {choice!r} (? lists the keys) > ", row).lower()
@@ -296,7 +317,7 @@ def _review_row(row: Row) -> list[Claim] | None:
         return None
     texts = offered
     if choice == "e":
-        print("type the claims, one a line; an empty line ends (none at all: the answer makes no claims)")
+        say("type the claims, one a line; an empty line ends (none at all: the answer makes no claims)")
         texts = list(iter(lambda: _ask("claim> ", row), ""))
     return [_verdict(row, text, i, len(texts)) for i, text in enumerate(texts, start=1)]
 
@@ -310,22 +331,22 @@ def _passage_ids(row: Row) -> tuple[list[str], str | None]:
 def _verdict(row: Row, text: str, number: int, total: int) -> Claim:
     retrieved, cited = _passage_ids(row)
     note = ""
-    print(f"claim {number} of {total}: {text}")
+    say(f"claim {number} of {total}: {text}")
     while True:
         command, _, rest = _ask("s/u/c/n > ", row).partition(" ")
         command, rest = command.lower(), rest.strip()
         if command == "n":
             note = rest
-            print(f"note: {note}")
+            say(f"note: {note}")
         elif command in ("u", "c"):
             return Claim(text, VERDICTS[1] if command == "u" else VERDICTS[2], None, note)
         elif command == "s":
             source = _source(rest, retrieved, cited)
             if source is not None:
                 return Claim(text, VERDICTS[0], source, note)
-            print(f"which passage? one of {', '.join(retrieved) or 'none'} (or its rank)")
+            say(f"which passage? one of {', '.join(retrieved) or 'none'} (or its rank)")
         else:
-            print(f"unknown key {command!r} (? lists the keys)")
+            say(f"unknown key {command!r} (? lists the keys)")
 
 
 def _source(given: str, retrieved: list[str], cited: str | None) -> str | None:
@@ -346,24 +367,24 @@ def _open_disagreements(rows: list[Row], book: ReviewBook) -> list[tuple[Row, Cl
 def _walk_disagreements(rows: list[Row], book: ReviewBook, path: Path, resolver: str) -> ReviewBook:
     """Show each open disagreement with every reviewer's verdict and ask for the verdict that counts."""
     todo = _open_disagreements(rows, book)
-    print(f"{len(todo)} claim(s) on which reviewers disagree; resolutions by {resolver or '(unnamed)'} go to "
+    say(f"{len(todo)} claim(s) on which reviewers disagree; resolutions by {resolver or '(unnamed)'} go to "
           f"{path}\nkeys: s [ID|rank] supported · u unsupported · c contradicted · n TEXT note · k skip · "
           "p full passages · q quit")
     try:
         for number, (row, state) in enumerate(todo, start=1):
             _show_answer(row, f"disagreement {number} of {len(todo)}")
-            print(f"claim: {state.claim}")
+            say(f"claim: {state.claim}")
             for verdict in state.to_record().reviews:
-                print(f"  {_verdict_text(verdict)}")
+                say(f"  {_verdict_text(verdict)}")
             claim = _resolution(row, state.claim)
             if claim is None:
                 continue
             settled = cast(Verdict, claim.verdict)  # a person's: never unverified
             book = add_reviews(path, [Resolution(row.case_id, row.answer.answer_sha256, state.claim, settled,
                                                  claim.source_id, claim.note, resolver, utc_now())])
-            print(f"resolved: {claim.verdict}")
+            say(f"resolved: {claim.verdict}")
     except _Quit:
-        print("stopped; finished resolutions are saved")
+        say("stopped; finished resolutions are saved")
     return book
 
 
@@ -382,4 +403,4 @@ def _resolution(row: Row, text: str) -> Claim | None:
         elif command == "s" and (source := _source(rest, retrieved, cited)) is not None:
             return Claim(text, VERDICTS[0], source, note)
         else:
-            print(f"unknown key {command!r}, or no such passage ({', '.join(retrieved) or 'none'})")
+            say(f"unknown key {command!r}, or no such passage ({', '.join(retrieved) or 'none'})")

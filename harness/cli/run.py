@@ -9,18 +9,23 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import InputError, ServerUnreachable
-from chatbot.terminal import ProgressBar
+from chatbot.terminal import ProgressBar, say
 
+from ..cases import describe_selection
 from ..chart import fmt
-from ..evaluate import run_evaluation
+from ..evaluate import prepare, run_evaluation
 from ..judge.agreement import judge_note
 from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
-from ..runs import read_manifest
+from ..report.row_warnings import count_warnings, warning_lines
+from ..runs import read_manifest, read_rows
 from ..settings import RunSettings, host_flags, resolve
+from ..sweep.dry import DryRun, count_calls
+from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
 
 EXIT_BELOW_THRESHOLD = 3
@@ -47,6 +52,9 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
                         "carries its other rows over")
     g.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
                    help=f"exit {EXIT_BELOW_THRESHOLD} when a mean is below VALUE (repeatable), e.g. recall@4=0.8")
+    g.add_argument("--dry-run", action="store_true",
+                   help="check the labels, count the chat and embedding calls the run needs and the cached ones, "
+                        "and estimate its wall time; asks the server for its models only")
     g.add_argument("--answer-cache", action="store_true", default=None,
                    help="reuse chat replies and question vectors stored by earlier runs (under --cache-dir; "
                         "sweeps do this by default)")
@@ -65,11 +73,16 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     g.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
     g.add_argument("--k", type=int, nargs="+",
                    help=f"cut-offs for Hit@k and Recall@k (default {' '.join(map(str, d.k))})")
+    add_selection_args(g)
     run = p.add_argument_group("the run")
     run.add_argument("--out", help=f"where run directories go (default {d.out})")
     run.add_argument("--label", help="a name for this run, part of its directory name")
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
+    run.add_argument("--assume-seconds-per-call", type=float, metavar="S",
+                     help="for --dry-run's wall-time estimate: seconds per chat call (default: the median of the "
+                          "newest finished run of the same chat model under --out, else "
+                          f"{DEFAULT_SECONDS_PER_CALL:g})")
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
                           "the judge is measured against people (30 shared claims); recorded in the manifest")
@@ -82,10 +95,23 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     return run
 
 
+def add_selection_args(g: argparse._ActionsContainer) -> None:
+    """A subset of the cases (run, check, sweep); the manifest records it and compare refuses two selections."""
+    g.add_argument("--only-tag", action="append", metavar="NAME",
+                   help="only cases carrying this tag (repeatable: any of them)")
+    g.add_argument("--only-ids", metavar="FILE|ID,...",
+                   help="only these cases: a file of case ids, one a line, or ids separated by commas")
+    pick = g.add_mutually_exclusive_group()
+    pick.add_argument("--limit", type=int, metavar="N", help="only the first N cases (after the filters above)")
+    pick.add_argument("--sample", type=int, metavar="N",
+                      help="only N cases drawn at random with --seed, kept in file order")
+
+
 def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
     """The run settings given as flags (None: not given), `--host` split into host and hosts."""
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
-                                                              "rerun_failed", *skip)}
+                                                              "rerun_failed", "assume_seconds_per_call", "dry_run",
+                                                              *skip)}
     return flags | host_flags(args.host)
 
 
@@ -97,6 +123,13 @@ def run(args: argparse.Namespace) -> int:
     saved = read_manifest(source).settings.to_json() if source else None
     settings = resolve(flags, args.config, base=saved)
     thresholds = _thresholds(args.fail_under, settings.k)
+    if args.dry_run:
+        _, cases, selection = prepare(settings)
+        say(f"system {settings.system}: {len(cases)} cases x {settings.repeat} repeat(s)"
+              + (f"; selected {describe_selection(selection)}" if selection else ""))
+        say(dry_run_text(count_calls([(settings.label or "run", settings)]), settings,
+                           args.assume_seconds_per_call))
+        return 0
     bars: dict[str, ProgressBar] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
@@ -108,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         with second_interrupt_exits():
             result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
-                                    status=lambda message: print(message, file=sys.stderr, flush=True),
+                                    status=lambda message: say(message, file=sys.stderr, flush=True),
                                     rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if traits_for(settings.system).uses_model_servers:
@@ -117,30 +150,53 @@ def run(args: argparse.Namespace) -> int:
         raise
     summary = result.summary
     for warning in result.manifest.system.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     for doc, pages in result.manifest.collection.empty_pages.items():
-        print(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
+        say(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
     rerun = getattr(result.manifest, "rerun_of", None)
     if rerun:
-        print(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
+        say(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
               f"{rerun['carried']} carried over", file=sys.stderr)
-    print(render_summary(summary, result.manifest))
-    print(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
+    say(render_summary(summary, result.manifest))
+    chosen = getattr(result.manifest, "selection", None)
+    if chosen:
+        say(f"selected: {describe_selection(chosen)}")
+    print_row_warnings(result.run_dir, summary.rows)
+    say(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
-        print(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
+        say(f"warning: {summary.errored} of {summary.rows} rows errored; their metrics are "
               "missing from the means", file=sys.stderr)
         if thresholds:  # a gate cannot pass on rows it could not score
             failed.append(f"{summary.errored} rows errored")
     for line in failed:
-        print(f"below threshold: {line}", file=sys.stderr)
+        say(f"below threshold: {line}", file=sys.stderr)
     if summary.rows and summary.errored == summary.rows:
-        print(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
+        say(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
+    """The counted calls and the wall-time estimate (the base settings `s` give the slots and the chat model)."""
+    c = found.calls
+    lines = [f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
+             f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
+    if found.not_counted:
+        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
+    slots = s.workers * len(s.servers())
+    lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
+    return "\n".join(lines)
+
+
+def print_row_warnings(run_dir: Path, total_rows: int) -> None:
+    """After the summary: the rows' warnings counted by kind, with the likely cause of one most rows share."""
+    lines = warning_lines(count_warnings(read_rows(run_dir)), total_rows)
+    if lines:
+        say("\n" + "\n".join(lines))
 
 
 @contextmanager

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from chatbot.terminal import say
+
 from ..chart import fmt, text_bars
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
@@ -59,13 +61,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     result = score_saved(args.cases, args.chunks, args.claims, k=args.k, na_as_pass=args.na_as_pass)
     for warning in result.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        say(f"warning: {warning}", file=sys.stderr)
     run_dir = write_run(result, args.out, label=args.label, failed_table=failed_table(result))  # OSError: exit 1
     if args.json:
-        print(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
+        say(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
     else:
-        print(render(result, source=str(args.cases)))
-    print(f"run written to {run_dir} (rag-eval report {run_dir})", file=sys.stderr)
+        say(render(result, source=str(args.cases)))
+    say(f"run written to {run_dir} (rag-eval report {run_dir})", file=sys.stderr)
     return 0  # a report: failing cases are results, not errors
 
 

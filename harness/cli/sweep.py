@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Callable, TextIO
 
 from chatbot.errors import InputError
+from chatbot.terminal import clock, printable, say
 
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard import WORSE, Leaderboard
 from ..sweep.leaderboard_files import leaderboard_text
-from ..sweep.plan import Cell, SweepPlan, load_sweep
+from ..sweep.plan import DEFAULT_MAX_CELLS, Cell, SweepPlan, load_sweep
 from ..sweep.run import resume_plan, run_sweep
 from .compare import EXIT_WORSE
-from .run import add_base_args, given_flags
+from .run import add_base_args, dry_run_text, given_flags
 
 _PATHS = ("docs", "cases", "out", "prompt", "cache_dir")
 
@@ -32,6 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="add an axis or replace the file's values for KEY (repeatable), e.g. --grid top-k=2,4")
     p.add_argument("--dry-run", action="store_true",
                    help="print the cells and how many embedding and chat calls they need and how many are cached")
+    p.add_argument("--max-cells", type=int, default=DEFAULT_MAX_CELLS, metavar="N",
+                   help=f"refuse a sweep of more than N cells, counted before any is built "
+                        f"(default {DEFAULT_MAX_CELLS})")
     p.add_argument("--no-answer-cache", action="store_true",
                    help="ask the model again instead of reusing stored replies (the cache is still written)")
     p.add_argument("--fail-if-worse", action="store_true",
@@ -45,8 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep(args: argparse.Namespace) -> int:
-    flags = given_flags(args, skip=("sweep_file", "grid", "dry_run", "no_answer_cache",
-                                                "fail_if_worse"))
+    flags = given_flags(args, skip=("sweep_file", "grid", "no_answer_cache", "max_cells", "fail_if_worse"))
     flags["answer_cache"] = False if args.no_answer_cache else (None if args.resume else True)
     if flags.pop("offline", None):  # --offline is an alias of --system offline, as for rag-eval run
         flags["system"] = "offline"
@@ -60,23 +65,20 @@ def sweep(args: argparse.Namespace) -> int:
             raise InputError("give a sweep file (rag-eval sweep sweep.toml) or --grid KEY=V1,V2, or --resume DIR")
         grid = args.grid
         # primary is checked against every metric name at the cells' k values, `passed` included
-        plan = load_sweep(args.sweep_file, grid=grid, flags=flags)
+        plan = load_sweep(args.sweep_file, grid=grid, flags=flags, max_cells=args.max_cells)
     if args.dry_run:
-        print(_dry_run_text(plan))
+        say(f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
+            flush=True)  # the count first: counting the calls below reads the documents
+        say(_dry_run_text(plan, args.assume_seconds_per_call))
         return 0
-    started: dict[int, float] = {}
-
-    def on_cell(number: int, total: int, cell: Cell, state: str) -> None:
-        # cells may run two at a time, so one line per event instead of progress bars
-        started.setdefault(number, time.monotonic())
-        what = {"kept": "complete, kept", "resume": "resuming", "start": "running",
-                "done": f"done in {time.monotonic() - started[number]:.1f} s"}[state]
-        print(f"cell {number}/{total} {cell.label}: {what}", file=sys.stderr, flush=True)
-
-    result = run_sweep(plan, flags, grid=grid, resume=args.resume, on_cell=on_cell,
-                       argv=sys.argv)
-    print(leaderboard_text(result.board, result.selection))
-    print(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
+    shown = SweepProgress(len(plan.cells))
+    try:
+        result = run_sweep(plan, flags, grid=grid, resume=args.resume, on_cell=shown.cell,
+                           cell_progress=shown.inside, argv=sys.argv)
+    finally:
+        shown.close()
+    say(leaderboard_text(result.board, result.selection))
+    say(f"sweep written to {result.sweep_dir}: {len(result.run_dirs)} run directories, "
           + ", ".join(p.name for p in result.files.values()))
     return _gate(result.board) if args.fail_if_worse else 0
 
@@ -84,23 +86,76 @@ def sweep(args: argparse.Namespace) -> int:
 def _gate(board: Leaderboard) -> int:
     worse = [e for e in board.entries if e.verdict == WORSE]
     if not worse:
-        print(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
+        say(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
               file=sys.stderr)
         return 0
     cells = "; ".join(f"{e.label} (delta {e.delta:+.3f}, Holm p {e.p_holm:.3f})" for e in worse
                       if e.delta is not None and e.p_holm is not None)
-    print(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
+    say(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
           f"exit {EXIT_WORSE}", file=sys.stderr)
     return EXIT_WORSE
 
 
-def _dry_run_text(plan: SweepPlan) -> str:
-    found = dry_run(plan)
-    c = found.calls
-    lines = [f"{len(plan.cells)} cells; baseline {plan.baseline}; primary {plan.primary}; alpha {plan.alpha:g}",
-             *(f"  {cell.label}" for cell in plan.cells),
-             f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
-             f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
-    if found.not_counted:
-        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
-    return "\n".join(lines)
+class SweepProgress:
+    """A sweep's progress on stderr. On a terminal, one status line redrawn in place: cells done, the overall
+    share with elapsed time and ETA, and each running cell's stage (cells may run two at a time). Elsewhere, one
+    line per cell event and the overall line when a cell is done. The overall share counts a running cell by its
+    cases answered; the ETA assumes the cells left take as long as the ones run so far (kept cells do not count)."""
+
+    def __init__(self, cells: int, *, stream: TextIO | None = None, now: Callable[[], float] = time.monotonic,
+                 width: int = 160):
+        self.cells, self.stream, self.now, self.width = cells, stream or sys.stderr, now, width
+        self.tty = getattr(self.stream, "isatty", lambda: False)()
+        self.started, self.done, self.kept = now(), 0, 0
+        self.running: dict[int, list] = {}  # number -> [label, started, stage, done, total]
+        self.lock = threading.Lock()
+
+    def cell(self, number: int, total: int, cell: Cell, state: str) -> None:
+        with self.lock:
+            entry = self.running.setdefault(number, [cell.label, self.now(), "starting", 0, 0])
+            what = {"kept": "complete, kept", "resume": "resuming", "start": "running",
+                    "done": f"done in {self.now() - entry[1]:.1f} s"}[state]
+            if state in ("kept", "done"):
+                self.done += 1
+                self.kept += state == "kept"
+                del self.running[number]
+            self._say(f"cell {number}/{total} {cell.label}: {what}"
+                      + (f"; {self.overall()}" if state == "done" and not self.tty else ""))
+
+    def inside(self, number: int, stage: str, done: int, total: int) -> None:
+        with self.lock:
+            if number in self.running:
+                self.running[number][2:] = [stage, done, total]
+                self._draw()
+
+    def overall(self) -> str:
+        running = sum(d / t for _, _, stage, d, t in self.running.values() if stage == "cases" and t)
+        fresh = self.done - self.kept + running
+        share = (self.done + running) / self.cells if self.cells else 1.0
+        elapsed = self.now() - self.started
+        left = self.cells - self.done - running
+        eta = f", ETA {clock(elapsed * left / fresh)}" if fresh > 0 and left > 0 else ""
+        return f"sweep {self.done}/{self.cells} cells done, {share:.0%}, elapsed {clock(elapsed)}{eta}"
+
+    def _draw(self) -> None:
+        if self.tty:
+            cells = [f"cell {n} {label}: {stage} {d}/{t}"
+                     for n, (label, _, stage, d, t) in sorted(self.running.items())]
+            line = " | ".join([self.overall(), *cells])
+            self.stream.write("\r\x1b[K" + printable(line)[:self.width])
+            self.stream.flush()
+
+    def _say(self, text: str) -> None:
+        self.stream.write(("\r\x1b[K" if self.tty else "") + printable(text) + "\n")
+        self._draw()
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+
+
+def _dry_run_text(plan: SweepPlan, assume: float | None) -> str:
+    lines = [f"  {cell.label}" for cell in plan.cells]
+    return "\n".join(lines) + "\n" + dry_run_text(dry_run(plan), plan.cells[0].settings, assume)

@@ -7,8 +7,6 @@ need the model server and are not re-run (the draft's notes say so).
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 from chatbot.errors import InputError
 from chatbot.text import fold
 
-from ..inputs import open_csv
+from ..inputs import csv_text, open_csv
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
 from .verify import Limits, check_draft, is_deictic
@@ -72,7 +70,8 @@ def edit(draft: Draft, collection: Collection, *, question: str, quote: str, fac
     original = draft.original or {"question": draft.question, "quote": draft.quote, "facts": list(draft.facts)}
     question, quote, facts = question.strip(), quote.strip(), tuple(f.strip() for f in facts if f.strip())
     if draft.kind == "unanswerable":
-        verification = _recheck_unanswerable(draft, question, collection, abstain_below)
+        verification = _recheck_unanswerable(draft, question, collection, abstain_below,
+                                             "edited by a human: the changed-term check was not re-run")
         evidence: tuple[str, ...] = ()
     else:
         checked = check_draft(question, quote, facts, draft.source_id, collection.view, limits)
@@ -86,7 +85,26 @@ def edit(draft: Draft, collection: Collection, *, question: str, quote: str, fac
                    original=original).with_decision(Decision("edited", None, by, at))
 
 
-def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float) -> Verification:
+def reverify(draft: Draft, collection: Collection, *, limits: Limits = _LIMITS, abstain_below: float = 2.5) -> Draft:
+    """`draft` with the deterministic checks run again on its question, quote and facts, since a drafts file is
+    only a file: one marked passed that fails them now comes back failed, with the reasons found. The checks that
+    need the model server (dense rank, parametric answer, dedupe) keep the file's verdict."""
+    if draft.kind not in ("answerable", "unanswerable") or not draft.verification.passed:
+        return draft
+    if draft.kind == "unanswerable":
+        reasons = _recheck_unanswerable(draft, draft.question, collection, abstain_below, "").reasons
+    else:
+        reasons = check_draft(draft.question, draft.quote, draft.facts, draft.source_id, collection.view,
+                              limits).reasons
+    if not reasons:
+        return draft
+    note = "checked again before writing cases: failed, although the drafts file said passed"
+    return replace(draft, verification=replace(draft.verification, passed=False, reasons=tuple(reasons),
+                                               notes=(*draft.verification.notes, note)))
+
+
+def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float,
+                          note: str) -> Verification:
     reasons = []
     if not fold(question):
         reasons.append(Reason("question_missing", "the draft has no question"))
@@ -96,7 +114,7 @@ def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, a
     if score >= abstain_below:
         reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
                                                       f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
-    notes = draft.verification.notes + ("edited by a human: the changed-term check was not re-run",)
+    notes = draft.verification.notes + ((note,) if note else ())
     return replace(draft.verification, passed=not reasons, reasons=tuple(reasons), best_bm25=round(score, 4),
                    notes=notes)
 
@@ -116,18 +134,15 @@ def export_csv(drafts: Sequence[Draft], *, reviewer: str, name_column: str = "")
     """CSV text, one line per draft (error entries left out), with `reviewer`'s own decisions (blank where they
     have not decided) and `name_column` in the reviewer column. Change question, quote or facts to edit;
     `resolution` is left blank for a resolver to fill in on drafts whose reviewers disagree."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
+    lines = []
     for d in drafts:
         if d.kind == "error":
             continue
         mine = next((r for r in d.reviews if r.by == reviewer), None)
         status = "" if mine is None else mine.status
-        writer.writerow([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote,
-                         FACT_SEPARATOR.join(d.facts), checks_summary(d), status, (mine and mine.reason) or "",
-                         name_column, ""])
-    return out.getvalue()
+        lines.append([d.draft_id, d.kind, d.source_id, d.type, d.question, d.quote, FACT_SEPARATOR.join(d.facts),
+                      checks_summary(d), status, (mine and mine.reason) or "", name_column, ""])
+    return csv_text(CSV_COLUMNS, lines)
 
 
 def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection, *, by: str, at: str,

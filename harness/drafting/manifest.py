@@ -9,17 +9,29 @@ from pathlib import Path
 from chatbot import __version__
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
+from chatbot.versions import software_versions
 
+from ..cases import manifest_beside
 from .pipeline import DraftRun
 
 
 def manifest_path(drafts_path: str | Path) -> Path:
-    path = Path(drafts_path)
-    return path.with_name(f"{path.stem}.manifest.json")
+    return manifest_beside(drafts_path)
+
+
+def write_cases_manifest(cases_path: str | Path, *, drafts_path: str | Path, docs: str, written_at: str) -> Path:
+    """The manifest beside a cases file written from drafts: which drafts and documents, and the versions that
+    wrote its labels (a later label check under another pypdf names the mismatch)."""
+    data = {"written_by": "rag-eval draft cases", "versions": software_versions(), "written_at": written_at,
+            "drafts": str(drafts_path), "docs": docs}
+    path = manifest_beside(cases_path)
+    atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return path
 
 
 def write_manifest(run: DraftRun, written_at: str) -> Path:
-    data = {"package_version": __version__, "written_at": written_at, "settings": run.settings.to_dict(),
+    data = {"package_version": __version__, "versions": software_versions(), "written_at": written_at,
+            "settings": run.settings.to_dict(),
             "server": run.server, "pages": run.selection.page_ids(),
             "skipped_pages": [{"source_id": s, "reason": r} for s, r in run.selection.skipped],
             "chat_calls": run.chat_calls, "pages_from_cache": run.pages_from_cache, "drafts": len(run.drafts)}

@@ -19,6 +19,7 @@ from chatbot.errors import InputError, OllamaError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.model_server import ModelServer, ServerInfo, preflight
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
 
@@ -40,7 +41,7 @@ from .settings import DraftSettings
 from .unanswerable import check_unanswerable
 from .verify import check_draft, strip_wrapping
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+Progress = Callable[[str, int, int, int], None]  # (stage, done, total, how many of the done came from the cache)
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class _Context:
 
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
     """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
-    documents = read_documents(settings.docs)
+    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     previous = read_drafts(settings.out) if Path(settings.out).exists() else []
     selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
                              max_pages=settings.max_pages, page_ids=settings.pages or None)
@@ -83,13 +84,15 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     ctx = _open(settings, documents)
     drafts: list[Draft] = []
     cached = 0
+    if progress:
+        progress("pages", 0, len(selection.pages), 0)
     served = ctx.pool.imap(lambda client, page: _draft_page(ctx, page, ctx.askers[client.host]), selection.pages)
     for n, one in enumerate(served, start=1):
         page_drafts, from_cache = one.value
         drafts.extend(page_drafts)
         cached += from_cache
         if progress:
-            progress("pages", n, len(selection.pages))
+            progress("pages", n, len(selection.pages), cached)
     drafts = _round_trip_and_dedupe(ctx, drafts)
     drafts = _parametric(ctx, drafts, progress)
     drafts += _unanswerable(ctx, selection.pages, progress)
@@ -282,9 +285,11 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
         return drafts
     template, out = Template.bundled("parametric"), list(drafts)
     todo = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.verification.passed]
+    cached = 0
     for n, i in enumerate(todo, start=1):
         draft = drafts[i]
         outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
+        cached += outcome.from_cache
         if isinstance(outcome, Failed):
             out[i] = _amend(draft, notes=(f"parametric check failed: {outcome.error}",))
         else:
@@ -292,7 +297,7 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
             known = any(fact_found(answer, [f]) for f in draft.facts)
             out[i] = _amend(draft, tags=("parametric",) if known else (), parametric_answer=answer)
         if progress:
-            progress("parametric checks", n, len(todo))
+            progress("parametric checks", n, len(todo), cached)
     return out
 
 
@@ -306,12 +311,14 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
     drafts: list[Draft] = []
     ids: set[str] = set()
     asked: dict[str, str] = {}  # folded question -> id of the first draft asking it
+    cached = 0
     for n in range(wanted):
         page = pages[n % len(pages)]
         text = normalize(page.text)
         # The nth visit of a page asks again with a note, so that two drafts from one page differ.
         outcome = ctx.asker.ask(template, UNANSWERABLE_SCHEMA, page=text + _variant(n // len(pages)))
         provenance = _provenance(ctx, template, text, outcome.from_cache)
+        cached += outcome.from_cache
         if isinstance(outcome, Failed):
             drafts.append(Draft(_unique(draft_id("error", page.source_id, "unanswerable", str(n)), ids), "error",
                                 page.source_id, type="unanswerable", provenance=provenance, error=outcome.error,
@@ -329,7 +336,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
         drafts.append(Draft(ident, "unanswerable", page.source_id, reply["question"].strip(), type="unanswerable",
                             verification=verification, provenance=provenance))
         if progress:
-            progress("unanswerable", n + 1, wanted)
+            progress("unanswerable", n + 1, wanted, cached)
     return drafts
 
 

@@ -48,6 +48,7 @@ class DraftReport:
     tags: Counter = field(default_factory=Counter)
     skipped_pages: tuple[tuple[str, str], ...] = ()
     open_disagreements: int = 0  # drafts kept pending because their reviewers disagree and nobody resolved it
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (page id, why its call failed), in file order
 
     @property
     def pass_rate(self) -> float | None:
@@ -75,6 +76,8 @@ def build_report(drafts: Sequence[Draft], selection: Selection | None = None,
             bucket.add(d)
         report.reasons.update(r.code for r in d.verification.reasons)
         report.tags.update(d.verification.tags if d.kind != "error" else ())
+        if d.kind == "error":
+            report.errors.append((d.source_id, d.error or "unknown error"))
         if d.decision.status == "rejected":
             report.human_reasons[d.decision.reason or "(no reason)"] += 1
         report.open_disagreements += d.in_disagreement and d.resolution is None
@@ -95,6 +98,8 @@ def render_report(report: DraftReport) -> str:
     lines += [f"skipped {pid}: {why}" for pid, why in report.skipped_pages]
     lines += ["", "verification failures (reason: drafts)"]
     lines += [f"  {code}: {n}" for code, n in report.reasons.most_common()] or ["  none"]
+    lines += [f"draft errors (page: why; run the same command again to retry): {len(report.errors)}"]
+    lines += [f"  {page}: {why}" for page, why in report.errors] or ["  none"]
     lines += ["human rejections (reason: drafts)"]
     lines += [f"  {text}: {n}" for text, n in report.human_reasons.most_common()] or ["  none"]
     lines += ["tags: " + (", ".join(f"{t} {n}" for t, n in sorted(report.tags.items())) or "none")]

@@ -101,11 +101,11 @@ def parse_verdicts(reply: dict[str, Any], row: Row, claims: Sequence[str], *,
     missing = [str(n) for n in range(1, len(claims) + 1) if n not in by_number]
     if missing:
         raise ValueError(f"malformed output: claim(s) {', '.join(missing)} not judged")
-    passages = {p.source_id: p.text for p in row.retrieved}
+    passages = [(p.source_id, p.text) for p in row.retrieved]  # several passages may share an id (#19 item 5)
     return tuple(_validated(text, by_number[n], passages, min_quote_words) for n, text in enumerate(claims, start=1))
 
 
-def _validated(text: str, item: dict[str, Any], passages: dict[str, str], min_words: int) -> Claim:
+def _validated(text: str, item: dict[str, Any], passages: list[tuple[str, str]], min_words: int) -> Claim:
     verdict, source_id, quote = item["verdict"], item["source_id"] or None, item["quote"]
     if not quote and verdict != "supported":
         return Claim(text, verdict, source_id, "", quote)

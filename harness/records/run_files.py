@@ -124,7 +124,9 @@ class CollectionRecord(_Section):
 
 class Manifest(BaseModel):
     """manifest.json: what produced the rows, so every number can be traced to settings and input hashes.
-    Sections a system does not have are absent; extra sections (e.g. `rescored_from`) are kept."""
+    Sections a system does not have are absent; extra sections (e.g. `rescored_from`) are kept. Extra sections a
+    run writes: `versions` (pdf_rag_eval, python, pypdf: page text depends on pypdf) and `selection` (a subset of
+    the cases, harness/cases.py); runs written before them lack them and load unchanged."""
 
     model_config = ConfigDict(extra="allow")
     run_id: str

@@ -2,43 +2,41 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 from ..chart import fmt
 from ..judge.agreement import judge_agreement
 from ..review.agreement import AgreementReport, Disagreement, agreement_report
 from ..runs import LoadedRun
+from .markup import esc
 
 __all__ = ["agreement_section"]
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def _name(who: str) -> str:
-    return _e(who or "(unnamed)")
+    return esc(who or "(unnamed)")
 
 
 def _disagreement_row(d: Disagreement) -> str:
-    verdicts = "".join(f"<li>{_name(v.reviewer)}: {_e(v.verdict)}"
-                       + (f' <span class="muted">({_e(v.note)})</span>' if v.note else "") + "</li>"
+    verdicts = "".join(f"<li>{_name(v.reviewer)}: {esc(v.verdict)}"
+                       + (f' <span class="muted">({esc(v.note)})</span>' if v.note else "") + "</li>"
                        for v in d.claim.reviews)
     res = d.claim.resolution
-    resolution = (f"{_e(res.verdict)} by {_name(res.resolver)}" if res is not None
+    resolution = (f"{esc(res.verdict)} by {_name(res.resolver)}" if res is not None
                   else '<span class="bad">open (pending)</span>')
-    return (f"<tr><td>{_e(d.case_id)}</td><td>{_e(d.claim.claim)}</td><td><ul>{verdicts}</ul></td>"
+    return (f"<tr><td>{esc(d.case_id)}</td><td>{esc(d.claim.claim)}</td><td><ul>{verdicts}</ul></td>"
             f"<td>{resolution}</td></tr>")
 
 
 def _run_part(label: str, name: str, report: AgreementReport) -> str:
     a = report.agreement
-    value = fmt(a.value) + (f" {_e(a.interval.text())}" if a.value is not None
-                            else f" (undefined: {_e(a.reason)})")
+    value = fmt(a.value) + (f" {esc(a.interval.text())}" if a.value is not None
+                            else f" (undefined: {esc(a.reason)})")
     who = "Cohen" if a.coefficient == "kappa" else "Krippendorff"
     rows = "".join(_disagreement_row(d) for d in report.disagreements)
-    return (f"<h3>{label}: {_e(name)}</h3><p>{a.items} claims rated by two or more reviewers "
+    return (f"<h3>{label}: {esc(name)}</h3><p>{a.items} claims rated by two or more reviewers "
             f"({', '.join(_name(r) for r in a.reviewers)}); percent agreement {fmt(a.percent_agreement)}; "
             f"{who}'s {a.coefficient} {value} (95% bootstrap over claims, seed {a.interval.seed})</p>"
             "<table><tr><th>case</th><th>claim</th><th>verdicts</th><th>resolution</th></tr>"
@@ -55,5 +53,5 @@ def agreement_section(runs: Sequence[LoadedRun]) -> str:
             parts.append(_run_part(label, run.name, report))
         judged = judge_agreement(run.rows)
         if judged is not None:  # the judge against people: figures, confusion table, disagreements with quotes
-            parts.append(f"<h3>{label}: {_e(run.name)}: judge against people</h3><pre>{_e(judged.render())}</pre>")
+            parts.append(f"<h3>{label}: {esc(run.name)}: judge against people</h3><pre>{esc(judged.render())}</pre>")
     return "<h2>Reviewer agreement</h2>" + "".join(parts) if parts else ""

@@ -4,7 +4,8 @@ Columns: case_id, repeat, question, tags (joined by ` | `), status (the answer's
 of the run in the manifest's order (empty when not applicable, as in the rows; errored rows have none), then
 failure_stage (the first funnel stage the case fails, `harness.report.funnel.stage_of`) and failure_reasons
 (joined by ` | `). Text comes from outside (questions, tags, reasons quoting answers), so every text cell that a
-spreadsheet would read as a formula (starting with = + - @, a tab or a carriage return) gets a leading `'`.
+spreadsheet would read as a formula (starting with = + - @, a tab or a carriage return) gets a leading `'`
+(`harness.inputs.guard`, the rule of every CSV the harness writes for people).
 """
 
 from __future__ import annotations
@@ -13,18 +14,13 @@ import csv
 import io
 from collections.abc import Sequence
 
+from ..inputs import guard
 from ..records import Row
 from .funnel import stage_of
 
-__all__ = ["FORMULA_STARTS", "formula_safe", "rows_csv"]
+__all__ = ["rows_csv"]
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 _JOIN = " | "
-
-
-def formula_safe(text: str) -> str:
-    """`text` with a leading `'` when a spreadsheet would read it as a formula."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
 
 
 def _number(value: float | None) -> str:
@@ -40,6 +36,6 @@ def rows_csv(rows: Sequence[Row], metrics: Sequence[str]) -> str:
     for row in rows:
         text = [row.case_id, str(row.repeat), row.question, _JOIN.join(row.tags), row.answer.status,
                 row.error or ""]
-        writer.writerow([*map(formula_safe, text), *(_number(row.metrics.get(name)) for name in metrics),
-                         stage_of(row), formula_safe(_JOIN.join(row.failure_reasons))])
+        writer.writerow([*map(guard, text), *(_number(row.metrics.get(name)) for name in metrics),
+                         stage_of(row), guard(_JOIN.join(row.failure_reasons))])
     return out.getvalue()

@@ -1,13 +1,13 @@
 """A self-contained HTML report of a run (optionally beside a second run): no script, no network, no assets.
 
-Every piece of document, model, label and reviewer text goes through `html.escape` before it is placed in the
-page, so markup inside a PDF stays text. A Content-Security-Policy that forbids scripts and every fetch is a
-second line of defence, not the first.
+Every piece of document, model, label and reviewer text goes through `markup.esc` (escaped, bidi isolated) before
+it is placed in the page, so markup inside a PDF stays text. A Content-Security-Policy that forbids scripts and
+every fetch is a second line of defence, not the first.
 """
 
 from __future__ import annotations
 
-import html
+import json
 from typing import Sequence
 
 from chatbot.text import find_quote
@@ -20,8 +20,11 @@ from ..records import Row, Summary
 from ..runs import LoadedRun
 from ..stats.compare import manifest_diff
 from ..summary import summarize
+from ..systems import traits_for
 from .agreement import agreement_section
 from .funnel import stage
+from .markup import CSP_META, WRAP_CSS, attr, esc
+from .row_warnings import count_warnings, warning_lines
 from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
@@ -44,8 +47,6 @@ ul.toc{list-style:none;padding-left:0}ul.toc a{margin-right:.2em}
 """
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 
@@ -53,9 +54,9 @@ def highlight_quote(passage: str, quote: str) -> str:
     """HTML of the normalised passage with the quote inside <mark>; each piece is escaped before wrapping."""
     text, span = find_quote(passage, quote)
     if span is None:
-        return _e(text)
+        return esc(text)
     a, b = span
-    return f"{_e(text[:a])}<mark>{_e(text[a:b])}</mark>{_e(text[b:])}"
+    return f"{esc(text[:a])}<mark>{esc(text[a:b])}</mark>{esc(text[b:])}"
 
 
 def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
@@ -78,7 +79,8 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     names = [r.name for r in runs]
     index = index_cases(runs)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
-    body = [f"<h1>{_e(title)}</h1>", _run_header(runs, summaries), funnel_section(runs), contents_section(runs, index)]
+    body = [f"<h1>{esc(title)}</h1>", _run_header(runs, summaries), _warnings_section(runs), funnel_section(runs),
+            contents_section(runs, index)]
     if vs is not None:
         body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
     metrics = run.manifest.metrics
@@ -92,24 +94,51 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
              _case_table(runs, index, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>{_e(title)}</title><style>{_CSS}</style></head>\n<body>\n" + "\n".join(body)
+            f"{CSP_META}<title>{esc(title)}</title><style>{_CSS}{WRAP_CSS}</style></head>\n<body>\n" + "\n".join(body)
             + "\n</body></html>\n")
 
 
 def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
-        m, c, review = r.manifest.to_json(), s.collection, s.human_claim_review
-        settings = r.manifest.settings
-        items.append(f"<li><b>{label}: {_e(r.name)}</b> — {_e(r.manifest.system.system or '?')}; "
-                     f"{s.rows} rows ({s.errored} errored); {_e(c.get('documents', '?'))} documents, "
-                     f"{_e(c.get('chunks', '?'))} chunks; chunk size {_e(_or_unknown(settings.chunk_size))}, "
-                     f"top-k {_e(_or_unknown(settings.top_k))}; human claim review: {review['reviewed']} "
-                     f"reviewed, {review['pending']} pending"
-                     + (f"; rescored from {_e(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
+        m, review = r.manifest.to_json(), s.human_claim_review
+        items.append(f"<li><b>{label}: {esc(r.name)}</b> — {_system_text(m, s)}; human claim review: "
+                     f"{review['reviewed']} reviewed, {review['pending']} pending"
+                     + (f"; rescored from {esc(m['rescored_from'].get('run_id', ''))}" if m.get("rescored_from")
                         else "") + "</li>")
     return "<ul>" + "".join(items) + "</ul>"
+
+
+def _system_text(manifest: dict, s: Summary) -> str:
+    """The system as it describes itself, then the rows and collection. Chunk size and top-k are ours: they are
+    shown for the built-in systems only, and another system's own settings come from its `describe()`."""
+    system, settings, c = manifest.get("system", {}), manifest.get("settings", {}), s.collection
+    rows = f"{s.rows} rows ({s.errored} errored); {esc(c.get('documents', '?'))} documents"
+    if traits_for(str(settings.get("system") or "")).label_checks_chunks:  # our chunker: our chunk size, top-k
+        return (f"{esc(_or_unknown(system.get('system')))}; {rows}, {esc(_or_unknown(c.get('chunks')))} chunks; "
+                f"chunk size {esc(_or_unknown(settings.get('chunk_size')))}, top-k "
+                f"{esc(_or_unknown(settings.get('top_k')))}")
+    name = " ".join(str(system[k]) for k in ("name", "version") if system.get(k) is not None) or "?"
+    told = system.get("system") if system.get("system") not in (None, system.get("name")) else None
+    own = system.get("settings")
+    parts = [f"{esc(name)}" + (f" ({esc(told)})" if told else "")
+             + (f" [--system {esc(settings['system'])}]" if settings.get("system") else ""),
+             *([f"its settings: {esc(json.dumps(own, ensure_ascii=False, sort_keys=True))}"] if own else []), rows]
+    if c.get("chunks"):
+        parts[-1] += f", {esc(c['chunks'])} chunks"
+    return "; ".join(parts)
+
+
+def _warnings_section(runs: Sequence[LoadedRun]) -> str:
+    """The rows' warnings by kind, before any number: a warning on most rows is a setup error to fix first."""
+    out = []
+    for label, r in zip("AB" if len(runs) > 1 else " ", runs):
+        lines = warning_lines(count_warnings(r.rows), len(r.rows))
+        if lines:
+            head = f"{label.strip()}: " if label.strip() else ""
+            out.append(f'<div class="bad"><b>{esc(head + lines[0])}</b><br>'
+                       + "<br>".join(esc(line.strip()) for line in lines[1:]) + "</div>")
+    return ('<h2 id="warnings">Row warnings</h2>' + "".join(out)) if out else ""
 
 
 def _or_unknown(value: object) -> object:
@@ -117,13 +146,14 @@ def _or_unknown(value: object) -> object:
 
 
 def _diff_table(a: dict, b: dict) -> str:
-    rows = "".join(f"<tr><td>{_e(k)}</td><td>{_e(va)}</td><td>{_e(vb)}</td></tr>" for k, va, vb in manifest_diff(a, b))
+    rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(va)}</td><td>{esc(vb)}</td></tr>"
+                   for k, va, vb in manifest_diff(a, b))
     return ("<h2>What differs between the runs</h2><table><tr><th>manifest key</th><th>A</th><th>B</th></tr>"
             + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
 
 
 def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:
-    head = "".join(f"<th>{_e(label)}: {_e(n)}</th>" for label, n in zip("AB", names))
+    head = "".join(f"<th>{esc(label)}: {esc(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
     out = [f"<h2 id=\"summary\">Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
     for name in metrics:
@@ -137,9 +167,9 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
-        out.append(f"<tr><td>{_e(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        out.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
         if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
-            notes = "; ".join(f"{label}: {_e(judge_note((s.model_extra or {}).get('judge')))}"
+            notes = "; ".join(f"{label}: {esc(judge_note((s.model_extra or {}).get('judge')))}"
                               for label, s in zip("AB", summaries))
             out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
     return "".join(out) + "</table>"
@@ -149,12 +179,12 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
     """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each."""
     keys = [k for k in index.keys if index.failing(k) == failing]
     anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
-    head = "".join(f"<th>{label}: {_e(run.name)}</th>" for label, run in zip("AB", runs))
+    head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
     out = [f'<h2 id="{anchor}">{title} ({len(keys)})</h2><table><tr><th>case</th>{head}</tr>']
     for key in keys:
         cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
                         for r, s in zip(index.rows[key], index.stages[key]))
-        out.append(f'<tr id="{_e(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
+        out.append(f'<tr id="{attr(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
     if not keys:
         out.append(f'<tr><td colspan="{len(runs) + 1}" class="muted">none</td></tr>')
     return "\n".join(out) + "</table>"
@@ -162,34 +192,34 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
 
 def _stage_badge(key: str | None) -> str:
     found = stage(key or "passed")
-    return f'<div class="stage {"good" if found.key == "passed" else "bad"}">{_e(found.label)}</div>'
+    return f'<div class="stage {"good" if found.key == "passed" else "bad"}">{esc(found.label)}</div>'
 
 
 def _case_cell(row: Row, repeat: int) -> str:
     exp = row.expected
-    evidence = "".join(f"<li>{_e(e.source_id)}" + (f": “{_e(e.quote)}”" if e.quote else "") + "</li>"
+    evidence = "".join(f"<li>{esc(e.source_id)}" + (f": “{esc(e.quote)}”" if e.quote else "") + "</li>"
                        for e in exp.evidence)
     evidence = evidence or ("<li>none (should abstain)</li>" if exp.abstain else "<li>none</li>")
-    facts = "; ".join(" / ".join(_e(alt) for alt in f) for f in exp.facts) or "none"
-    return (f"<b>{_e(row.case_id)}</b>" + (f" (repeat {repeat})" if repeat else "")
-            + f' <span class="muted">{_e(", ".join(row.tags))}</span>'
-            + f"<p>{_e(row.question)}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
+    facts = "; ".join(" / ".join(esc(alt) for alt in f) for f in exp.facts) or "none"
+    return (f"<b>{esc(row.case_id)}</b>" + (f" (repeat {repeat})" if repeat else "")
+            + f' <span class="muted">{esc(", ".join(row.tags))}</span>'
+            + f"<p>{esc(row.question)}</p><div class=\"muted\">expected evidence:</div><ul>{evidence}</ul>"
             + f"<div class=\"muted\">expected facts: {facts}</div>")
 
 
 def _run_cell(row: Row) -> str:
     ans = row.answer
     ok = ans.status == "answered"
-    parts = [f'<span class="status {"good" if ok else "bad"}">{_e(ans.status)}</span>'
-             + (f' <span class="bad">error: {_e(row.error)}</span>' if row.error else ""),
-             f"<p>{_e(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
+    parts = [f'<span class="status {"good" if ok else "bad"}">{esc(ans.status)}</span>'
+             + (f' <span class="bad">error: {esc(row.error)}</span>' if row.error else ""),
+             f"<p>{esc(ans.model_answer) or '<i>(no answer)</i>'}</p>"]
     if ans.text != ans.model_answer:
-        parts.append(f'<div class="muted">shown to the user: {_e(ans.text)}</div>')
-    metrics = " · ".join(f"{_e(k)} {fmt(v)}" for k, v in row.metrics.items())
+        parts.append(f'<div class="muted">shown to the user: {esc(ans.text)}</div>')
+    metrics = " · ".join(f"{esc(k)} {fmt(v)}" for k, v in row.metrics.items())
     parts += [f'<div class="muted">{metrics}</div>', _retrieved(row), _citations(row)]
-    parts += [f'<div class="bad">warning: {_e(w)}</div>' for w in row.warnings]
+    parts += [f'<div class="bad">warning: {esc(w)}</div>' for w in row.warnings]
     if row.failure_reasons:
-        parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{_e(r)}</li>'
+        parts.append("<div>failure reasons:</div><ul>" + "".join(f'<li class="bad">{esc(r)}</li>'
                                                                  for r in row.failure_reasons) + "</ul>")
     parts.append(_review(row))
     return "\n".join(parts)
@@ -201,7 +231,7 @@ def _retrieved(row: Row) -> str:
     for p in row.retrieved:
         ref = [Retrieved(p.rank, p.page_id, p.text)]
         relevant = any(first_rank(ref, e) is not None for e in evidence)
-        items.append(f"<li>{_e(p.rank)}. {_e(p.source_id)} (page {_e(p.page)}, score {_e(p.score)})"
+        items.append(f"<li>{esc(p.rank)}. {esc(p.source_id)} (page {esc(p.page)}, score {esc(p.score)})"
                      + (' <b class="good">relevant</b>' if relevant else "") + "</li>")
     return "<div>retrieved:</div><ul>" + ("".join(items) or "<li>nothing</li>") + "</ul>"
 
@@ -211,11 +241,11 @@ def _citations(row: Row) -> str:
     items = []
     for c in row.answer.citations:
         verdict = ('<span class="good">valid</span>' if c.valid else '<span class="muted">not checked</span>'
-                   if c.valid is None else f'<span class="bad">{_e(c.reason)}</span>')
+                   if c.valid is None else f'<span class="bad">{esc(c.reason)}</span>')
         text = passages.get(c.source_id)
         passage = (f'<div class="passage">{highlight_quote(text, c.quote)}</div>' if text is not None
                    else '<div class="muted">(passage not retrieved)</div>')
-        items.append(f"<li>{_e(c.source_id)} — {verdict}<details><summary>“{_e(c.quote)}”</summary>"
+        items.append(f"<li>{esc(c.source_id)} — {verdict}<details><summary>“{esc(c.quote)}”</summary>"
                      f"{passage}</details></li>")
     return "<div>citations:</div><ul>" + ("".join(items) or "<li>none</li>") + "</ul>"
 
@@ -224,8 +254,8 @@ def _review(row: Row) -> str:
     if row.human_claim_review != "reviewed":
         return '<div class="muted">claim review: pending</div>'
     claims = row.claims or ()
-    items = "".join(f"<li>{_e(c.verdict)}" + (f" by {_e(c.source_id)}" if c.source_id else "")
-                    + f": {_e(c.claim)}" + (f' <span class="muted">({_e(c.note)})</span>' if c.note
+    items = "".join(f"<li>{esc(c.verdict)}" + (f" by {esc(c.source_id)}" if c.source_id else "")
+                    + f": {esc(c.claim)}" + (f' <span class="muted">({esc(c.note)})</span>' if c.note
                                             else "") + "</li>" for c in claims)
     return (f"<div>claim review: reviewed, claims supported {fmt(row.metrics.get('claims_supported'))}</div>"
             + (f"<ul>{items}</ul>" if items else '<div class="muted">no claims</div>'))

@@ -7,7 +7,6 @@ case id, tag, document name and reason goes through `esc` before it is placed in
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ from ..records import Row
 from ..runs import LoadedRun
 from ..summary import summarize
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
+from .markup import attr, esc
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
            "breakdown_metrics"]
@@ -24,10 +24,6 @@ __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "br
 Key = tuple[str, int]
 NO_EVIDENCE = "(no evidence: should abstain)"
 NO_TAG = "(no tag)"
-
-
-def esc(value: object) -> str:
-    return html.escape(str(value), quote=True)
 
 
 @dataclass(frozen=True)
@@ -164,7 +160,7 @@ def _link(index: CaseIndex, key: Key, n_runs: int) -> str:
     stages = index.stages[key]
     mark = "bad" if index.failing(key) else "good"
     where = " / ".join("—" if s is None else s for s in stages)
-    return (f'<a class="{mark}" href="#{esc(index.anchors[key])}">{esc(case_id)}'
+    return (f'<a class="{mark}" href="#{attr(index.anchors[key])}">{esc(case_id)}'
             + (f" (repeat {repeat})" if repeat else "") + f"</a> <span class=\"muted\">[{esc(where)}]</span>")
 
 

@@ -9,15 +9,13 @@ CSV files exported before the reviewer and resolution columns existed import as 
 
 from __future__ import annotations
 
-import csv
-import io
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..inputs import Problems, open_csv
+from ..inputs import Problems, csv_text, open_csv
 from ..records import Row, Verdict
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
 from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
@@ -32,14 +30,6 @@ _SHA = re.compile(r"^[0-9a-f]{64}$")
 _REQUIRED = ("case_id", "answer_sha256", "claim", "verdict", "source_id", "note")
 
 
-def _csv_text(header: Sequence[str], lines: Iterable[Sequence[str]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(lines)
-    return out.getvalue()
-
-
 def _verdict(text: str) -> Verdict:
     """A verdict cell already checked by `_line_ok`, as the record type."""
     return cast(Verdict, text.lower())
@@ -50,7 +40,7 @@ def export_csv(rows: Sequence[Row], reviews: ReviewBook, *, reviewer: str) -> st
     with the offered sentence split and blank verdicts (other reviewers' verdicts are not shown, so that each
     reviews blind). An answer without claims gets one line with an empty claim (verdict `none` once reviewed)."""
     lines = [line for row in distinct_answers(rows) for line in _claim_lines(row, reviews, reviewer)]
-    return _csv_text(CSV_COLUMNS, lines)
+    return csv_text(CSV_COLUMNS, lines)
 
 
 def _claim_lines(row: Row, reviews: ReviewBook, reviewer: str) -> list[list[str]]:
@@ -80,7 +70,7 @@ def export_disagreements_csv(rows: Sequence[Row], reviews: ReviewBook) -> str:
             lines.append([row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, "",
                           state.claim, "", (res.source_id or "") if res else "", res.note if res else "",
                           res.verdict if res else "", _verdicts_text(state)])
-    return _csv_text(RESOLVE_COLUMNS, lines)
+    return csv_text(RESOLVE_COLUMNS, lines)
 
 
 @dataclass

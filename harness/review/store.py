@@ -26,7 +26,7 @@ from ..judge.agreement import judged_passed
 from ..lock import RunLock, file_lock
 from ..records import Manifest, Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, read_json, read_manifest, read_rows, write_json, write_rows
+from ..runs import SUMMARY, read_json, read_manifest, read_rows, utc_now, write_json, write_rows
 from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
@@ -88,7 +88,7 @@ def read_reviews(path: str | Path) -> ReviewBook:
     if not path.exists():
         return ReviewBook()
     problems, records = Problems(str(path)), []
-    for number, data in json_lines(path.read_text(encoding="utf-8").splitlines(), problems):
+    for number, data in json_lines(path.read_text(encoding="utf-8-sig").splitlines(), problems):
         found = list(_record_problems(data))
         for message in found:
             problems.add(number, message)
@@ -167,6 +167,17 @@ def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Revi
     run_dir = Path(run_dir)
     with RunLock(run_dir):  # a run still writing rows must not lose them to this rewrite
         return _apply_to_run(run_dir, reviews)
+
+
+def apply_file_to_run(run_dir: str | Path, path: str | Path, *, wait_s: float) -> Summary:
+    """Apply the reviews file as it is once the run lock is held (waiting up to `wait_s` seconds for another
+    importer or a run still writing): of two reviewers importing at once, the one applying last applies both."""
+    run_dir = Path(run_dir)
+    lock = RunLock(run_dir).acquire(utc_now(), wait_s=wait_s)
+    try:
+        return _apply_to_run(run_dir, read_reviews(path))
+    finally:
+        lock.release()
 
 
 def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from chatbot.errors import InputError
 
+from ..inputs import NotText, decode_sheet, delimiter_problem
 from ..records import in_bulk
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "load_saved", "resolve_paths"]
@@ -225,6 +226,9 @@ def _csv_rows(path: str, text: str, required: tuple[str, ...], problems: list[_P
                 continue
             if header is None:
                 header = [c.strip() for c in cells]
+                if len(header) == 1 and (problem := delimiter_problem(header[0])) is not None:
+                    problems.append(_Problem(path, line, "(file)", problem))
+                    return [], False
                 if not _header_ok(path, line, header, required, problems):
                     return [], False
             elif len(cells) > len(header):
@@ -387,9 +391,9 @@ def _load_file(role: str, path: Path, problems: list[_Problem]) -> _Loaded:
     raw = path.read_bytes()
     file = InputFile(role, str(path), path.suffix.lower().lstrip("."), hashlib.sha256(raw).hexdigest())
     try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        problems.append(_Problem(str(path), raw[: exc.start].count(b"\n") + 1, "(file)", "not UTF-8 text"))
+        text = decode_sheet(raw)
+    except NotText as exc:
+        problems.append(_Problem(str(path), exc.line, "(file)", exc.message))
         return _Loaded(file, [], False)
     if file.layout == "csv":
         rows, complete = _csv_rows(str(path), text, columns, problems)

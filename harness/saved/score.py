@@ -14,6 +14,7 @@ from pathlib import Path
 
 from chatbot import __version__
 from chatbot.lexical import LexicalIndex
+from chatbot.versions import software_versions
 
 from ..cases import Case, Evidence
 from ..chart import svg_bars
@@ -67,8 +68,8 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
     warnings = () if has_claims else ("no claims file was found or given, so claim support is not scored (n/a for "
                                       "every case); pass --claims FILE or put claims.<ext> beside the cases file",)
     manifest = Manifest(run_id="", status="complete", started_at=utc_now(), ended_at=utc_now(),
-                        package_version=__version__, settings={"k": list(KS), "lexical_k": k,
-                                                               "na_as_pass": na_as_pass},
+                        package_version=__version__, versions=software_versions(),
+                        settings={"k": list(KS), "lexical_k": k, "na_as_pass": na_as_pass},
                         system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
                         inputs={"saved": [f.to_json() for f in saved.files]}, metrics=metric_names(KS),
                         collection={"chunks": len(saved.chunks) or None})

@@ -29,6 +29,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
+from ..cases import refuse_other_selections
 from ..judge.agreement import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
@@ -134,6 +135,7 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     the metric errored cases count 0 on; a named one both runs lack is refused."""
     if resamples < 1 or seed < 0:
         raise InputError(f"resamples must be at least 1 and the seed not negative, got {resamples} and {seed}")
+    refuse_other_selections(a, b, shared_only=shared_only)
     rows_a, rows_b = _by_key(a), _by_key(b)
     ids_a, ids_b = {k[0] for k in rows_a}, {k[0] for k in rows_b}
     only_a, only_b = sorted(ids_a - ids_b), sorted(ids_b - ids_a)

@@ -11,7 +11,7 @@ other systems (`offline`, plug-ins, http) are listed as not counted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,7 +32,7 @@ from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 from .calls import CallPlan, plan_calls
 from .plan import SweepPlan
 
-__all__ = ["DryRun", "dry_run"]
+__all__ = ["DryRun", "count_calls", "dry_run"]
 
 
 @dataclass(frozen=True)
@@ -43,16 +43,20 @@ class DryRun:
 
 def dry_run(plan: SweepPlan) -> DryRun:
     """Count the sweep's distinct embedding and chat calls and the cached ones (see the module docstring)."""
+    return count_calls([(cell.label, cell.settings) for cell in plan.cells])
+
+
+def count_calls(cells: Sequence[tuple[str, RunSettings]]) -> DryRun:
+    """The same count for (label, settings) pairs: a sweep's cells, or a single run."""
     embed_keys, chat_keys, unknown, skipped = [], [], 0, []
     # one client per (server, chat model, embedding model): the preflight asks it, the cell's generator holds it
     servers: dict[tuple, tuple[ModelServer, ServerInfo, ServerInfo]] = {}
     vectors: dict[str, EmbeddingCache] = {}
-    for cell in plan.cells:
-        s = cell.settings
+    for label, s in cells:
         uses_servers = traits_for(s.system).uses_model_servers
         if not uses_servers:
             if uses_servers is None:  # a system of the user's own: its calls cannot be counted
-                skipped.append(cell.label)
+                skipped.append(label)
             continue  # False: it makes no model call at all (the offline baseline)
         where_from = (s.client(), s.chat_model, s.embed_model)
         known = servers.get(where_from)
@@ -70,9 +74,9 @@ def dry_run(plan: SweepPlan) -> DryRun:
     def chat_cached(key: str) -> bool:
         return any(key in a for a in answers.values())
 
-    for cell in plan.cells:
-        if cell.settings.answer_cache:
-            answers.setdefault(str(cell.settings.cache_dir), answer_cache_for(cell.settings.cache_dir))
+    for _, s in cells:
+        if s.answer_cache:
+            answers.setdefault(str(s.cache_dir), answer_cache_for(s.cache_dir))
     calls = plan_calls(embed_keys, chat_keys, embed_cached=lambda k: _cached(vectors, k),
                        chat_cached=chat_cached, unknown_chats=unknown)
     return DryRun(calls, tuple(skipped))
@@ -97,7 +101,7 @@ def _identify(s: RunSettings) -> tuple[ModelServer, ServerInfo, ServerInfo]:
 def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_server: ServerInfo,
                 cache: EmbeddingCache) -> tuple[list[str], list[str], int]:
     """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
-    documents, cases = prepare(s)
+    documents, cases, _ = prepare(s)
     chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
     embedding, digest = s.embedding(), embed_server.models[s.embed_model].digest
     doc_prefix, query_prefix = embedding.prefixes

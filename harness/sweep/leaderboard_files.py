@@ -1,7 +1,8 @@
 """The leaderboard as files and text: leaderboard.json, leaderboard.md, leaderboard.svg and a terminal table.
 
 Numbers are rounded here only; the JSON keeps them whole. Every label that reaches the SVG is XML-escaped, and
-Markdown table cells have their `|` escaped, since labels come from user files.
+Markdown cells and lines go through `report.markup.md` (HTML and Markdown punctuation escaped), since labels come
+from user files.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from xml.sax.saxutils import escape
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from ..report.markup import md
 from .leaderboard import Entry, Leaderboard, Selection
 
 __all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "leaderboard_svg", "leaderboard_text",
@@ -113,15 +115,15 @@ def _judge_lines(board: Leaderboard) -> list[str]:
 def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None, *, chart: str | None = None) -> str:
     """A Markdown page: what was compared, the table, the chart (when a file name is given), the selection."""
     def row(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(md(c) for c in cells) + " |"
 
-    parts = ["# Sweep leaderboard", "", _about(board) + ".", "", row(_HEADERS), row(["---"] * len(_HEADERS)),
-             *(row(_cells(e)) for e in board.entries), "", *(f"- {line}" for line in _judge_lines(board)), ""]
+    parts = ["# Sweep leaderboard", "", md(_about(board)) + ".", "", row(_HEADERS), row(["---"] * len(_HEADERS)),
+             *(row(_cells(e)) for e in board.entries), "", *(f"- {md(line)}" for line in _judge_lines(board)), ""]
     if chart:
         parts += [f"![{board.primary} against median latency per case]({chart})", ""]
     lines = _selection_lines(selection)
     if lines:
-        parts += ["## Selection", "", *(f"- {line}" for line in lines), ""]
+        parts += ["## Selection", "", *(f"- {md(line)}" for line in lines), ""]
     return "\n".join(parts)
 
 

@@ -1,14 +1,15 @@
 """The sweep leaderboard as one self-contained HTML page (no network, no scripts): what was compared, the table,
-the chart inline, the selection, and each cell's run directory. Every label and value is HTML-escaped; the chart
+the chart inline, the selection, and each cell's run directory. Every label and value goes through
+`report.markup.esc` (escaped, bidi isolated), the report's Content-Security-Policy applies; the chart
 is `leaderboard_svg`, which escapes its own text."""
 
 from __future__ import annotations
 
-from html import escape
 from pathlib import Path
 
 from chatbot.store import atomic_write_text
 
+from ..report.markup import CSP_META, WRAP_CSS, attr, esc
 from .leaderboard import Leaderboard, Selection
 from .leaderboard_files import _HEADERS, _about, _cells, _selection_lines, leaderboard_svg
 from .plan import SweepPlan
@@ -22,19 +23,19 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collap
 
 def leaderboard_html(board: Leaderboard, selection: Selection | None, plan: SweepPlan) -> str:
     """The page's text."""
-    head = "".join(f"<th>{escape(h)}</th>" for h in _HEADERS)
+    head = "".join(f"<th>{esc(h)}</th>" for h in _HEADERS)
     rows = []
     for entry in board.entries:
         cells = _cells(entry)
-        tds = "".join(f'<td class="{escape(entry.verdict)}">{escape(c)}</td>' if i == 8 else f"<td>{escape(c)}</td>"
+        tds = "".join(f'<td class="{attr(entry.verdict)}">{esc(c)}</td>' if i == 8 else f"<td>{esc(c)}</td>"
                       for i, c in enumerate(cells))
         rows.append(f'<tr class="{"baseline" if entry.is_baseline else "cell"}">{tds}</tr>')
     slugs = {c.label: c.slug for c in plan.cells}
-    runs = "".join(f"<li>{escape(label)}: <code>{escape(slug)}/</code></li>" for label, slug in slugs.items())
-    picked = "".join(f"<li>{escape(line)}</li>" for line in _selection_lines(selection))
+    runs = "".join(f"<li>{esc(label)}: <code>{esc(slug)}/</code></li>" for label, slug in slugs.items())
+    picked = "".join(f"<li>{esc(line)}</li>" for line in _selection_lines(selection))
     parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             "<title>Sweep leaderboard</title>", f"<style>{_STYLE}</style></head><body>",
-             "<h1>Sweep leaderboard</h1>", f"<p>{escape(_about(board))}.</p>",
+             CSP_META, "<title>Sweep leaderboard</title>", f"<style>{_STYLE}{WRAP_CSS}</style></head><body>",
+             "<h1>Sweep leaderboard</h1>", f"<p>{esc(_about(board))}.</p>",
              f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>",
              f"<div>{leaderboard_svg(board)}</div>"]
     if picked:

@@ -29,14 +29,14 @@ import math
 import re
 import sys
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chatbot.errors import InputError
 
 from ..metrics import metric_names
-from ..settings import FIELDS, RunSettings, check_config
+from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config
 from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
@@ -44,8 +44,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan", "load_sweep",
-           "parse_grid", "plan_calls"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_MAX_CELLS", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan",
+           "count_cells", "load_sweep", "parse_grid", "plan_calls"]
 
 DEFAULT_PRIMARY = "passed"  # share of cases passing every applicable check
 DEFAULT_ALPHA = 0.05
@@ -53,7 +53,10 @@ SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")
 _SLUG_MAX = 100
 # one per sweep: the sweep directory names the cells; the servers and the cache serve every cell alike
 _NOT_SWEPT = frozenset({"out", "label", "cache_dir", "hosts", "answer_cache"})
+# how fast cells run, not what they measure: with the answer cache, cells differing only in these are identical
+_NOT_AXES = frozenset({"workers", "timeout"})
 _GRID = Path("--grid")  # the "file" named in messages about --grid arguments
+DEFAULT_MAX_CELLS = 256  # a bigger grid needs --max-cells: it is counted before any cell is built
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,7 @@ class SweepPlan:
     alpha: float
     select_on: str | None
     confirm_on: str | None
+    definition: dict = field(default_factory=dict)  # the sweep file as parsed: a resume works without the file
 
     def cell(self, label: str) -> Cell:
         """The cell with this label (KeyError if none)."""
@@ -101,12 +105,18 @@ class SweepPlan:
 
 
 def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapping[str, Any] | None = None,
-               known_metrics: Collection[str] | None = None) -> SweepPlan:
+               known_metrics: Collection[str] | None = None, max_cells: int | None = DEFAULT_MAX_CELLS,
+               definition: Mapping[str, Any] | None = None) -> SweepPlan:
     """Read the sweep file (if any), add the `--grid` arguments and expand the cells. `flags` are the run flags
     given on the command line (field names; None = not given): they override the file's base values and may not
     name a swept setting. `known_metrics` checks `primary` (default: every metric name plus `passed`).
+    The cells are counted before any is built: more than `max_cells` (None: no limit) is refused. `definition`,
+    when given, is the file's parsed content (saved in sweep.json), used instead of reading `path`.
     Every problem found is reported at once; each names the file (or --grid) and the key."""
-    data, source = _read(Path(path)) if path is not None else ({}, _GRID)
+    if path is None:
+        data, source = {}, _GRID
+    else:
+        data, source = (dict(definition), Path(path)) if definition is not None else _read(Path(path))
     sweep_keys = {raw.replace("_", "-"): data.pop(raw) for raw in list(data) if raw.replace("_", "-") in SWEEP_KEYS}
     problems: list[str] = []
     base, axes = _split(data, source, problems)
@@ -124,6 +134,7 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
     if not axes and not problems:
         problems.append(f"{source}: no setting has a list of values, so there is nothing to sweep; give one a list "
                         "(e.g. top-k = [2, 4]) or pass --grid top-k=2,4")
+    problems += _too_many(axes, max_cells)
     if problems:
         raise InputError("\n".join(problems))
     cells = _cells(source, base | given, axes)
@@ -132,7 +143,22 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
                                        default=str).encode("utf-8")).hexdigest()
     # labels show values as written; the plan keeps the checked ones (relative paths resolved)
     checked = tuple((name, tuple(v.value for v in values)) for name, values in axes.items())
-    return SweepPlan(None if source is _GRID else str(source), digest, checked, cells, **options)
+    return SweepPlan(None if source is _GRID else str(source), digest, checked, cells, **options,
+                     definition=data | sweep_keys)
+
+
+def count_cells(axes: Mapping[str, Sequence[Any]]) -> int:
+    """How many cells the axes make (their sizes multiplied), without making any."""
+    return math.prod(len(values) for values in axes.values())
+
+
+def _too_many(axes: Mapping[str, Sequence[Any]], max_cells: int | None) -> list[str]:
+    count = count_cells(axes)
+    if max_cells is None or count <= max_cells:
+        return []
+    sizes = " x ".join(f"{len(v)} {_dashed(k)}" for k, v in axes.items())
+    return [f"the sweep has {count} cells ({sizes}), more than --max-cells {max_cells}; narrow the axes, or pass "
+            f"--max-cells {count} if you mean it (each cell is a whole run)"]
 
 
 def parse_grid(text: str) -> tuple[str, list[Any]]:
@@ -152,6 +178,8 @@ def _grid_axis(text: str) -> tuple[str, list[_Value]]:
         raise InputError(f"--grid {text!r}: unknown setting {key!r}; known: {', '.join(sorted(map(_dashed, FIELDS)))}")
     if name in _NOT_SWEPT:
         raise InputError(f"--grid {text!r}: {key} says where the sweep goes, not what it measures; give it once")
+    if name in _NOT_AXES:
+        raise InputError(f"--grid {text!r}: {_not_axis(key)}")
     if _is_list_setting(name):
         raise InputError(f"--grid {text!r}: {key} takes a list per cell; sweep it in a sweep file as "
                          f"{key} = [[1, 2], [1, 4]]")
@@ -182,11 +210,18 @@ def _split(data: dict, source: Path, problems: list[str]) -> tuple[dict[str, Any
                             f"{', '.join(sorted(map(_dashed, FIELDS)))}")
         elif _is_axis(name, value) and name in _NOT_SWEPT:
             problems.append(f"{source}: {key} says where the sweep goes, not what it measures; give one value")
+        elif _is_axis(name, value) and name in _NOT_AXES:
+            problems.append(f"{source}: {_not_axis(key)}")
         elif _is_axis(name, value):
             axes[name] = _checked_axis(key, value, source, problems)
         else:
             base.update(_check(key, value, source, problems))
     return base, axes
+
+
+def _not_axis(key: str) -> str:
+    return (f"{key} changes how fast cells run, not what they measure (with the answer cache such cells would be "
+            f"identical); give one value, e.g. --{key} 4")
 
 
 def _is_list_setting(name: str) -> bool:
@@ -203,7 +238,11 @@ def _checked_axis(key: str, values: list[Any], source: Path, problems: list[str]
     if not values:
         problems.append(f"{source}: {key} is an empty list; give at least one value")
         return []
-    checked = [_check(key, v, source, problems).get(key.replace("-", "_")) for v in values]
+    name = key.replace("-", "_")
+    checked = [_check(key, v, source, problems).get(name) for v in values]
+    if name in AT_LEAST_ONE:  # RunSettings checks this per cell; per value here, so every bad one shows at once
+        problems += [f"{source}: {key} must be at least 1, got {raw}" for raw, ok in zip(values, checked)
+                     if isinstance(ok, int) and ok < 1]
     seen: set[str] = set()
     for value in values:
         shown = _show(value)

@@ -33,12 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.errors import InputError
+from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
 from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judge.agreement import judge_agreement, judge_note
+from ..lock import LOCK, RunLock
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
@@ -57,6 +59,7 @@ SWEEP_FORMAT = 1
 # Base flags that may differ when a sweep is resumed: they decide how fast, not what a row says.
 FREE_FLAGS = frozenset({"workers", "host", "hosts", "timeout", "retries", "backoff", "answer_cache"})
 CellHook = Callable[[int, int, Cell, str], None]  # (number from 1, cells, cell, "start" | "kept" | "resume" | "done")
+CellProgress = Callable[[int, str, int, int], None]  # (cell number from 1, stage, done, total)
 CELLS_AT_ONCE = 2  # enough to hide one cell's setup and tail behind another's answers
 
 
@@ -76,9 +79,10 @@ def _jsonable(flags: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] = (),
               resume: str | Path | None = None, progress: Progress | None = None, on_cell: CellHook | None = None,
-              argv: list[str] | None = None) -> SweepResult:
+              argv: list[str] | None = None, cell_progress: CellProgress | None = None) -> SweepResult:
     """Run (or, with `resume`, finish) every cell, then write the leaderboard. `flags` are the base run flags
-    given (field names, None = not given) as passed to `load_sweep`; `grid` the --grid arguments."""
+    given (field names, None = not given) as passed to `load_sweep`; `grid` the --grid arguments. `progress`
+    hears every cell's stages; `cell_progress` the same with the cell's number first."""
     if resume is None:
         first = plan.cells[0].settings
         sweep_dir = new_run_dir(first.out, first.label or (Path(plan.source).stem if plan.source else "sweep"))
@@ -86,7 +90,7 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
     else:
         sweep_dir = Path(resume)
         _check_same(sweep_dir, plan, flags, grid)
-    run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv)
+    run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv, cell_progress)
     board, selection = leaderboard_of(plan, run_dirs)
     files = write_leaderboard(sweep_dir, board, selection)
     files["html"] = write_leaderboard_html(sweep_dir / "leaderboard.html", board, selection, plan)
@@ -96,7 +100,7 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
 
 
 def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_cell: CellHook | None,
-               argv: list[str] | None) -> list[Path]:
+               argv: list[str] | None, cell_progress: CellProgress | None = None) -> list[Path]:
     """Run the cells in plan order, two at a time when every cell is the chatbot: the servers' worker slots are
     shared (harness/systems/chatbot.py), so one cell's answers fill the slots while the other builds its index
     or waits for its last cases, and no server gets more requests at once than --workers. The first cell that
@@ -104,18 +108,22 @@ def _run_cells(sweep_dir: Path, plan: SweepPlan, progress: Progress | None, on_c
     stop, first = threading.Event(), []  # first: the failure that stopped the sweep (not the stops it caused)
     at_once = CELLS_AT_ONCE if all(traits_for(c.settings.system).uses_model_servers for c in plan.cells) else 1
 
-    def watched(stage: str, done: int, total: int) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt  # the cell's run stops resumably, like Ctrl-C
-        if progress:
-            progress(stage, done, total)
+    def watched(number: int) -> Progress:
+        def hear(stage: str, done: int, total: int) -> None:
+            if stop.is_set():
+                raise KeyboardInterrupt  # the cell's run stops resumably, like Ctrl-C
+            if progress:
+                progress(stage, done, total)
+            if cell_progress:
+                cell_progress(number, stage, done, total)
+        return hear
 
     shelf = _Documents()
     _check_all_labels(plan, shelf, progress)
 
     def one(number: int, cell: Cell) -> Path:
         try:
-            return _run_cell(sweep_dir, plan, cell, number, watched, on_cell, argv, shelf)
+            return _run_cell(sweep_dir, plan, cell, number, watched(number), on_cell, argv, shelf)
         except BaseException as exc:
             if not stop.is_set():
                 first.append(exc)
@@ -151,7 +159,7 @@ def _check_all_labels(plan: SweepPlan, shelf: _Documents, progress: Progress | N
             continue
         seen.add(key)
         try:
-            prepare(s, documents=shelf.get(s.docs, progress))
+            prepare(s, documents=shelf.get(s.docs, progress, s.cache_dir))
         except InputError as exc:
             problems.append(f"cell {cell.label}: {exc}")
     if problems:
@@ -165,11 +173,11 @@ class _Documents:
         self._read: dict[str, list[Document]] = {}
         self._lock = threading.Lock()
 
-    def get(self, docs: str, progress: Progress | None) -> list[Document]:
+    def get(self, docs: str, progress: Progress | None, cache_dir: str | None) -> list[Document]:
         with self._lock:
             if docs not in self._read:
                 self._read[docs] = read_documents(docs, (lambda d, t: progress("reading PDFs", d, t))
-                                                  if progress else None)
+                                                  if progress else None, cache=PageCache.at(cache_dir))
             return self._read[docs]
 
 
@@ -181,7 +189,8 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
     if on_cell:
         on_cell(number, len(plan.cells), cell, state)
     if state == "kept":  # a finished cell counts only if nothing that decides its rows changed since
-        changes = setup_changes(read_manifest(run_dir), fresh_manifest(settings, shelf.get(settings.docs, progress)))
+        documents = shelf.get(settings.docs, progress, settings.cache_dir)
+        changes = setup_changes(read_manifest(run_dir), fresh_manifest(settings, documents))
         if changes:
             raise InputError(f"{run_dir}: cannot resume the sweep, this finished cell was made with another setup:"
                              "\n  " + "\n  ".join(changes) + "\nstart a new sweep")
@@ -189,7 +198,7 @@ def _run_cell(sweep_dir: Path, plan: SweepPlan, cell: Cell, number: int, progres
     try:
         run_evaluation(settings, progress=progress, argv=argv, resume=run_dir if state == "resume" else None,
                        run_dir=None if state == "resume" else run_dir,
-                       documents=shelf.get(settings.docs, progress))
+                       documents=shelf.get(settings.docs, progress, settings.cache_dir))
     except (RunStopped, KeyboardInterrupt) as exc:
         raise SweepStopped(sweep_dir, cell.label, exc) from exc
     if on_cell:
@@ -203,18 +212,24 @@ def _cell_state(run_dir: Path) -> str:
     if (run_dir / MANIFEST).exists():
         return "kept" if read_manifest(run_dir).status == "complete" else "resume"
     if run_dir.exists():
-        leftovers = [p for p in run_dir.iterdir() if p.name != ".lock"]
+        leftovers = [p for p in run_dir.iterdir() if p.name != LOCK]
         if leftovers:
             raise InputError(f"{run_dir}: has files but no manifest.json; move it away and resume again")
-        (run_dir / ".lock").unlink(missing_ok=True)
-        run_dir.rmdir()
+        # only a lock nobody holds is abandoned: a process that holds it is starting this cell right now
+        lock = RunLock(run_dir).acquire(utc_now())
+        try:
+            (run_dir / LOCK).unlink(missing_ok=True)
+            run_dir.rmdir()
+        finally:
+            lock.release()
     return "start"
 
 
 # -- the manifest ---------------------------------------------------------------------------------------------
 def _manifest(plan: SweepPlan, flags: Mapping[str, Any], grid: Sequence[str], argv: list[str] | None) -> dict:
     return {"format": SWEEP_FORMAT, "status": "incomplete", "started_at": utc_now(), "command": argv,
-            "sha256": plan.sha256, "source": plan.source, "grid": list(grid), "flags": _jsonable(flags),
+            "sha256": plan.sha256, "source": plan.source, "definition": plan.definition, "grid": list(grid),
+            "flags": _jsonable(flags),
             "plan": plan.to_dict(), "cells": [{"label": c.label, "slug": c.slug, "run_dir": c.slug}
                                               for c in plan.cells]}
 
@@ -236,10 +251,15 @@ def resume_plan(sweep_dir: str | Path, path: str | Path | None, grid: Sequence[s
     """The plan to resume `sweep_dir` with: the sweep file and --grid given now, or the saved ones when neither
     is given; the saved base flags with the given ones on top. Refuses a changed definition or changed flags."""
     saved = read_sweep_manifest(sweep_dir)
-    source = path if path is not None or grid else saved.get("source")
-    grid = list(grid) if path is not None or grid else list(saved.get("grid") or [])
+    given = path is not None or bool(grid)
+    source = path if given else saved.get("source")
+    grid = list(grid) if given else list(saved.get("grid") or [])
     merged = dict(saved.get("flags") or {}) | {k: v for k, v in flags.items() if v is not None}
-    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics)
+    # a sweep file that is gone is replaced by the definition saved in sweep.json; no cell limit: once accepted
+    gone = not given and source is not None and not Path(source).exists()
+    definition = saved.get("definition") if gone else None
+    plan = load_sweep(source, grid=grid, flags=merged, known_metrics=known_metrics, max_cells=None,
+                      definition=definition)
     _check_same(Path(sweep_dir), plan, merged, grid)
     return plan, merged, grid
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -154,6 +155,8 @@ class ChatbotSystem:
         if pool is None:
             pool = HostPool([bot.client], slots=s.workers)
         answers = answer_cache_for(s.cache_dir) if getattr(s, "answer_cache", False) else None
+        if answers is not None:
+            answers.check_writable()  # a read-only cache is a warning (describe), before any case; never an error row
         system = cls(bot, s, pool, info, answers)
         system._bind_lanes()
         return system
@@ -183,7 +186,8 @@ class ChatbotSystem:
                "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
                _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
-               "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())}
+               "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())
+               + ([self.answers.problem] if self.answers is not None and self.answers.problem else [])}
         if self.bot.embed_server is not None:
             out["embed_server"] = self.bot.embed_server.to_dict()
         if self.pool_info is not None:
@@ -192,6 +196,19 @@ class ChatbotSystem:
         if self.answers is not None:
             out["answer_cache"] = str(self.answers.root)
         return out
+
+    def embed_questions_ahead(self, questions: Sequence[str]) -> None:
+        """Embed the run's `questions` in batches as the answering reaches them, instead of one request per
+        question. Only where every lane embeds on one server without the embedding cache (the cached path keeps
+        its one-lock-per-question dedup across the cells of a sweep); a batch that fails leaves its questions to
+        be embedded one by one, as without this."""
+        dense = [_dense_of(retriever) for retriever, _ in self._lanes.values()]
+        lanes = [d for d in dense if isinstance(d, ServerRetriever)]
+        if self.answers is not None or not lanes or len(lanes) != len(dense) or len({id(d.client) for d in lanes}) > 1:
+            return  # with several embedding servers each embeds the questions it answers, as without batching
+        batches = lanes[0].embed_in_batches(questions)
+        for lane in lanes[1:]:
+            lane.batches = batches
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         return self.answer_with(question, case_id=case_id, repeat=0, client=self.pool.clients[0])
@@ -214,6 +231,13 @@ def _server_key(backend: str) -> str:
     """The manifest key of the chat server's description: `ollama` as always for Ollama, `model_server` for an
     OpenAI-compatible server (its section says `identity by name only`)."""
     return "ollama" if backend == "ollama" else "model_server"
+
+
+def _dense_of(retriever: Retriever) -> Retriever | None:
+    """The dense retriever of a lane (dense, or the dense half of hybrid); None for bm25."""
+    if isinstance(retriever, HybridRetriever):
+        return retriever.dense
+    return None if isinstance(retriever, LexicalRetriever) else retriever
 
 
 def _lexical_of(retriever: Retriever) -> LexicalRetriever | None:

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.text import normalize
+from chatbot.text import fold, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -26,3 +26,13 @@ def test_normalize_is_idempotent_and_folded(text):
     assert normalize(once) == once
     assert once == once.strip()
     assert "  " not in once and "\n" not in once and "\u00ad" not in once
+
+
+def test_fold_remembers_recent_texts():
+    """Every case folds its retrieved passages in the chatbot's and the harness's quote checks: a run folds the
+    same chunks again and again, so fold() keeps recent results (bench/bench_openai.py, CPU per case)."""
+    passage = "The ﬁnal HOTEL limit is EUR 120 per night — see “Travel”."
+    first = fold(passage)
+    hits = fold.cache_info().hits
+    assert fold(passage) == first == normalize(passage).casefold()
+    assert fold.cache_info().hits == hits + 1

@@ -8,7 +8,8 @@ import io
 
 from harness.cli import main
 from harness.evaluate import run_evaluation
-from harness.report.csv_export import formula_safe, rows_csv
+from harness.inputs import guard
+from harness.report.csv_export import rows_csv
 from harness.report.funnel import stage_of
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings
@@ -50,5 +51,5 @@ def test_cells_a_spreadsheet_would_run_are_defused():
     assert lines[1]["error"] == "'\tboom" and lines[1]["passed"] == "" and lines[1]["failure_stage"] == "errored"
     assert lines[1]["question"] == "plain, with \"quotes\"\nand a new line"  # csv quoting round-trips it
     assert lines[1]["failure_reasons"] == "error: \tboom"
-    assert [formula_safe(t) for t in ("=1", "+1", "-1", "@1", "\r1", "a=1", "")] == \
+    assert [guard(t) for t in ("=1", "+1", "-1", "@1", "\r1", "a=1", "")] == \
         ["'=1", "'+1", "'-1", "'@1", "'\r1", "a=1", ""]

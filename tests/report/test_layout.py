@@ -47,7 +47,7 @@ def test_the_script_writes_the_committed_file(tmp_path):
 def test_handbook_alone_is_one_flag_away(monkeypatch):
     monkeypatch.chdir(REPO)
     settings = resolve({}, "sample_docs/handbook.toml")
-    documents, cases = prepare(settings)
+    documents, cases, _ = prepare(settings)
     assert [d.doc_id for d in documents] == ["handbook.pdf"] and len(cases) == 21
     assert settings.label == "handbook"
 

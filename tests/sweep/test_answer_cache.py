@@ -54,7 +54,8 @@ def test_round_trip_keeps_latency_and_usage(tmp_path):
     key = answer_key(**KEY)
     assert cache.get(key) is None and key not in cache
     assert cache.put(key, REPLY, about={"model": "qwen3:4b"})
-    assert AnswerCache(tmp_path / "answers").get(key) == REPLY  # a new instance (another run) finds it
+    # a new instance (another run) finds it, marked as coming from the cache
+    assert AnswerCache(tmp_path / "answers").get(key) == dataclasses.replace(REPLY, cached=True)
     assert key in cache
     assert list((tmp_path / "answers").rglob("*.tmp")) == []
 
@@ -102,6 +103,7 @@ def test_cached_answer_makes_no_chat_request(server, tmp_path):
     second = again.ask(HOTEL_Q)
     assert len(server.chat_bodies()) == 1, "a cache hit must not reach the server"
     assert first.status == second.status == "answered"
+    assert (first.usage.pop("cached"), second.usage.pop("cached")) == (False, True)
     assert (second.raw, second.usage) == (first.raw, first.usage)  # original latency and tokens, not 0
     assert second.usage["total_ms"] > 0
     assert (bot.generator.misses, again.generator.hits, again.generator.misses) == (1, 1, 0)

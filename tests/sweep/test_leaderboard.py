@@ -202,7 +202,7 @@ def test_svg_is_well_formed_escaped_and_marks_the_front(tmp_path):
 def test_markdown_text_and_json(tmp_path):
     board = sample_board()
     md = leaderboard_markdown(board, chart="leaderboard.svg")
-    assert "| prompt=<a & b>\\|x.txt | 20 | 0 | 1.000 | +0.500 |" in md
+    assert "| prompt=\\<a \\& b\\>\\|x.txt | 20 | 0 | 1.000 | +0.500 |" in md
     assert md.count("\n| ") == 2 + len(board.entries)  # header, rule, one row per entry
     text = leaderboard_text(board)
     assert len(text.splitlines()) == 3 + len(board.entries)

@@ -1,0 +1,71 @@
+"""How long a run or a sweep will take, before it starts: the chat calls it needs (counted by the dry run) times
+seconds per call, spread over the server slots.
+
+Seconds per call is `--assume-seconds-per-call` when given; else the median server time per reply
+(`usage.total_ms`) of the newest complete run of the same chat model under `--out`; else a stated default.
+Embedding calls are left out: they take milliseconds per text on a server, against seconds per answer.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from chatbot.errors import InputError
+from chatbot.terminal import clock
+
+from ..runs import MANIFEST, read_json, read_rows
+
+DEFAULT_SECONDS_PER_CALL = 15.0  # an assumption (a 4B model answering with thinking on one GPU), not a measurement
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """`wall_s` = `calls` × `seconds_per_call` / `slots`; `source` says where seconds per call came from."""
+
+    calls: int
+    slots: int
+    seconds_per_call: float
+    source: str
+
+    @property
+    def wall_s(self) -> float:
+        return self.calls * self.seconds_per_call / max(self.slots, 1)
+
+    def text(self) -> str:
+        return (f"estimated wall time: {clock(self.wall_s)} ({self.calls} chat calls x {self.seconds_per_call:.1f} s "
+                f"/ {self.slots} slot{'s' if self.slots != 1 else ''}; seconds per call {self.source})")
+
+
+def measured_seconds_per_call(out: str | Path, chat_model: str) -> tuple[float, str] | None:
+    """(median server seconds per reply, run directory) of the newest complete chatbot run of `chat_model`
+    directly under `out` or in a sweep there; None when there is none with timed replies."""
+    found = []
+    for manifest in [*Path(out).glob(f"*/{MANIFEST}"), *Path(out).glob(f"*/*/{MANIFEST}")]:
+        try:
+            data = read_json(manifest)
+        except InputError:  # a damaged manifest: not a run to learn from, and no reason to stop a dry run
+            continue
+        settings = data.get("settings") or {}
+        if (data.get("status") == "complete" and settings.get("system") == "chatbot"
+                and settings.get("chat_model") == chat_model):
+            found.append((str(data.get("ended_at") or ""), manifest.parent))
+    for _, run_dir in sorted(found, reverse=True):
+        times = [r.usage["total_ms"] / 1000 for r in read_rows(run_dir)
+                 if isinstance(r.usage.get("total_ms"), (int, float)) and r.usage["total_ms"] > 0]
+        if times:
+            return statistics.median(times), str(run_dir)
+    return None
+
+
+def estimate(calls: int, slots: int, *, assume: float | None, out: str | Path, chat_model: str) -> Estimate:
+    """The estimate, with seconds per call from `assume`, else a finished run, else the default."""
+    if assume is not None:
+        return Estimate(calls, slots, assume, "assumed (--assume-seconds-per-call)")
+    measured = measured_seconds_per_call(out, chat_model)
+    if measured is not None:
+        return Estimate(calls, slots, measured[0], f"measured: median of {chat_model} replies in {measured[1]}")
+    return Estimate(calls, slots, DEFAULT_SECONDS_PER_CALL,
+                    f"the default {DEFAULT_SECONDS_PER_CALL:g} s: no finished run of {chat_model} in {out}; give "
+                    "--assume-seconds-per-call or run a few cases first (--limit 5)")
