@@ -87,7 +87,7 @@ class ProgressBar:
 
 
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
-    """Parse, call the chosen command's `func`, and map our exceptions to exit codes (see README)."""
+    """Parse, call the chosen command's `func`, and map our exceptions to exit codes (docs/evaluate.md, Exit codes)."""
     # pypdf logs recoverable oddities of real-world files; bad files reach the user as our PdfError instead.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     args = parser.parse_args(argv)

@@ -64,7 +64,7 @@ class RunSettings:
     answer_cache: bool = False  # reuse stored chat replies and question vectors (sweeps turn it on)
     repeat: int = 1
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
-    abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (see README)
+    abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (docs/evaluate.md)
     only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/cases.py): any of these tags
     only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
     limit: int | None = None  # the first N (after the filters above), in file order

@@ -66,7 +66,7 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     d = RunSettings()
     g = p.add_argument_group("what to evaluate")
     g.add_argument("--system", help=f"chatbot, offline, a plug-in name, package.module:factory, or an http(s):// "
-                                    f"address (default {d.system}; README: 'Evaluate your own RAG system')")
+                                    f"address (default {d.system}; see docs/your-system.md)")
     g.add_argument("--offline", action="store_true", default=None,
                    help="same as --system offline: BM25 retrieval and an extractive baseline, no model server")
     g.add_argument("--docs", help=f"PDF file or folder (default {d.docs})")

@@ -30,8 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "cells, run each as a normal run inside one sweep directory, and write "
                                    "leaderboard.json/.md/.svg/.html there. Run flags form the base of every cell.")
     p.add_argument("sweep_file", nargs="?", help="TOML: run settings, lists for the swept ones, and baseline, "
-                                                 "primary, alpha, select-on, confirm-on (README: 'Sweeps and "
-                                                 "several servers')")
+                                                 "primary, alpha, select-on, confirm-on (docs/sweeps.md)")
     p.add_argument("--grid", action="append", default=[], metavar="KEY=V1,V2",
                    help="add an axis or replace the file's values for KEY (repeatable), e.g. --grid top-k=2,4")
     p.add_argument("--dry-run", action="store_true",

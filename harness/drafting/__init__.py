@@ -1,6 +1,6 @@
 """Drafting test cases from pages: select pages, ask the model, verify deterministically, let a human decide.
 
-See README.md, "Drafting cases from your own PDFs", for the workflow and every check's definition.
+See docs/drafting.md for the workflow and every check's definition.
 """
 
 from .decisions import Collection, decide, edit, export_csv, import_csv

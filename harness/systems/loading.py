@@ -106,5 +106,5 @@ def _checked(spec: str, system: Any) -> System:
     missing = [name for name in ("describe", "answer") if not callable(getattr(system, name, None))]
     if missing:
         raise InputError(f"--system {spec!r}: the factory returned {type(system).__name__}, which has no "
-                         f"{' or '.join(missing)}(); see README 'Evaluate your own RAG system'")
+                         f"{' or '.join(missing)}(); see docs/your-system.md")
     return system

@@ -1,0 +1,319 @@
+"""The docs a newcomer walks: README.md and docs/*.md (issue #18 item 7).
+
+- Every shell block whose info string is `sh runnable` is run with bash (`-e -o pipefail`), the blocks of one file
+  in order, in one temporary folder holding a copy of what they need (sample_docs/, examples/, evaluate_rag.py),
+  with this venv first on PATH, the folder as HOME and cache, and OLLAMA_HOST pointing at a port where nothing
+  listens (a block that needs a model server fails fast instead of finding one). Every block must exit 0.
+- Every relative link points to an existing file (and heading), except the pages other work items write
+  (PENDING); every repository path and every `harness.…`/`chatbot.…` name the docs give in backticks exists.
+- README.md stays a front door: at most 200 non-empty lines, the two set-up commands `.ci/run` relies on first.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: the project depends on tomli there
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
+MARKER = "sh runnable"
+# docs/ pages that other work items write: linking to them before they land is fine (after, they are checked).
+PENDING = {"metrics.md", "scale.md", "backends.md", "judge.md", "hardening.md", "daily.md"}
+PAGES = ["README.md", "chatbot.md", "evaluate.md", "your-system.md", "compare-and-report.md", "review.md",
+         "drafting.md", "sweeps.md", "architecture.md"]
+COPIED = ["sample_docs", "examples", "evaluate_rag.py"]  # what the runnable blocks may use, copied per file
+BLOCK_TIMEOUT_S = 600  # a hang, not a slow machine: the blocks take seconds on an idle one
+
+
+def _closed_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+NO_SERVER = f"http://127.0.0.1:{_closed_port()}"  # a block that needs a model server fails there at once
+
+
+def doc_files() -> list[Path]:
+    return [REPO / "README.md", *sorted(DOCS.glob("*.md"))]
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int  # 1-based line of the opening fence
+    info: str
+    code: str
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})\s*(.*)$")
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    """Every fenced code block of a Markdown text, with its info string and the line of its opening fence."""
+    blocks, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        opening = _FENCE.match(lines[i])
+        if not opening:
+            i += 1
+            continue
+        fence, body, j = opening.group(1), [], i + 1
+        while j < len(lines) and not (lines[j].strip().startswith(fence) and set(lines[j].strip()) == {fence[0]}):
+            body.append(lines[j])
+            j += 1
+        blocks.append(Block(i + 1, opening.group(2).strip(), "\n".join(body) + "\n"))
+        i = j + 1
+    return blocks
+
+
+def runnable_blocks(text: str) -> list[Block]:
+    return [b for b in fenced_blocks(text) if b.info == MARKER]
+
+
+def run_blocks(blocks: list[Block], folder: Path, name: str) -> list[str]:
+    """Run `blocks` in order in `folder`; one message per failing block (its file and line, exit code, output)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "PDF_RAG_EVAL_CACHE": str(folder / ".cache"), "HOME": str(folder), "OLLAMA_HOST": NO_SERVER}
+    failures = []
+    for block in blocks:
+        try:
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=folder, env=env,
+                                  capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{name}:{block.line}: still running after {BLOCK_TIMEOUT_S} s")
+            continue
+        if done.returncode != 0:
+            failures.append(f"{name}:{block.line}: exit {done.returncode}\n{block.code}"
+                            f"--- stdout (end) ---\n{done.stdout[-1500:]}\n--- stderr (end) ---\n{done.stderr[-1500:]}")
+    return failures
+
+
+def _workspace(folder: Path) -> Path:
+    for name in COPIED:
+        source = REPO / name
+        if source.is_dir():
+            shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns("__pycache__", "*.reviews.jsonl"))
+        else:
+            shutil.copy2(source, folder / name)
+    return folder
+
+
+# -- the runnable blocks -----------------------------------------------------------------------------------------
+def _with_blocks() -> list[Path]:
+    return [p for p in doc_files() if runnable_blocks(p.read_text(encoding="utf-8"))]
+
+
+@pytest.fixture(scope="module")
+def block_failures(tmp_path_factory) -> dict[Path, list[str]]:
+    """Every file's runnable blocks, run once for the module: the files side by side (one per core), each in
+    its own folder; the blocks of one file in order."""
+    def run(path: Path) -> list[str]:
+        folder = _workspace(tmp_path_factory.mktemp(path.stem))
+        return run_blocks(runnable_blocks(path.read_text(encoding="utf-8")), folder, str(path.relative_to(REPO)))
+
+    paths = _with_blocks()
+    with ThreadPoolExecutor(max_workers=max(1, min(len(paths), os.cpu_count() or 1))) as pool:
+        return dict(zip(paths, pool.map(run, paths)))
+
+
+@pytest.mark.parametrize("path", _with_blocks(), ids=lambda p: str(p.relative_to(REPO)))
+def test_runnable_blocks_exit_0(path, block_failures):
+    assert not block_failures[path], "\n\n".join(block_failures[path])
+
+
+def test_the_commands_that_need_no_server_are_run():
+    """The blocks the issue names are marked, so the docs test really runs them."""
+    code = "".join(b.code for p in doc_files() for b in runnable_blocks(p.read_text(encoding="utf-8")))
+    for command in ("python evaluate_rag.py --offline", "rag-eval score", "rag-eval compare", "rag-eval report",
+                    "rag-eval --help", "rag-eval check", "rag-eval review", "rag-eval rescore", "rag-eval sweep",
+                    "rag-chat pages", "--system examples.bm25_pages:make_system"):
+        assert command in code, f"no runnable block runs {command!r}"
+    assert runnable_blocks((REPO / "README.md").read_text(encoding="utf-8")), "the README's tour is not marked"
+
+
+def test_fenced_blocks_are_found_with_their_marker_and_line():
+    text = ("# t\n\n```sh runnable\necho one\n```\n\n```sh\nollama serve\n```\n\n````md\n```sh runnable\n"
+            "inside\n```\n````\n~~~sh runnable\necho two\n~~~\n")
+    assert [(b.line, b.info) for b in fenced_blocks(text)] == [(3, "sh runnable"), (7, "sh"), (11, "md"),
+                                                               (16, "sh runnable")]
+    assert [b.code for b in runnable_blocks(text)] == ["echo one\n", "echo two\n"]
+
+
+def test_a_failing_block_is_reported_with_its_file_and_line(tmp_path):
+    blocks = [Block(3, MARKER, "true\n"), Block(9, MARKER, "echo out; echo err >&2; exit 3\n"),
+              Block(15, MARKER, "false | cat\n"), Block(20, MARKER, "python -c 'import sys; sys.exit(2)'\n")]
+    failures = run_blocks(blocks, tmp_path, "docs/x.md")
+    assert [f.split("\n", 1)[0] for f in failures] == ["docs/x.md:9: exit 3", "docs/x.md:15: exit 1",
+                                                       "docs/x.md:20: exit 2"]
+    assert "out" in failures[0] and "err" in failures[0]
+
+
+def test_a_block_that_needs_a_model_server_fails(tmp_path):
+    (tmp_path / "d").mkdir()
+    shutil.copy2(REPO / "sample_docs" / "handbook.pdf", tmp_path / "d")
+    failures = run_blocks([Block(1, MARKER, "rag-chat index d --out idx\n")], tmp_path, "README.md")
+    assert len(failures) == 1 and "no Ollama server answered at " + NO_SERVER in failures[0]
+
+
+# -- links, paths and names --------------------------------------------------------------------------------------
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped (but - and _), spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def prose(text: str) -> str:
+    """`text` with the lines of its fenced blocks blanked, so code is not read as headings or links."""
+    lines = text.splitlines()
+    for block in fenced_blocks(text):
+        for i in range(block.line - 1, min(block.line + block.code.count("\n"), len(lines) - 1) + 1):
+            lines[i] = ""
+    return "\n".join(lines)
+
+
+def anchors(path: Path) -> set[str]:
+    found: set[str] = set()
+    for line in prose(path.read_text(encoding="utf-8")).splitlines():
+        heading = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if heading:
+            base, n = slug(heading.group(1)), 0
+            while (name := base if n == 0 else f"{base}-{n}") in found:
+                n += 1
+            found.add(name)
+    return found
+
+
+def broken_links(path: Path, *, root: Path = REPO) -> list[str]:
+    """Relative links of `path` to a missing file, or to a heading its Markdown file lacks; links to the PENDING
+    pages of `root`/docs are let through."""
+    where = path.relative_to(root)
+    problems = []
+    for target in _LINK.findall(prose(path.read_text(encoding="utf-8"))):
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target):  # http:, https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = (path.parent / file).resolve() if file else path
+        if resolved.parent == (root / "docs").resolve() and resolved.name in PENDING and not resolved.exists():
+            continue  # not written yet; once it lands its links and headings are checked like any other
+        if not resolved.exists():
+            problems.append(f"{where}: link to {target} (no such file)")
+        elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
+            problems.append(f"{where}: link to {target} (no such heading)")
+    return problems
+
+
+def test_every_relative_link_points_to_an_existing_file_and_heading():
+    assert [p for path in doc_files() for p in broken_links(path)] == []
+
+
+def test_a_broken_link_is_found(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "README.md").write_text("# The manual\n\n```md\n# Not a heading\n```\n", encoding="utf-8")
+    page = tmp_path / "docs" / "page.md"
+    page.write_text("[a](missing.md) [b](README.md#no-such-heading) [c](README.md#the-manual) [d](metrics.md)\n"
+                    "[e](https://example.org/x.md) ![img](nothing.png) [f](README.md#not-a-heading) [g](#top)\n"
+                    "# Top\n```md\n[h](in-code.md)\n```\n", encoding="utf-8")
+    assert broken_links(page, root=tmp_path) == [
+        "docs/page.md: link to missing.md (no such file)",
+        "docs/page.md: link to README.md#no-such-heading (no such heading)",
+        "docs/page.md: link to README.md#not-a-heading (no such heading)"]
+
+
+@pytest.mark.parametrize("heading, anchor", [
+    ("Offline: `--offline` (= `--system offline`)", "offline---offline----system-offline"),
+    ("Scoring saved outputs: `rag-eval score`", "scoring-saved-outputs-rag-eval-score"),
+    ("The path of one case, from the cases file to its row", "the-path-of-one-case-from-the-cases-file-to-its-row"),
+])
+def test_slug_follows_github(heading, anchor):
+    assert slug(heading) == anchor
+
+
+_PATH = re.compile(r"`((?:chatbot|harness|tests|examples|bench|sample_docs|docs)/[\w./-]*)`")
+_NAME = re.compile(r"`((?:chatbot|harness)(?:\.\w+)+)`")
+
+
+def missing_paths(text: str) -> list[str]:
+    out = []
+    for found in _PATH.findall(text):
+        path = REPO / found.rstrip("/")
+        if not path.exists() and not (path.parent == DOCS and path.name in PENDING):
+            out.append(found)
+    return out
+
+
+def missing_names(text: str) -> list[str]:
+    """`harness.x.y` names that neither import as a module nor resolve as an attribute of one."""
+    out = []
+    for name in _NAME.findall(text):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attr in parts[cut:]:
+                    obj = getattr(obj, attr)
+            except AttributeError:
+                out.append(name)
+            break
+        else:
+            out.append(name)
+    return out
+
+
+def test_every_path_and_name_the_docs_give_exists():
+    problems = {str(p.relative_to(REPO)): missing_paths(p.read_text(encoding="utf-8")) +
+                missing_names(p.read_text(encoding="utf-8")) for p in doc_files()}
+    assert {k: v for k, v in problems.items() if v} == {}
+
+
+def test_stale_paths_and_names_are_found():
+    text = ("`harness/report.py` `harness/report/html.py` `docs/metrics.md` `docs/nothing.md` "
+            "`harness.evaluate.run_evaluation` `harness.evaluate.no_such_function` `harness.nowhere.f` `chatbot.text`")
+    assert missing_paths(text) == ["harness/report.py", "docs/nothing.md"]
+    assert missing_names(text) == ["harness.evaluate.no_such_function", "harness.nowhere.f"]
+
+
+def test_docs_pages_named_in_the_code_exist():
+    """Help texts and error messages send readers to docs pages; those pages exist."""
+    named = {m for p in [*REPO.glob("chatbot/**/*.py"), *REPO.glob("harness/**/*.py")]
+             for m in re.findall(r"docs/([\w-]+\.md)", p.read_text(encoding="utf-8"))}
+    assert {n for n in named if n not in PENDING and not (DOCS / n).exists()} == set()
+
+
+# -- the front door ----------------------------------------------------------------------------------------------
+def test_readme_is_a_front_door():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert sum(1 for line in text.splitlines() if line.strip()) <= 200
+    first = fenced_blocks(text)[0]
+    assert first.line == 3 and first.code.splitlines() == [  # .ci/run installs and tests exactly so
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e . && python evaluate_rag.py",
+        "python3 -m venv .venv && . .venv/bin/activate && pip install -e '.[test]' && python -m pytest"]
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        python = tomllib.load(fh)["project"]["requires-python"].removeprefix(">=")
+    assert f"Python {python} or newer" in text
+    assert "195" in text and "GPU" in text and "CPU" in text and "estimate" in text
+
+
+def test_docs_holds_every_page_and_the_index_links_them():
+    assert [p for p in PAGES if not (DOCS / p).exists()] == []
+    index = (DOCS / "README.md").read_text(encoding="utf-8")
+    assert [p for p in [*PAGES[1:], *sorted(PENDING)] if f"]({p})" not in index] == []
