@@ -22,7 +22,7 @@ import jsonschema
 
 from chatbot.answer import split_thinking
 from chatbot.errors import OllamaError
-from chatbot.model_server import ModelServer
+from chatbot.model_server import ChatReply, ModelServer
 
 from .records import TYPES
 
@@ -141,8 +141,9 @@ _CHARS_PER_TOKEN = 3
 
 
 class Asker:
-    """Sends prompts through the one Ollama client and caches what parses. Never raises for one request's
-    failure (a timeout, a malformed reply, a server gone away): it becomes a `Failed` outcome."""
+    """Sends prompts through the model-server seam and caches what parses. Never raises for one request's
+    failure (a timeout, a malformed reply, a server gone away): it becomes a `Failed` outcome. The judge's asker
+    is this one with its own cache (`harness.judge.asking`)."""
 
     def __init__(self, client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
                  cache: ReplyCache | None):
@@ -156,27 +157,32 @@ class Asker:
                              schema)
         if self.cache is not None and (cached := self.cache.get(key)) is not None:
             return Replied(cached, from_cache=True)
-        estimate = len(prompt) // _CHARS_PER_TOKEN
-        if estimate + self.chat.num_predict > self.chat.num_ctx:
-            return Failed(f"the prompt (~{estimate} tokens) plus num_predict={self.chat.num_predict} may "
-                          f"exceed num_ctx={self.chat.num_ctx}; raise --num-ctx or lower --num-predict")
-        outcome = self._call(prompt, schema)
+        outcome, _ = self.request(prompt, schema)
         if isinstance(outcome, Replied) and self.cache is not None:
             self.cache.put(key, outcome.reply)
         return outcome
 
-    def _call(self, prompt: str, schema: dict) -> Outcome:
+    def request(self, prompt: str, schema: dict) -> tuple[Outcome, ChatReply | None]:
+        """One chat call with `schema` as its format, after checking the prompt fits: the outcome, and the raw
+        reply when one came. With thinking the server writes up to num_predict twice (thinking, then the answer:
+        shared/ollama-api.md §10), so the budget is the prompt plus twice num_predict."""
+        estimate = len(prompt) // _CHARS_PER_TOKEN
+        thinks = bool(self.think)
+        if estimate + self.chat.num_predict * (2 if thinks else 1) > self.chat.num_ctx:
+            reserve = (f"2 x num_predict={self.chat.num_predict} (thinking, then the answer)" if thinks
+                       else f"num_predict={self.chat.num_predict}")
+            return Failed(f"the prompt (~{estimate} tokens) plus {reserve} may exceed num_ctx={self.chat.num_ctx}; "
+                          "raise --num-ctx or lower --num-predict"), None
         self.chat_calls += 1
         try:
             reply = self.client.chat(self.chat.model, [{"role": "user", "content": prompt}], format=schema,
                                      options=self.chat.options(), think=self.think)
         except OllamaError as exc:  # timeouts, server errors, a server gone away: this request only
-            return Failed(f"{type(exc).__name__}: {exc}")
+            return Failed(f"{type(exc).__name__}: {exc}"), None
         if reply.done_reason == "length":
             return Failed(f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "
-                          "--num-predict")
-        content, _ = split_thinking(reply.content)
-        return parse_reply(content, schema)
+                          "--num-predict"), reply
+        return parse_reply(split_thinking(reply.content)[0], schema), reply
 
 
 def parse_reply(content: str, schema: dict) -> Outcome:

@@ -70,7 +70,7 @@ def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: Ju
         prompt = string.Template(template).substitute(question=draft.question, quote=draft.quote,
                                                       facts=" | ".join(draft.facts),
                                                       page=pages.get(draft.source_id, ""))
-        outcome = asker.ask(prompt, DECISION_SCHEMA)
+        outcome = asker.judge(prompt, DECISION_SCHEMA)
         if isinstance(outcome, Failed):
             errors.append((draft.draft_id, outcome.error))
             out.append(draft)

@@ -19,13 +19,13 @@ from chatbot.backends import connect
 from chatbot.model_server import ClientSettings, preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
-from ..drafting.prompting import Failed
+from ..drafting.prompting import ChatOptions, Failed
 from ..lock import RunLock
 from ..records import Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
 from ..review.store import add_reviews, apply_to_run, distinct_answers, read_reviews, sentence_split
 from ..runs import MANIFEST, read_manifest, read_rows, utc_now, write_json
-from .asking import JudgeAsker, JudgeOptions, judge_cache
+from .asking import JudgeAsker, judge_cache
 from .prompting import JudgePrompt, parse_verdicts, verdicts_schema
 
 __all__ = ["JUDGE_FILE", "JudgeError", "JudgeResult", "JudgeSettings", "judge_name", "judge_run"]
@@ -57,9 +57,9 @@ class JudgeSettings:
         return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff,
                               backend=self.backend or backend, api_key_env=self.api_key_env)
 
-    def options(self, model: str) -> JudgeOptions:
+    def options(self, model: str) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]
-        return JudgeOptions(model, self.seed, self.num_ctx, self.num_predict, think)
+        return ChatOptions(model, self.seed, 0.0, self.num_ctx, self.num_predict, think)
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def _judge_one(asker: JudgeAsker, prompt: JudgePrompt, row: Row, claims: list[st
                reviews: str | Path, min_words: int) -> str | None:
     """Judge one answer and save its review; the error text when that failed."""
     schema = verdicts_schema(len(claims))
-    outcome = asker.ask(prompt.render(row, claims), schema)
+    outcome = asker.judge(prompt.render(row, claims), schema)
     if isinstance(outcome, Failed):
         return outcome.error
     try:

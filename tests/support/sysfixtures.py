@@ -60,8 +60,8 @@ class Renamed:
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         got = self.inner.answer(question, case_id=case_id)
         return got.model_copy(update={
-            "retrieved": [p.model_copy(update={"source_id": self.rename(p.source_id)}) for p in got.retrieved],
-            "citations": [c.model_copy(update={"source_id": self.rename(c.source_id)}) for c in got.citations]})
+            "retrieved": tuple(p.model_copy(update={"source_id": self.rename(p.source_id)}) for p in got.retrieved),
+            "citations": tuple(c.model_copy(update={"source_id": self.rename(c.source_id)}) for c in got.citations)})
 
 
 def _zero_based(source_id: str) -> str:
