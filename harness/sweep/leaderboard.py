@@ -150,8 +150,8 @@ def build_leaderboard(baseline: CellResults, cells: Sequence[CellResults], *, pr
     adjusted = holm([s.p_value for s in stats])
     sign = 1.0 if higher_is_better else -1.0
     entries = [_baseline_entry(base, seed, resamples)]
-    for cell, s, p_holm in zip(others, stats, adjusted):
-        entries.append(_entry(cell, s, p_holm, _verdict(s, p_holm, alpha, sign)))
+    entries += [replace(s, p_holm=p_holm, verdict=_verdict(s, p_holm, alpha, sign))
+                for s, p_holm in zip(stats, adjusted)]
     front = pareto_front([(None if e.mean is None else sign * e.mean,
                            e.latency_p50_ms) for e in entries])
     entries = [replace(e, pareto=on) for e, on in zip(entries, front)]
@@ -182,29 +182,16 @@ def _restricted(cell: CellResults, keep: set[str] | None) -> CellResults:
                        {k: v for k, v in cell.tokens.items() if k in keep}, cell.errored & keep)
 
 
-@dataclass(frozen=True)
-class _Paired:
-    """A cell against the baseline on their paired cases (all None but n when there are none)."""
-
-    n: int
-    mean: float | None
-    mean_ci_low: float | None
-    mean_ci_high: float | None
-    baseline_mean: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-
-
-def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> _Paired:
+def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> Entry:
+    """The cell's entry against the baseline on their paired cases, before Holm's adjustment (verdict unpaired;
+    all None but n when there are none)."""
     pairs = [(va, vb) for k, va in base.values.items() if va is not None and (vb := cell.values.get(k)) is not None]
     a = np.array([float(va) for va, _ in pairs])
     b = np.array([float(vb) for _, vb in pairs])
     mean_a, mean_b, delta, low, high, p = paired_stats(a, b, seed=seed, resamples=resamples)
     own = paired_stats(np.zeros(len(b)), b, seed=seed, resamples=resamples)  # the interval of b's mean
-    return _Paired(len(pairs), mean=mean_b, mean_ci_low=own[3], mean_ci_high=own[4], baseline_mean=mean_a,
-                   delta=delta, ci_low=low, ci_high=high, p_value=p)
+    return Entry(cell.label, False, len(pairs), mean_b, own[3], own[4], mean_a, delta, low, high, p, None, UNPAIRED,
+                 *_costs(cell), errored=len(cell.errored & set(cell.values)))
 
 
 def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
@@ -214,16 +201,7 @@ def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
                  None, None, None, None, BASELINE, *_costs(base), errored=len(base.errored & set(base.values)))
 
 
-def _entry(cell: CellResults, s: _Paired, p_holm: float | None, verdict: str) -> Entry:
-    p50, p90, tokens_mean, tokens_total = _costs(cell)
-    return Entry(cell.label, False, s.n, mean=s.mean, mean_ci_low=s.mean_ci_low, mean_ci_high=s.mean_ci_high,
-                 baseline_mean=s.baseline_mean, delta=s.delta, ci_low=s.ci_low, ci_high=s.ci_high,
-                 p_value=s.p_value, p_holm=p_holm, verdict=verdict, latency_p50_ms=p50, latency_p90_ms=p90,
-                 tokens_mean=tokens_mean, tokens_total=tokens_total,
-                 errored=len(cell.errored & set(cell.values)))
-
-
-def _verdict(s: _Paired, p_holm: float | None, alpha: float, sign: float) -> str:
+def _verdict(s: Entry, p_holm: float | None, alpha: float, sign: float) -> str:
     # delta is None exactly when n == 0 (paired_stats on no cases); testing it too lets the sign test below see a float
     if s.n == 0 or p_holm is None or s.delta is None:
         return UNPAIRED
