@@ -57,7 +57,16 @@ from .runs import (
 from .saved.replay import write_replay
 from .settings import RunSettings
 from .summary import summarize
-from .systems import PooledSystem, System, SystemContext, load_system, to_answer, traits_for, traits_of
+from .systems import (
+    PooledSystem,
+    SeesQuestionsAhead,
+    System,
+    SystemContext,
+    load_system,
+    to_answer,
+    traits_for,
+    traits_of,
+)
 from .systems.loading import described
 from .systems.seam import checked_answer
 
@@ -299,9 +308,8 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
-    ahead = getattr(system, "embed_questions_ahead", None)  # the chatbot: question vectors in batches
-    if callable(ahead):
-        ahead([case.question for case, _ in jobs])
+    if isinstance(system, SeesQuestionsAhead):  # the chatbot: question vectors in batches
+        system.questions_ahead([case.question for case, _ in jobs])
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value

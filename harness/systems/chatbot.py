@@ -197,7 +197,7 @@ class ChatbotSystem:
             out["answer_cache"] = str(self.answers.root)
         return out
 
-    def embed_questions_ahead(self, questions: Sequence[str]) -> None:
+    def questions_ahead(self, questions: Sequence[str]) -> None:
         """Embed the run's `questions` in batches as the answering reaches them, instead of one request per
         question. Only where every lane embeds on one server without the embedding cache (the cached path keeps
         its one-lock-per-question dedup across the cells of a sweep); a batch that fails leaves its questions to

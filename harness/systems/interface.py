@@ -6,7 +6,7 @@ chatbot (whose adapter lives in `systems/chatbot.py`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -36,6 +36,14 @@ class Describes(Protocol):
     label_checks_chunks: bool
     uses_prompt_template: bool
     timed_by_harness: bool
+
+
+@runtime_checkable
+class SeesQuestionsAhead(Protocol):
+    """A system that wants every question of the run before the first `answer()` call (the chatbot embeds them
+    in batches); the harness calls `questions_ahead` once, with the questions in the order they will be asked."""
+
+    def questions_ahead(self, questions: Sequence[str]) -> None: ...
 
 
 @dataclass(frozen=True)

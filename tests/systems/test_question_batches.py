@@ -47,7 +47,7 @@ def _differing(a: list, b: list) -> set[str]:
 
 def _one_by_one(monkeypatch) -> None:
     """Batching off: every question embedded alone, as before batching."""
-    monkeypatch.setattr(ChatbotSystem, "embed_questions_ahead", lambda self, questions: None)
+    monkeypatch.setattr(ChatbotSystem, "questions_ahead", lambda self, questions: None)
 
 
 @pytest.mark.parametrize("backend", ["ollama", "openai"])
