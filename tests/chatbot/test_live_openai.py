@@ -7,17 +7,14 @@ model per process), set $OPENAI_EMBED_BASE_URL. The key, if the server needs one
 A model's answers vary, so these tests check contracts (statuses, schemas, identity), never wording.
 """
 
-import numpy as np
 import pytest
 
-from chatbot.answer import STATUSES
 from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
 from chatbot.openai_client import OpenAIClient
 from harness.evaluate import run_evaluation
-from harness.rows import validate_row
-from harness.runs import read_rows
 from harness.settings import RunSettings
 from tests.conftest import HANDBOOK, LIVE_OPENAI, SAMPLE_DOCS
+from tests.support.live import check_query_and_document_vectors, check_rows
 
 pytestmark = [pytest.mark.openai,
               pytest.mark.skipif(not LIVE_OPENAI["base_url"], reason="OPENAI_BASE_URL is not set")]
@@ -33,8 +30,7 @@ def test_identity_and_embeddings():
     info = preflight(embedder, chat_model=None, embed_model=LIVE_OPENAI["embed_model"])
     assert info.to_dict()["identity"] == NAME_ONLY and len(info.models[LIVE_OPENAI["embed_model"]].digest) == 64
     vectors = embedder.embed(LIVE_OPENAI["embed_model"], ["search_query: hotel limit", "search_document: hotel limit"])
-    assert vectors.shape[0] == 2 and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-3)
-    assert not np.allclose(vectors[0], vectors[1])  # the prefix matters
+    check_query_and_document_vectors(vectors)
 
 
 def test_evaluation_of_the_sample_writes_valid_rows(tmp_path):
@@ -42,11 +38,5 @@ def test_evaluation_of_the_sample_writes_valid_rows(tmp_path):
         docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"), out=str(tmp_path), backend="openai",
         host=LIVE_OPENAI["base_url"], embed_host=LIVE_OPENAI["embed_base_url"], timeout=600,
         chat_model=LIVE_OPENAI["chat_model"], embed_model=LIVE_OPENAI["embed_model"]))
-    rows = read_rows(result.run_dir)
-    assert len(rows) == result.summary.rows > 0
-    for row in rows:
-        validate_row(row.to_json())
-        assert row.answer.status in STATUSES
-        if row.answer.status == "answered":
-            assert all(c.valid for c in row.answer.citations)
+    check_rows(result.run_dir, result.summary.rows)
     assert result.manifest.system.model_server["identity"] == NAME_ONLY

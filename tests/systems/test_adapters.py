@@ -25,10 +25,13 @@ def test_pypdfloader_pages_map_to_the_harness_ids():
         "handbook.pdf#p4"
 
 
-def test_a_langchain_run_has_no_page_warnings_and_valid_citations(tmp_path, capsys):
-    pytest.importorskip("langchain_community")
+@pytest.mark.parametrize(("package", "system", "name", "loader"), [
+    ("langchain_community", "langchain_fake", "langchain example", "PyPDFLoader"),
+    ("llama_index.readers.file", "llamaindex_fake", "llamaindex example", "PDFReader")])
+def test_an_adapter_run_has_no_page_warnings_and_valid_citations(tmp_path, capsys, package, system, name, loader):
+    pytest.importorskip(package)
     out = tmp_path / "results"
-    assert main(["run", "--system", "tests.support.adapters:langchain_fake", "--docs", str(SAMPLE_DOCS),
+    assert main(["run", "--system", f"tests.support.adapters:{system}", "--docs", str(SAMPLE_DOCS),
                  "--cases", str(SAMPLE_DOCS / "all_cases.jsonl"), "--sample", "40", "--seed", "3",
                  "--out", str(out)]) == 0
     assert "row warnings" not in capsys.readouterr().out
@@ -38,22 +41,6 @@ def test_a_langchain_run_has_no_page_warnings_and_valid_citations(tmp_path, caps
     assert any(p.source_id.startswith("collection/") for r in rows for p in r.retrieved)
     answered = [r for r in rows if r.answer.status == "answered"]
     assert answered and all(c.valid for r in answered for c in r.answer.citations)
-    system = read_json(run / "manifest.json")["system"]
-    assert system["name"] == "langchain example" and system["settings"]["loader"] == "PyPDFLoader"
-    assert json.loads(rows[0].answer.raw)  # the reply the runnable gave, kept as it came
-
-
-def test_a_llamaindex_run_has_no_page_warnings_and_valid_citations(tmp_path, capsys):
-    pytest.importorskip("llama_index.readers.file")
-    out = tmp_path / "results"
-    assert main(["run", "--system", "tests.support.adapters:llamaindex_fake", "--docs", str(SAMPLE_DOCS),
-                 "--cases", str(SAMPLE_DOCS / "all_cases.jsonl"), "--sample", "40", "--seed", "3",
-                 "--out", str(out)]) == 0
-    assert "row warnings" not in capsys.readouterr().out
-    (run,) = out.iterdir()
-    rows = read_rows(run)
-    assert len(rows) == 40 and not any(r.warnings for r in rows) and not any(r.error for r in rows)
-    assert any(p.source_id.startswith("collection/") for r in rows for p in r.retrieved)
-    answered = [r for r in rows if r.answer.status == "answered"]
-    assert answered and all(c.valid for r in answered for c in r.answer.citations)
-    assert read_json(run / "manifest.json")["system"]["settings"]["loader"] == "PDFReader"
+    described = read_json(run / "manifest.json")["system"]
+    assert described["name"] == name and described["settings"]["loader"] == loader
+    assert json.loads(rows[0].answer.raw)  # the reply the system gave, kept as it came
