@@ -38,8 +38,9 @@ def checked_answer(answer: SystemAnswer) -> SystemAnswer:
 
 def answer_problem(answer: SystemAnswer) -> str | None:
     """The first field of `answer` a row cannot hold, as `field: what is wrong`; None when there is none."""
+    dumped = answer.model_dump()
     try:  # a record built with model_construct skipped validation: NaN scores, rank 0, wrong types
-        SystemAnswer.model_validate(answer.model_dump())
+        SystemAnswer.model_validate(dumped)
     except ValidationError as exc:
         return field_problem(exc)
     for key, (wanted, ok) in _DETAILS.items():
@@ -47,7 +48,7 @@ def answer_problem(answer: SystemAnswer) -> str | None:
             return f"details.{key}: {_kind(answer.details[key])}; give {wanted}"
     if answer.error is not None and not answer.error.strip():
         return "error: empty; an error must say what failed (use null when nothing did)"
-    return unstorable(answer.model_dump(), "")
+    return unstorable(dumped, "")
 
 
 def unstorable(value: Any, where: str) -> str | None:
