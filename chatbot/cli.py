@@ -50,7 +50,8 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
     add("--embed-backend", None, "the API of --embed-host (default: --backend)", choices=list(BACKENDS))
     add("--api-key-env", None, "name of the environment variable holding the API key (openai backend; default: "
                                "OPENAI_API_KEY when set); the key never appears in argv, manifests or logs")
-    add("--timeout", client.timeout_s, "seconds per HTTP call", type=float)
+    add("--timeout", client.timeout_s, "seconds per HTTP call, from connect to the last byte of the reply",
+        type=float)
     add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
     add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)
     add("--chat-model", DEFAULT_CHAT_MODEL, "the model that answers")
@@ -82,7 +83,9 @@ def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> No
     add("--think", "auto", "ask the model to think (auto: when it reports the capability)",
         choices=["auto", "on", "off"])
     add("--min-quote-words", d.min_quote_words, "shortest valid quote, in words", type=int)
-    add("--max-reply-chars", d.max_reply_chars, "longest reply kept; a longer one is malformed_output", type=int)
+    add("--max-reply-chars", d.max_reply_chars, "longest model reply kept (a longer one is malformed_output); for "
+                                                "another system, the longest answer and the longest passage (a "
+                                                "longer one is that case's error row)", type=int)
 
 
 def client_settings(args: argparse.Namespace) -> ClientSettings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from functools import lru_cache
 
 # Unicode format characters (category Cf): zero-width spaces and joiners, word joiner, BOM, bidi controls, soft
@@ -84,3 +85,11 @@ def find_quote(passage: str, quote: str) -> tuple[str, tuple[int, int] | None]:
     if start < 0:
         return text, None
     return text, (origin[start], origin[start + len(needle) - 1] + 1)
+
+
+def cited_passage(passages: Sequence[tuple[str, str]], source_id: str, quote: str) -> str | None:
+    """The text to show beside a citation: of the passages (source id, text) with that id, the first holding the
+    quote as quote validation finds it, else the first of them; None when none has that id."""
+    texts = [text for sid, text in passages if sid == source_id]
+    needle = fold(quote)
+    return next((text for text in texts if needle and needle in fold(text)), texts[0] if texts else None)

@@ -34,20 +34,22 @@ def test_printable_escapes_controls_and_bidi_but_keeps_text_tabs_and_newlines():
     assert printable("a\rb\x00c\x7f\u2066\u200f") == "a\\u000db\\u0000c\\u007f\\u2066\\u200f"
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
-def test_rag_chat_pages_in_a_real_terminal_neither_retitles_nor_clears_it(make_pdf, tmp_path):
-    pdf = make_pdf("evil.pdf", ["Opening words \x1b]2;PWNED\x07 \x1b[2J\x1b[Hall claims verified. More text."])
+needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (apt-get install tmux)")
+
+
+def _in_a_terminal(tmp_path, command: str) -> tuple[str, str]:
+    """(screen text, window title) after `command` ran in a real terminal (tmux, 200 x 50)."""
     socket = str(tmp_path / "tmux.sock")
     script = tmp_path / "show.sh"
-    script.write_text(f"echo BEFORE-PAGES; {sys.executable} -m chatbot.cli pages {pdf.parent}; echo DONE; "
-                      "sleep 30\n")
+    script.write_text(f"echo BEFORE; {command}; echo DONE; sleep 30\n")
     tmux = ["tmux", "-S", socket, "-f", "/dev/null"]
-    subprocess.run([*tmux, "new-session", "-d", "-x", "200", "-y", "20", "-s", "t", f"sh {script}"], check=True,
+    subprocess.run([*tmux, "new-session", "-d", "-x", "200", "-y", "50", "-s", "t", f"sh {script}"], check=True,
                    cwd=REPO)
     try:
         screen = ""
-        for _ in range(100):
-            screen = subprocess.run([*tmux, "capture-pane", "-p", "-t", "t"], capture_output=True, text=True).stdout
+        for _ in range(200):
+            screen = subprocess.run([*tmux, "capture-pane", "-p", "-S", "-", "-t", "t"], capture_output=True,
+                                    text=True).stdout  # with the lines scrolled off
             if "DONE" in screen:
                 break
             time.sleep(0.1)
@@ -56,7 +58,14 @@ def test_rag_chat_pages_in_a_real_terminal_neither_retitles_nor_clears_it(make_p
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)
     assert "DONE" in screen, screen
-    assert "BEFORE-PAGES" in screen  # the screen was not cleared
+    assert "BEFORE" in screen, screen  # the screen was not cleared
+    return screen, title
+
+
+@needs_tmux
+def test_rag_chat_pages_in_a_real_terminal_neither_retitles_nor_clears_it(make_pdf, tmp_path):
+    pdf = make_pdf("evil.pdf", ["Opening words \x1b]2;PWNED\x07 \x1b[2J\x1b[Hall claims verified. More text."])
+    screen, title = _in_a_terminal(tmp_path, f"{sys.executable} -m chatbot.cli pages {pdf.parent}")
     assert "Opening words \\u001b]2;PWNED\\u0007 \\u001b[2J\\u001b[Hall claims verified" in screen
     assert title != "PWNED"
 
@@ -99,3 +108,13 @@ def test_draft_review_shows_drafts_escaped(drafts_file, monkeypatch, capsys):
     assert main(["draft", "review", str(drafts_file), "--reviewer", "ann"]) == 0
     out = capsys.readouterr().out
     assert "What \\u001b]0;PWNED\\u0007" in out and _clean(out)
+
+
+@needs_tmux
+@pytest.mark.parametrize("command", ["review {run} --reviewer ann < {keys}", "export {run} --csv -"])
+def test_review_and_export_in_a_real_terminal_neither_retitle_nor_clear_it(escaping_run, tmp_path, command):
+    _, _, run = escaping_run
+    keys = tmp_path / "keys.txt"
+    keys.write_text("p\nq\n")
+    screen, title = _in_a_terminal(tmp_path, f"{sys.executable} -m harness.cli " + command.format(run=run, keys=keys))
+    assert "\\u001b]0;PWNED\\u0007" in screen and title != "PWNED"

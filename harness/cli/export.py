@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from chatbot.store import atomic_write_text
-from chatbot.terminal import say
+from chatbot.terminal import printable, say
 
 from ..report.csv_export import rows_csv
 from ..runs import load_run
@@ -26,8 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     loaded = load_run(args.run)
     text = rows_csv(loaded.rows, loaded.manifest.metrics)
-    if args.csv == "-":
-        sys.stdout.write(text)
+    if args.csv == "-":  # a pipe gets the CSV as written; a terminal gets it escaped, since a system's error
+        # text may hold escape sequences (line ends as newlines, not CRLF)
+        sys.stdout.write(printable(text.replace("\r\n", "\n")) if sys.stdout.isatty() else text)
         return 0
     atomic_write_text(args.csv, text)
     say(f"{len(loaded.rows)} rows of {loaded.name} written to {args.csv}", file=sys.stderr)

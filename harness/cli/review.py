@@ -18,7 +18,7 @@ from typing import cast
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.terminal import printable, say
-from chatbot.text import find_quote
+from chatbot.text import cited_passage, find_quote
 
 from ..judge.agreement import judge_agreement
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
@@ -237,14 +237,15 @@ def _show_answer(row: Row, heading: str) -> None:
     ans = row.answer
     say(f"\n{heading} · case {row.case_id} (repeat {row.repeat}) · status {ans.status}")
     say(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
-    passages = {p.source_id: p for p in _passages(row)}
+    passages = [(p.source_id, p.text) for p in _passages(row)]
     say("citations:" if ans.citations else "citations: none")
     for i, c in enumerate(ans.citations, start=1):
         state = "valid" if c.valid else c.reason
-        passage = passages.get(c.source_id)
-        body = quote_context(passage.text, c.quote) if passage else printable(f"\"{c.quote}\" (passage not retrieved)")
+        text = cited_passage(passages, c.source_id, c.quote)
+        body = quote_context(text, c.quote) if text is not None else printable(f"\"{c.quote}\" (passage not retrieved)")
         print(printable(f"  {i}. {c.source_id} ({state}): ") + body)  # body is printable, with our highlight
-    say(f"passages: {len(passages)} retrieved ({', '.join(passages) or 'none'}); p shows them in full")
+    ids = ", ".join(sid for sid, _ in passages) or "none"
+    say(f"passages: {len(passages)} retrieved ({ids}); p shows them in full")
 
 
 def _passages(row: Row) -> list[RetrievedPassage]:
@@ -252,11 +253,10 @@ def _passages(row: Row) -> list[RetrievedPassage]:
 
 
 def _show_passages(row: Row) -> None:
-    quotes: dict[str, str] = {}
-    for c in row.answer.citations:
-        quotes.setdefault(c.source_id, c.quote)
     for p in _passages(row):
-        text, span = find_quote(p.text, quotes.get(p.source_id, ""))
+        quotes = [c.quote for c in row.answer.citations if c.source_id == p.source_id]
+        found = [(text, span) for q in quotes for text, span in [find_quote(p.text, q)] if span is not None]
+        text, span = found[0] if found else find_quote(p.text, "")
         shown = _marked(text, *span) if span else printable(text)
         print(printable(f"  [{p.rank}] {p.source_id} (page {p.page}): ") + shown)  # shown is printable
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
-from chatbot.text import find_quote
+from chatbot.text import cited_passage, find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
@@ -237,12 +237,12 @@ def _retrieved(row: Row) -> str:
 
 
 def _citations(row: Row) -> str:
-    passages = {p.source_id: p.text for p in row.retrieved}
+    passages = [(p.source_id, p.text) for p in row.retrieved]
     items = []
     for c in row.answer.citations:
         verdict = ('<span class="good">valid</span>' if c.valid else '<span class="muted">not checked</span>'
                    if c.valid is None else f'<span class="bad">{esc(c.reason)}</span>')
-        text = passages.get(c.source_id)
+        text = cited_passage(passages, c.source_id, c.quote)
         passage = (f'<div class="passage">{highlight_quote(text, c.quote)}</div>' if text is not None
                    else '<div class="muted">(passage not retrieved)</div>')
         items.append(f"<li>{esc(c.source_id)} — {verdict}<details><summary>“{esc(c.quote)}”</summary>"

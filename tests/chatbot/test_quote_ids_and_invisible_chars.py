@@ -56,3 +56,18 @@ def test_every_format_character_of_this_pythons_unicode_is_dropped():
     kept = [hex(c) for c in range(sys.maxunicode + 1)
             if unicodedata.category(chr(c)) == "Cf" and normalize(f"a{chr(c)}b") != "ab"]
     assert kept == []
+
+
+def test_the_report_and_review_show_the_passage_that_holds_the_quote(capsys):
+    """The quote is in the first of two passages sharing an id: both views show that one, not the last."""
+    from harness.cli.review import _show_answer
+    from harness.report.html import _citations
+    case = Case(id="hotel", question="Hotel limit?", abstain=False, facts=(("160",),),
+                evidence=(Evidence("handbook.pdf#p2"),))
+    row = build_row(case, _answer("reimbursed up to EUR 160 per night"), Judging(ks=(1, 3)), elapsed_ms=1.0)
+    html = _citations(row)
+    assert "<mark>reimbursed up to EUR 160 per night</mark>" in html and "Meals" not in html
+    _show_answer(row, "answer")
+    shown = capsys.readouterr().out
+    assert "quote not found" not in shown and "EUR 160" in shown.split("citations:")[1].split("passages:")[0]
+    assert "passages: 2 retrieved (handbook.pdf#p2, handbook.pdf#p2)" in shown
