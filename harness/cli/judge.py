@@ -66,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
                              think=args.think, prompt=args.prompt, cache_dir=args.cache_dir,
                              min_quote_words=args.min_quote_words)
     bar = ProgressBar("judging")
-    result = judge_run(run_dir, reviews, settings, dry_run=args.dry_run, progress=bar)
+    result = judge_run(run_dir, reviews, settings, dry_run=args.dry_run,
+                       progress=lambda done, total, cached: bar(done, total, reused=cached))
     if result.calls_needed is not None:
         say(f"{result.judge}: {result.answers} answers with {result.claims} claims; {result.calls_needed} chat "
               f"call(s) needed, {result.from_cache} answer(s) already in the cache")

@@ -20,7 +20,7 @@ from chatbot.terminal import printable
 from .. import metrics as m
 from ..records import JudgedClaim, Row
 from ..review.book import JUDGE_VERDICTS, VERDICTS
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, Agreement, measure_agreement
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 
 __all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_measured",
            "judge_note", "judged_passed", "not_measured_text"]
@@ -114,13 +114,14 @@ class JudgeAgreement:
         if not self.measured:
             return f"{not_measured_text(self.n)} ({self.n} shared with people)"
         a, ci = self.agreement, self.agreement.interval
-        kappa = "undefined" if a.value is None else f"{a.value:.3f} [{_fmt(ci.low)}, {_fmt(ci.high)}]"
+        kappa = "undefined" if a.value is None else f"{a.value:.3f} {ci.text()}"
         return f"judge {self.judge}: kappa {kappa} vs people over {self.n} shared claims"
 
     def summary_json(self) -> dict[str, Any]:
         a, ci = self.agreement, self.agreement.interval
         return {"reviewer": self.judge, "shared_claims": self.n, "measured": self.measured, "kappa": a.value,
-                "interval": [ci.low, ci.high], "percent_agreement": a.percent_agreement, "text": self.headline()}
+                "interval": [ci.low, ci.high], "interval_note": NO_VARIATION if ci.no_variation else None,
+                "percent_agreement": a.percent_agreement, "text": self.headline()}
 
     def to_json(self) -> dict[str, Any]:
         a = self.agreement
@@ -135,7 +136,7 @@ class JudgeAgreement:
         a, pi = self.agreement, self.agreement.percent_interval
         lines = [f"judge {self.judge} against people: {self.n} shared claims; {self.sample_text()}",
                  self.headline(),
-                 f"percent agreement: {_fmt(a.percent_agreement)} [{_fmt(pi.low)}, {_fmt(pi.high)}]"
+                 f"percent agreement: {_fmt(a.percent_agreement)} {pi.text()}"
                  + (f"; kappa undefined: {a.reason}" if a.reason and self.n else ""),
                  "confusion (rows: judge, columns: human):",
                  "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]

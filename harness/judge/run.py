@@ -31,7 +31,7 @@ from .prompting import JudgePrompt, parse_verdicts, verdicts_schema
 __all__ = ["JUDGE_FILE", "JudgeError", "JudgeResult", "JudgeSettings", "judge_name", "judge_run"]
 
 JUDGE_FILE = "judge.json"
-Progress = Callable[[int, int], None]
+Progress = Callable[[int, int, int], None]  # (answers done, answers in all, of the done: from the cache)
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
         if error is not None:
             errors.append(JudgeError(row.case_id, row.answer.answer_sha256, error))
         if progress:
-            progress(done, len(todo))
+            progress(done, len(todo), asker.from_cache)
     about = {"reviewer": name, "model": model, "digest": info.digest, "prompt_sha256": prompt.sha256,
              "prompt": prompt.source, "host": client.host, "options": asker.chat.options() | {"think": asker.think},
              "judged_at": utc_now()}

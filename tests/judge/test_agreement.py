@@ -131,3 +131,20 @@ def test_a_judge_quote_cannot_drive_the_terminal(run_dir, server, capsys):  # no
     assert main(["review", str(run_dir), "--agreement", "--resamples", "20"]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\\u001b[2J\\u001b[31mAll of this is false" in out
+
+
+def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
+    """30 shared claims, the judge "supported" on all, people split 15/15: kappa is 0 and every bootstrap
+    resample gives 0, so the interval says nothing; the text views and summary.json say so instead of
+    printing [0.000, 0.000]."""
+    from harness.judge.agreement import JudgeAgreement, Shared
+    from harness.records import JudgedClaim
+    from harness.stats.agreement import NO_VARIATION, measure_agreement
+    humans = ["supported", "unsupported"] * 15
+    shared = tuple(Shared(f"c{i}", "sha", "q?", JudgedClaim(claim=f"claim {i}", verdict=h, by="human", judge="j",
+                                                              judge_verdict="supported"))
+                   for i, h in enumerate(humans))
+    agreement = measure_agreement([{"ann": h, "j": "supported"} for h in humans], resamples=200)
+    judged = JudgeAgreement("j", agreement, shared)
+    assert judged.headline() == f"judge j: kappa 0.000 {NO_VARIATION} vs people over 30 shared claims"
+    assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000" not in judged.render()

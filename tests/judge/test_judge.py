@@ -97,6 +97,19 @@ def test_a_rerun_makes_no_chat_call(run_dir, server):
     assert len(server.chat_bodies()) == first  # every reply came from the cache
 
 
+def test_progress_counts_what_came_from_the_cache(run_dir, server):
+    from harness.judge.run import JudgeSettings, judge_run
+    server.chat_rule = judge_rule()
+    reviews, settings = run_dir / "reviews.jsonl", JudgeSettings(host=server.url)
+    seen: list[tuple[int, int, int]] = []
+    judge_run(run_dir, reviews, settings, progress=lambda *update: seen.append(update))
+    n = len(answered(run_dir))
+    assert seen[-1] == (n, n, 0) and all(cached == 0 for _, _, cached in seen)  # a first run: nothing cached
+    seen.clear()
+    judge_run(run_dir, reviews, settings, progress=lambda *update: seen.append(update))
+    assert seen == [(i, n, i) for i in range(1, n + 1)]  # a rerun: every answer from the cache
+
+
 def test_a_failed_answer_is_an_error_entry_and_a_rerun_resumes_it(run_dir, server, capsys):
     server.chat_rule = judge_rule()
     server.break_next("not_json")
