@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import importlib
 import json
 import math
 import re
@@ -643,6 +644,14 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
 
 
+def _named_rule(spec: str) -> Callable[[dict], ChatReply | str | dict]:
+    """`module:name` is the rule; `module:name()` a factory called once for it."""
+    module, _, name = spec.partition(":")
+    factory = name.endswith("()")
+    found = getattr(importlib.import_module(module), name.removesuffix("()"))
+    return found() if factory else found
+
+
 def main(argv: list[str] | None = None) -> None:
     """Serve until interrupted, for manual runs with OLLAMA_HOST pointed at it."""
     parser = argparse.ArgumentParser(prog="python -m tests.fake_ollama",
@@ -659,12 +668,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
     parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a model's first request waits")
     parser.add_argument("--huge-reply", type=int, default=None, help="answers are valid JSON of this many characters")
+    parser.add_argument("--rule", metavar="MODULE:NAME[()]",
+                        help="the chat rule (default: overlap_rule); with () the named factory is called once to "
+                             "make it, e.g. tests.support.draft_rules:draft_rule, 'tests.support.judge_rules:"
+                             "judge_rule()'")
     args = parser.parse_args(argv)
     server = FakeOllama(args.port, delay_s=args.delay, slots=args.slots).start()
     server.version = args.report_version or server.version
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     server.huge_reply_chars = args.huge_reply
     server.embed_delay_s, server.openai.kind = args.embed_delay, args.openai_kind
+    if args.rule:
+        server.chat_rule = _named_rule(args.rule)
     print(f"fake_ollama: rule-based stand-in for Ollama, not a model (OpenAI-compatible too: --backend openai "
           f"--host {server.url}/v1); export OLLAMA_HOST={server.url}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):

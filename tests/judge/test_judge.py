@@ -193,3 +193,21 @@ def test_the_judge_speaks_the_openai_compatible_api_too(run_dir, server):
     assert manifest["judge"]["reviewer"].startswith("judge:qwen3:4b@") and manifest["judge"]["host"].endswith("/v1")
     judged = [r for r in read_rows(run_dir) if r.judged_claims]
     assert len(judged) == len(answered(run_dir))
+
+
+def test_the_standalone_test_server_takes_the_judge_rule_for_runs_by_hand(run_dir, tmp_path):
+    """`python -m tests.fake_ollama --rule 'tests.support.judge_rules:judge_rule()'`, as docs/judge.md shows for
+    trying the command without a model: the judge's replies parse and every answer is judged."""
+    import subprocess
+    import sys
+    server = subprocess.Popen([sys.executable, "-m", "tests.fake_ollama", "--port", "0", "--rule",
+                               "tests.support.judge_rules:judge_rule()"], cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        banner = server.stdout.readline()
+        url = banner.split("OLLAMA_HOST=")[1].strip()
+        assert main(["judge", str(run_dir), "--host", url, "--cache-dir", str(tmp_path / "cache")]) == 0
+    finally:
+        server.terminate()
+        server.wait()
+    judged = read_json(run_dir / "judge.json")
+    assert judged["errors"] == [] and judged["chat_calls"] == len(answered(run_dir))
