@@ -189,6 +189,36 @@ def test_context_errors_in_each_servers_wording(server, kind, wording):
         client(server).chat("qwen3:4b", long_prompt, format=None, options=OPTIONS | {"num_predict": 8}, think=None)
 
 
+# Other servers' wordings of the same errors (docs/backends.md; shared/openai-api.md): SGLang's context error,
+# LiteLLM's mapped exception name, LM Studio's error body (a string, not an object), and a key refused.
+@pytest.mark.parametrize("status, error, string_errors, raised, match", [
+    (400, "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total "
+          "of 5000 tokens: 4000 tokens from the input messages and 1000 tokens for the completion. Please reduce the "
+          "number of tokens in the input messages or the completion to fit within the limit.", False, InputTooLong,
+     "raise the server's context"),
+    (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", False, InputTooLong,
+     "longer than the model's context length"),
+    (400, "litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: input too long",
+     False, InputTooLong, "ContextWindowExceededError"),
+    (500, "an error of the server's own", True, BadReply, r"HTTP 500: an error of the server's own$"),  # a string body
+    (401, "Invalid API key", False, BadReply, r"refused the request \(HTTP 401: Invalid API key\).*--api-key-env"),
+    (403, "Forbidden", True, BadReply, r"HTTP 403: Forbidden.*--api-key-env"),
+])
+def test_other_servers_wordings_of_errors(server, status, error, string_errors, raised, match):
+    server.openai.string_errors = string_errors
+    server.fail_next(status, path=CHAT, error=error)
+    with pytest.raises(raised, match=match):
+        ask(client(server, retries=0))
+
+
+def test_a_retry_after_past_two_minutes_is_not_waited_for(server):
+    waits: list[float] = []
+    server.fail_next(429, count=1, path=CHAT, retry_after=3600)
+    ask(OpenAIClient(ClientSettings(host=server.url + "/v1", backend="openai", retries=1, backoff_s=0.25),
+                     sleep=waits.append))
+    assert waits == [0.25]  # an hour is not waited for: the client's own backoff instead
+
+
 def test_the_precall_check_uses_the_servers_window(server):
     server.models["qwen3:4b"] = ModelSpec(["completion", "thinking"], "qwen3", context_length=3000)
     bot = open_chatbot(docs=HANDBOOK, client_settings=ClientSettings(host=server.url + "/v1", backend="openai"))
