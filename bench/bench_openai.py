@@ -137,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             notes.append(f"S={s}: {m['rows']} rows, {m['errored']} errored")
             notes += [f"{s} concurrent chat completions via {how}: {cpu:.2f} ms CPU per request, wall {wall:.2f} s "
                       f"(ideal {d:g} s)" for how, (cpu, wall) in probe.items()]
+            if "threads" in probe:  # the floor: the client alone, the same number of requests at once, no harness
+                cpu, wall = probe["threads"]
+                notes.append(f"S={s} against the client alone: answering wall {m['answer_s']:.2f} s / its wall "
+                             f"{wall:.2f} s = {m['answer_s'] / wall:.2f}; harness CPU per case {cpu_ms:.2f} ms / its "
+                             f"{cpu:.2f} ms per request = {cpu_ms / cpu:.2f}")
     print(table(["S=workers", "answer s", "ideal s", "answer/ideal", "target", "verdict", "CPU ms/case",
                  "<= 2 ms", "whole run s", "setup s"], rows))
     for note in notes:
