@@ -7,6 +7,7 @@ sequences that clear the screen, retitle the window or draw fake text, or bidi o
 from __future__ import annotations
 
 import argparse
+import difflib
 import logging
 import re
 import sys
@@ -86,11 +87,31 @@ class ProgressBar:
 
 
 
+def parse_or_suggest(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """`parser.parse_args`, but an unknown flag is refused by the sub-command it was given to, with that
+    sub-command's usage and the closest flag it has ("did you mean --chunk-size?"); exit 2."""
+    args, unknown = parser.parse_known_args(argv)
+    if not unknown:
+        return args
+    chosen = parser
+    while True:  # down the sub-commands named on the command line (`rag-eval draft review ...`)
+        subs = [a for a in chosen._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            break
+        chosen = subs[0].choices[name]
+    flags = [o for a in chosen._actions for o in a.option_strings if o.startswith("--")]
+    hints = [f"did you mean {close[0]}?" for word in unknown if word.startswith("-")
+             for close in [difflib.get_close_matches(word.split("=", 1)[0], flags, n=1, cutoff=0.6)] if close]
+    chosen.error(f"unrecognized arguments: {' '.join(unknown)}" + (f" ({'; '.join(hints)})" if hints else ""))
+    raise AssertionError("unreachable")  # error() exits
+
+
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse, call the chosen command's `func`, and map our exceptions to exit codes (docs/evaluate.md, Exit codes)."""
     # pypdf logs recoverable oddities of real-world files; bad files reach the user as our PdfError instead.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
-    args = parser.parse_args(argv)
+    args = parse_or_suggest(parser, argv)
     try:
         return int(args.func(args) or 0)
     except RagError as exc:

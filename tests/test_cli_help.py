@@ -10,6 +10,7 @@ import pytest
 from chatbot.answer import AnswerSettings
 from chatbot.cli import build_parser as rag_chat
 from harness.cli import build_parser as rag_eval
+from harness.cli import main
 
 
 def _missing(parser: argparse.ArgumentParser, name: str) -> list[str]:
@@ -44,3 +45,15 @@ def test_rag_eval_run_flags_default_to_none_so_a_config_can_fill_them():
     assert args.num_ctx is None and args.chunk_size is None and args.timeout is None
     chat_args = rag_chat().parse_args(["ask", "q"])
     assert chat_args.num_ctx == AnswerSettings().num_ctx
+
+
+@pytest.mark.parametrize("argv, usage, hint", [
+    (["run", "--chunk-sise", "500"], "usage: rag-eval run", "did you mean --chunk-size?"),
+    (["draft", "review", "drafts.jsonl", "--reviwer", "ann"], "usage: rag-eval draft", "did you mean --reviewer?"),
+    (["compare", "a", "b", "--fail-if-wrose", "passed"], "usage: rag-eval compare", "did you mean --fail-if-worse?"),
+])
+def test_a_mistyped_flag_shows_its_sub_commands_usage_and_the_closest_flag(argv, usage, hint, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(usage) and hint in err and "unrecognized arguments" in err
