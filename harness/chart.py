@@ -40,9 +40,11 @@ def svg_bars(bars: Bars, *, title: str = "") -> str:
     return svg_grouped_bars(title, [label for label, _ in bars], [("", [v for _, v in bars])], standalone=True)
 
 
-def svg_grouped_bars(title: str, labels: Sequence[str], series: Series, *, standalone: bool = False) -> str:
+def svg_grouped_bars(title: str, labels: Sequence[str], series: Series, *, standalone: bool = False,
+                     intervals: Sequence[Sequence[tuple[float, float] | None]] | None = None) -> str:
     """Horizontal bars on a 0-1 scale with a grid at 0, 0.5 and 1: one group per label, one bar per series
-    (a legend when there are several). All text is escaped."""
+    (a legend when there are several). `intervals`, parallel to the series' values, draws each bar's interval
+    as a whisker (none where it is None). All text is escaped."""
     left, width, gap = 170, 300, 8
     bar = 26 if len(series) == 1 else 14
     group = bar * len(series) + gap
@@ -70,10 +72,17 @@ def svg_grouped_bars(title: str, labels: Sequence[str], series: Series, *, stand
         for si, (name, values) in enumerate(series):
             value, y = values[li], y0 + si * bar
             tip = f"{name} {label}".strip()
+            span = intervals[si][li] if intervals is not None else None
+            shown = fmt(value) + (f" [{fmt(span[0])}, {fmt(span[1])}]" if span and value is not None else "")
             if value is not None:
                 out.append(f'<rect class="bar" x="{left}" y="{y}" width="{_clamp(value) * width:.1f}" '
                            f'height="{bar - 2}" fill="{COLOURS[si % len(COLOURS)]}"><title>{escape(tip)}: '
-                           f'{fmt(value)}</title></rect>')
+                           f'{shown}</title></rect>')
+            if span is not None and value is not None:
+                x1, x2, mid = left + _clamp(span[0]) * width, left + _clamp(span[1]) * width, y + (bar - 2) / 2
+                out.append(f'<path class="interval" d="M{x1:.1f},{mid - 3:g}v6M{x1:.1f},{mid:g}H{x2:.1f}'
+                           f'M{x2:.1f},{mid - 3:g}v6" stroke="#222" fill="none"><title>{escape(tip)}: {shown}'
+                           '</title></path>')
             out.append(f'<text x="{left + width + 6}" y="{y + bar / 2 + 3:g}">{fmt(value)}</text>')
     return "\n".join(out) + "\n</svg>\n"
 

@@ -34,19 +34,26 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
 
 
+def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -> list[float]:
+    """The values a metric's mean is taken over: the unerrored rows where it applies (with `na_as_pass`, every
+    unerrored row, not-applicable counting 1.0)."""
+    values = [r.metrics.get(name) for r in rows if not r.errored]
+    return [1.0 if v is None else v for v in values] if na_as_pass else [v for v in values if v is not None]
+
+
 def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,
                      na_as_pass: bool = False) -> dict[str, MetricSummary]:
     """Each metric's mean over the unerrored rows where it applies, with its counts."""
     errored = sum(1 for r in rows if r.errored)
+    unerrored = len(rows) - errored
     out = {}
     for name in names:
-        values = [r.metrics.get(name) for r in rows if not r.errored]
-        scored = [v for v in values if v is not None]
+        scored = metric_values(rows, name)
         total, count = sum(scored), len(scored)
         if na_as_pass:
-            total, count = total + len(values) - len(scored), len(values)
+            total, count = total + unerrored - len(scored), unerrored
         out[name] = MetricSummary(mean=total / count if count else None, scored=len(scored),
-                                  not_applicable=len(values) - len(scored), errored=errored)
+                                  not_applicable=unerrored - len(scored), errored=errored)
     return out
 
 

@@ -18,8 +18,8 @@ from ..judge.agreement import judge_note
 from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..runs import LoadedRun
-from ..stats.compare import manifest_diff
-from ..summary import summarize
+from ..stats.compare import manifest_diff, mean_interval
+from ..summary import metric_values, summarize
 from ..systems import traits_for
 from .agreement import agreement_section
 from .funnel import stage
@@ -85,12 +85,15 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
         body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
     metrics = run.manifest.metrics
     body += [breakdown_section(runs, index), _summary_table(metrics, summaries, names),
-             '<h2 id="charts">Charts</h2><div class="charts">']
+             '<h2 id="charts">Charts</h2><p class="muted">Each bar is a mean over the cases where the metric applies; '
+             'the whisker is its 95 % bootstrap interval over those cases.</p><div class="charts">']
     for chart_title, chart_metrics in chart_families(metrics):
         series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
+        spans = [[mean_interval(metric_values(r.rows, m, na_as_pass=s.na_as_pass)) for m in chart_metrics]
+                 for r, s in zip(runs, summaries)]
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
-        body.append(svg_grouped_bars(chart_title, chart_metrics, series))
+        body.append(svg_grouped_bars(chart_title, chart_metrics, series, intervals=spans))
     body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
              _case_table(runs, index, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

@@ -38,7 +38,7 @@ from .defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from .mde import minimum_detectable_difference
 
 __all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows", "errored_value", "exact_sign_flip",
-           "paired_stats", "manifest_diff", "DEFAULT_PRIMARY", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
+           "mean_interval", "paired_stats", "manifest_diff", "DEFAULT_PRIMARY", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
 
 _EPS = 1e-12
 _EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
@@ -262,6 +262,17 @@ def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resa
     low, high = np.percentile(means, [2.5, 97.5])
     return (float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high),
             _sign_flip_p(d, rng, resamples))
+
+
+def mean_interval(values: Sequence[float] | np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
+                  ) -> tuple[float, float] | None:
+    """The 95 % percentile bootstrap interval of the mean of `values` (the draws `paired_stats` makes for a
+    difference); None when there are none."""
+    if not len(values):
+        return None
+    low, high = np.percentile(_bootstrap_means(np.asarray(values, dtype=float), np.random.default_rng(seed),
+                                               resamples), [2.5, 97.5])
+    return float(low), float(high)
 
 
 def _bootstrap_means(d: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:

@@ -7,8 +7,8 @@ Definitions (per cell c, compared with the baseline b on the primary metric):
   counts a cell's errored cases among those it is ranked on.
 - mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
   from `harness.stats.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
-- mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases (paired_stats
-  against zeros), drawn on the chart.
+- mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases
+  (`harness.stats.compare.mean_interval`, the same draws), drawn on the chart.
 - p_holm: Holm's step-down adjustment of the p-values across all compared cells (the baseline is not compared
   with itself). The verdict is `better` or `worse` (by the sign of the delta, in the metric's direction) when
   p_holm <= alpha, else `indistinguishable`; `no shared cases` when n == 0. This bounds the chance of calling
@@ -29,7 +29,7 @@ import numpy as np
 
 from chatbot.errors import InputError
 
-from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, paired_stats
+from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_interval, paired_stats
 
 __all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "holm", "pareto_front",
            "per_case_means", "select_and_confirm"]
@@ -189,16 +189,22 @@ def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> 
     a = np.array([float(va) for va, _ in pairs])
     b = np.array([float(vb) for _, vb in pairs])
     mean_a, mean_b, delta, low, high, p = paired_stats(a, b, seed=seed, resamples=resamples)
-    own = paired_stats(np.zeros(len(b)), b, seed=seed, resamples=resamples)  # the interval of b's mean
-    return Entry(cell.label, False, len(pairs), mean_b, own[3], own[4], mean_a, delta, low, high, p, None, UNPAIRED,
+    own_low, own_high = _own_interval(b, seed, resamples)
+    return Entry(cell.label, False, len(pairs), mean_b, own_low, own_high, mean_a, delta, low, high, p, None, UNPAIRED,
                  *_costs(cell), errored=len(cell.errored & set(cell.values)))
 
 
 def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:
     values = np.array([float(v) for v in base.values.values() if v is not None])
-    own = paired_stats(np.zeros(len(values)), values, seed=seed, resamples=resamples)
-    return Entry(base.label, True, len(values), own[1], own[3], own[4], own[1], None if own[1] is None else 0.0,
+    mean = float(values.mean()) if len(values) else None
+    own_low, own_high = _own_interval(values, seed, resamples)
+    return Entry(base.label, True, len(values), mean, own_low, own_high, mean, None if mean is None else 0.0,
                  None, None, None, None, BASELINE, *_costs(base), errored=len(base.errored & set(base.values)))
+
+
+def _own_interval(values: np.ndarray, seed: int, resamples: int) -> tuple[float | None, float | None]:
+    """The interval of a cell's own mean, drawn on the chart; (None, None) with no cases."""
+    return mean_interval(values, seed=seed, resamples=resamples) or (None, None)
 
 
 def _verdict(s: Entry, p_holm: float | None, alpha: float, sign: float) -> str:

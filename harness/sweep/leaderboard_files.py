@@ -198,8 +198,13 @@ def leaderboard_svg(board: Leaderboard) -> str:
     if len(front) > 1:
         path = " ".join(f"{x(p.latency):.1f},{y(p.mean):.1f}" for p in front)
         parts.append(f'<polyline class="front" points="{path}" fill="none" stroke="#c0392b" stroke-dasharray="4 3"/>')
-    for p in points:
-        parts += _point(p.entry, x(p.latency), y(p.mean), y(p.low), y(p.high))
+    anchors = [(x(p.latency), y(p.mean)) for p in points]
+    for p, (px, py), (lx, ly) in zip(points, anchors, label_positions(anchors, [p.entry.label for p in points])):
+        parts += _point(p.entry, px, py, y(p.low), y(p.high))
+        if abs(ly - (py + 4)) > 6:  # moved away from its point: a thin line back to it
+            parts.append(f'<line class="leader" x1="{px + 5:.1f}" y1="{py:.1f}" x2="{lx - 2:.1f}" y2="{ly - 4:.1f}" '
+                         'stroke="#bbb"/>')
+        parts.append(f'<text class="label" x="{lx:.1f}" y="{ly:.1f}">{escape(p.entry.label)}</text>')
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
 
@@ -221,8 +226,25 @@ def _axes(x: Callable[[float], float], y: Callable[[float], float], x_max: float
     return out
 
 
+_CHAR_W, _LINE_H = 7.0, 14.0  # a 12 px sans-serif character's width (generous) and a label's line height
+
+
+def label_positions(anchors: Sequence[tuple[float, float]], labels: Sequence[str]) -> list[tuple[float, float]]:
+    """Where each point's label goes (text x, baseline y): right of its point, moved down below any label placed
+    before it that it would overlap, so no two labels overlap (points taken from the top of the chart down)."""
+    placed: list[tuple[float, float, float]] = []  # x0, x1, baseline of the labels placed so far
+    out: dict[int, tuple[float, float]] = {}
+    for i in sorted(range(len(anchors)), key=lambda i: (anchors[i][1], anchors[i][0])):
+        (px, py), width = anchors[i], _CHAR_W * len(labels[i])
+        lx, ly = px + 8, py + 4
+        while hits := [b for x0, x1, b in placed if x0 < lx + width and lx < x1 and abs(b - ly) < _LINE_H]:
+            ly = max(hits) + _LINE_H
+        placed.append((lx, lx + width, ly))
+        out[i] = (lx, ly)
+    return [out[i] for i in range(len(anchors))]
+
+
 def _point(e: Entry, px: float, py: float, low: float, high: float) -> list[str]:
-    label = escape(e.label)
     tip = escape(f"{e.label}: mean {_num(e.mean)} [{_num(e.mean_ci_low)}, {_num(e.mean_ci_high)}], "
                  f"median latency {_num(e.latency_p50_ms, 0)} ms, {e.verdict}")
     fill = "#c0392b" if e.pareto else "white"
@@ -231,5 +253,4 @@ def _point(e: Entry, px: float, py: float, low: float, high: float) -> list[str]
     mark = (f'{shape} class="{"cell front" if e.pareto else "cell"}" fill="{fill}" stroke="#c0392b">'
             f'<title>{tip}</title>{"</rect>" if e.is_baseline else "</circle>"}')
     return [f'<line class="interval" x1="{px:.1f}" y1="{low:.1f}" x2="{px:.1f}" y2="{high:.1f}" stroke="#888"/>',
-            mark,
-            f'<text x="{px + 8:.1f}" y="{py + 4:.1f}">{label}</text>']
+            mark]

@@ -6,6 +6,7 @@ Run with `pytest -m browser` (`.ci/run` does, after installing Debian's chromium
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -18,6 +19,7 @@ import pytest
 from harness.evaluate import run_evaluation
 from harness.report.funnel import STAGES, funnel
 from harness.report.html import render_report
+from harness.report.markup import CSP_META
 from harness.runs import load_run
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS
@@ -157,3 +159,44 @@ def test_png_reader_control(tmp_path):
     pixels = {row[i:i + 3] for row in rows for i in range(0, len(row), 3)}
     assert bytes.fromhex("cc4444") not in pixels and bytes.fromhex("44aa44") not in pixels
     assert bytes.fromhex("ffffff") in pixels
+
+
+def _page_width(page: Path, profile: Path) -> int:
+    """The rendered page's scroll width at a 1,400 px wide window: a copy of `page` without its CSP and with a
+    script that writes the width into the title (the page as written runs no script)."""
+    html = page.read_text(encoding="utf-8").replace(CSP_META, "")
+    probe = page.with_name("width-" + page.name)
+    probe.write_text(html.replace("</body>", "<script>document.title=String(document.documentElement.scrollWidth)"
+                                             "</script></body>"), encoding="utf-8")
+    dom = _chromium(profile, "--window-size=1400,2000", "--virtual-time-budget=2000", "--dump-dom",
+                    probe.as_uri()).stdout
+    return int(_title(dom))
+
+
+def test_reports_fit_1400_pixels_without_horizontal_scrolling(bundle_report, tmp_path):
+    """Issue #20 item 20: the bundle's report, a side-by-side report and one with 1,000-character tokens (in a
+    question, a tag and a case id) fit a 1,400 px window (the control: a 2,000 px wide page does not)."""
+    wide = tmp_path / "wide.html"
+    wide.write_text('<!DOCTYPE html><html><head><title>t</title></head><body><div style="width:2000px">x</div>'
+                    "</body></html>")
+    assert _page_width(wide, tmp_path / "p0") > 1400
+    page, _ = bundle_report
+    assert _page_width(page, tmp_path / "p1") <= 1400
+    root = tmp_path / "runs"
+    common = dict(system="offline", out=str(root), docs=str(SAMPLE_DOCS), cases=str(SAMPLE_DOCS / "all_cases.jsonl"))
+    a = load_run(run_evaluation(RunSettings(label="a", **common)).run_dir)
+    b = load_run(run_evaluation(RunSettings(label="b", chunk_size=600, chunk_overlap=100, **common)).run_dir)
+    pair = tmp_path / "pair.html"
+    pair.write_text(render_report(b, vs=a), encoding="utf-8")
+    assert _page_width(pair, tmp_path / "p2") <= 1400
+    cases = [json.loads(line) for line in (SAMPLE_DOCS / "cases.jsonl").read_text(encoding="utf-8").splitlines()]
+    cases[0]["question"] += " " + "x" * 1000  # one 1,000-character token in a question, a tag and a case id
+    cases[1]["tags"] = ["y" * 1000]
+    cases[2]["id"] = "z" * 1000
+    long_cases = tmp_path / "long.jsonl"
+    long_cases.write_text("".join(json.dumps(c) + "\n" for c in cases), encoding="utf-8")
+    long_run = run_evaluation(RunSettings(system="offline", out=str(root), docs=str(SAMPLE_DOCS / "handbook.pdf"),
+                                          cases=str(long_cases), label="long")).run_dir
+    long_page = tmp_path / "long.html"
+    long_page.write_text(render_report(load_run(long_run)), encoding="utf-8")
+    assert _page_width(long_page, tmp_path / "p3") <= 1400

@@ -121,6 +121,22 @@ def test_side_by_side_report_with_charts_diff_and_review(sample_pair):
     assert len(re.findall(r'<tr id="case-[^"]+"><td><b>', page)) == 21  # one anchored table row per case
 
 
+def test_every_bar_of_the_report_charts_has_its_interval_around_it(sample_pair):
+    """Issue #20 item 20: charts show intervals. Each bar with a value has a whisker: the 95 % bootstrap
+    interval of its mean over the cases where the metric applies, which holds the bar's value."""
+    from harness.stats.compare import mean_interval
+    from harness.summary import metric_values
+    a, b = sample_pair
+    page = render_report(load_run(b), vs=load_run(a))
+    bars = re.findall(r'<rect class="bar"[^>]*><title>([^<]*): ([0-9.]+) \[([0-9.]+), ([0-9.]+)\]</title>', page)
+    assert len(bars) == page.count('<rect class="bar"') == page.count('<path class="interval"') > 20
+    for _, value, low, high in bars:
+        assert float(low) <= float(value) <= float(high)
+    values = metric_values(read_rows(b), "hit@1")
+    low, high = mean_interval(values)
+    assert f"{b.name} hit@1: {sum(values) / len(values):.3f} [{low:.3f}, {high:.3f}]</title></rect>" in page
+
+
 def test_cli_writes_the_report(sample_pair, tmp_path, capsys):
     a, b = sample_pair
     assert main(["report", str(a)]) == 0

@@ -199,6 +199,27 @@ def test_svg_is_well_formed_escaped_and_marks_the_front(tmp_path):
     assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 1
 
 
+def test_point_labels_do_not_overlap_when_cells_coincide():
+    """Issue #20 item 20: four cells with the same mean and latency (and two more close by) get labels that do
+    not overlap; a lone cell's label stays beside its point, with no leader line."""
+    values = [0.0] * 10 + [1.0] * 10
+    same = [cell(f"top-k={k},chunk-size=600", values, latency=300.0) for k in (2, 4, 6, 8)]
+    near = [cell("top-k=3", values, latency=305.0), cell("top-k=5", values[1:] + [1.0], latency=310.0)]
+    alone = cell("prompt=short.txt", [1.0] * 20, latency=900.0)
+    board = build_leaderboard(cell("baseline", values, latency=100.0), [*same, *near, alone], primary="passed",
+                              resamples=200)
+    root = ET.fromstring(leaderboard_svg(board))
+    labels = [(float(t.get("x")), float(t.get("y")), len(t.text)) for t in root.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "label"]
+    assert len(labels) == 8
+    for i, (x1, y1, n1) in enumerate(labels):
+        for x2, y2, n2 in labels[i + 1:]:
+            apart_x = x1 + 7 * n1 <= x2 or x2 + 7 * n2 <= x1
+            assert apart_x or abs(y1 - y2) >= 14
+    leaders = [el for el in root.iter() if el.get("class") == "leader"]
+    assert 3 <= len(leaders) < 8  # the stacked labels point back; the lone cell and the baseline do not need to
+
+
 def test_markdown_text_and_json(tmp_path):
     board = sample_board()
     md = leaderboard_markdown(board, chart="leaderboard.svg")
