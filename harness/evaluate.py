@@ -308,8 +308,11 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
-    if isinstance(system, SeesQuestionsAhead):  # the chatbot: question vectors in batches
-        system.questions_ahead([case.question for case, _ in jobs])
+    if isinstance(system, SeesQuestionsAhead) and callable(system.questions_ahead):  # the chatbot: batched vectors
+        try:
+            system.questions_ahead([case.question for case, _ in jobs])
+        except Exception:  # noqa: BLE001 - a hint only: the run goes on as if the system had no such hook
+            pass
     if isinstance(system, PooledSystem):
         for served in system.pool.imap(lambda client, job: one(job, client), jobs):
             yield served.value

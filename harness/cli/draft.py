@@ -83,8 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="pages drafted at once, per server (default 1)")
     p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
     p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
-    p.add_argument("--num-ctx", type=int, help="model context in tokens (default 8192)")
-    p.add_argument("--num-predict", type=int, help="most tokens the model may write, thinking included (default 4096)")
+    p.add_argument("--num-ctx", type=int, help=f"model context in tokens (default {DraftSettings.num_ctx})")
+    p.add_argument("--num-predict", type=int, help=f"most tokens the model may write per phase: a thinking model "
+                                                   f"writes up to twice this (default {DraftSettings.num_predict})")
     p.add_argument("--think", choices=["auto", "on", "off"], help="default auto")
     p.add_argument("--cache-dir", help="cache root for replies and embeddings (default: $PDF_RAG_EVAL_CACHE)")
     p.add_argument("--include-unreviewed", action="store_true",

@@ -89,8 +89,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
              'the whisker is its 95 % bootstrap interval over those cases.</p><div class="charts">']
     for chart_title, chart_metrics in chart_families(metrics):
         series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
-        spans = [[mean_interval(metric_values(r.rows, m, na_as_pass=s.na_as_pass)) for m in chart_metrics]
-                 for r, s in zip(runs, summaries)]
+        spans = [[_chart_interval(r.rows, m, s.na_as_pass) for m in chart_metrics] for r, s in zip(runs, summaries)]
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(svg_grouped_bars(chart_title, chart_metrics, series, intervals=spans))
@@ -99,6 +98,20 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"{CSP_META}<title>{esc(title)}</title><style>{_CSS}{WRAP_CSS}</style></head>\n<body>\n" + "\n".join(body)
             + "\n</body></html>\n")
+
+
+_CHART_RESAMPLES = 2_000  # a whisker on a chart; compare's numbers use the full default
+
+
+def _chart_interval(rows: Sequence[Row], metric: str, na_as_pass: bool) -> tuple[float, float] | None:
+    """The 95 % bootstrap interval of a metric's mean, resampling cases: a case's repeats are averaged first, so
+    repeats of one case do not count as more cases."""
+    by_case: dict[str, list[Row]] = {}
+    for row in rows:
+        by_case.setdefault(row.case_id, []).append(row)
+    per_case = [sum(v) / len(v) for case_rows in by_case.values()
+                if (v := metric_values(case_rows, metric, na_as_pass=na_as_pass))]
+    return mean_interval(per_case, resamples=_CHART_RESAMPLES)
 
 
 def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:

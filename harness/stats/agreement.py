@@ -51,15 +51,17 @@ class Interval:
     resamples: int
     seed: int
     undefined_resamples: int  # resamples on which the statistic was undefined (left out of the percentiles)
+    constant: bool = False  # one item, or a reviewer who gave one verdict throughout: nothing varies to resample
 
     def to_dict(self) -> dict:
         return asdict(self) | {"note": NO_VARIATION if self.no_variation else None}
 
     @property
     def no_variation(self) -> bool:
-        """Every defined resample gave the same value (one reviewer always gives one verdict; a single item):
-        the bootstrap cannot show any uncertainty, so the interval says nothing."""
-        return self.low is not None and self.low == self.high
+        """Every defined resample gave the same value because the ratings do not vary (one reviewer always gives
+        one verdict; a single item): the bootstrap cannot show any uncertainty, so the interval says nothing. (Two
+        reviewers who agree on every one of many mixed verdicts also give a zero-width interval; that one is shown.)"""
+        return self.constant and self.low is not None and self.low == self.high
 
     def text(self) -> str:
         """`[low, high]` to three decimals, `interval undefined (no variation)`, or `n/a` (no defined value)."""
@@ -230,7 +232,12 @@ def bootstrap_interval(name: str, items: Sequence[Ratings], *, seed: int = DEFAU
         return Interval(None, None, level, resamples, seed, undefined)
     tail = (1 - level) / 2 * 100
     low, high = np.percentile(defined, [tail, 100 - tail])
-    return Interval(float(low), float(high), level, resamples, seed, undefined)
+    given: dict[str, set[str]] = {}
+    for item in rated:
+        for reviewer, verdict in item.items():
+            given.setdefault(reviewer, set()).add(verdict)
+    constant = n == 1 or any(len(verdicts) == 1 for verdicts in given.values())
+    return Interval(float(low), float(high), level, resamples, seed, undefined, constant)
 
 
 def measure_agreement(items: Sequence[Ratings], *, seed: int = DEFAULT_SEED,

@@ -229,16 +229,21 @@ def _axes(x: Callable[[float], float], y: Callable[[float], float], x_max: float
 _CHAR_W, _LINE_H = 7.0, 14.0  # a 12 px sans-serif character's width (generous) and a label's line height
 
 
-def label_positions(anchors: Sequence[tuple[float, float]], labels: Sequence[str]) -> list[tuple[float, float]]:
-    """Where each point's label goes (text x, baseline y): right of its point, moved down below any label placed
-    before it that it would overlap, so no two labels overlap (points taken from the top of the chart down)."""
+def label_positions(anchors: Sequence[tuple[float, float]], labels: Sequence[str], *, top: float = _TOP + 12,
+                    bottom: float = _H - _BOTTOM - 4) -> list[tuple[float, float]]:
+    """Where each point's label goes (text x, baseline y): right of its point, at the first line (its own, then
+    one up, one down, two up, ...) where it overlaps no label placed before it, kept between `top` and
+    `bottom` (the plot area) so none is cut off or written over the axis (points taken from the top down)."""
     placed: list[tuple[float, float, float]] = []  # x0, x1, baseline of the labels placed so far
     out: dict[int, tuple[float, float]] = {}
     for i in sorted(range(len(anchors)), key=lambda i: (anchors[i][1], anchors[i][0])):
         (px, py), width = anchors[i], _CHAR_W * len(labels[i])
-        lx, ly = px + 8, py + 4
-        while hits := [b for x0, x1, b in placed if x0 < lx + width and lx < x1 and abs(b - ly) < _LINE_H]:
-            ly = max(hits) + _LINE_H
+        lx, home = px + 8, min(max(py + 4, top), bottom)
+        offsets = [0] + [d for k in range(1, len(anchors) + 1) for d in (-k, k)]
+        lines = [home + d * _LINE_H for d in offsets]
+        free = (ly for ly in lines if top <= ly <= bottom
+                and not any(x0 < lx + width and lx < x1 and abs(b - ly) < _LINE_H for x0, x1, b in placed))
+        ly = next(free, home)  # more labels than lines: the last ones overlap rather than leave the chart
         placed.append((lx, lx + width, ly))
         out[i] = (lx, ly)
     return [out[i] for i in range(len(anchors))]

@@ -41,7 +41,8 @@ class Describes(Protocol):
 @runtime_checkable
 class SeesQuestionsAhead(Protocol):
     """A system that wants every question of the run before the first `answer()` call (the chatbot embeds them
-    in batches); the harness calls `questions_ahead` once, with the questions in the order they will be asked."""
+    in batches); the harness calls `questions_ahead` once, with the questions in the order they will be asked. A
+    hint only: if it raises, the run goes on as without it."""
 
     def questions_ahead(self, questions: Sequence[str]) -> None: ...
 

@@ -148,3 +148,17 @@ def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
     judged = JudgeAgreement("j", agreement, shared)
     assert judged.headline() == f"judge j: kappa 0.000 {NO_VARIATION} vs people over 30 shared claims"
     assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000" not in judged.render()
+
+
+def test_a_judge_agreeing_on_every_mixed_verdict_shows_its_interval():
+    """Zero width from perfect agreement over varied verdicts is a result, not a lack of variation: shown as
+    [1.000, 1.000] with no note (the review's reviewer found it misread as "undefined")."""
+    from harness.judge.agreement import JudgeAgreement, Shared
+    from harness.records import JudgedClaim
+    from harness.stats.agreement import NO_VARIATION, measure_agreement
+    humans = ["supported", "unsupported"] * 20
+    shared = tuple(Shared(f"c{i}", "sha", "q?", JudgedClaim(claim=f"claim {i}", verdict=h, by="human", judge="j",
+                                                              judge_verdict=h)) for i, h in enumerate(humans))
+    judged = JudgeAgreement("j", measure_agreement([{"ann": h, "j": h} for h in humans], resamples=200), shared)
+    assert judged.headline() == "judge j: kappa 1.000 [1.000, 1.000] vs people over 40 shared claims"
+    assert judged.summary_json()["interval_note"] is None and NO_VARIATION not in judged.render()

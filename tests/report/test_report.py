@@ -133,8 +133,19 @@ def test_every_bar_of_the_report_charts_has_its_interval_around_it(sample_pair):
     for _, value, low, high in bars:
         assert float(low) <= float(value) <= float(high)
     values = metric_values(read_rows(b), "hit@1")
-    low, high = mean_interval(values)
+    low, high = mean_interval(values, resamples=2_000)  # no repeats here: one value per case
     assert f"{b.name} hit@1: {sum(values) / len(values):.3f} [{low:.3f}, {high:.3f}]</title></rect>" in page
+
+
+def test_a_chart_interval_resamples_cases_not_repeats():
+    """Ten repeats of four cases are four cases to the whisker: the same interval as one row per case."""
+    from harness.report.html import _chart_interval
+    from tests.support.rowkit import make_row
+    values = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0}
+    once = [make_row(c, {"hit@1": v}) for c, v in values.items()]
+    repeated = [make_row(c, {"hit@1": v}, repeat=r) for r in range(10) for c, v in values.items()]
+    assert _chart_interval(repeated, "hit@1", False) == _chart_interval(once, "hit@1", False)
+    assert _chart_interval([make_row("a", {"hit@1": None})], "hit@1", False) is None
 
 
 def test_cli_writes_the_report(sample_pair, tmp_path, capsys):

@@ -38,6 +38,27 @@ def slow() -> Slow:
     return Slow()
 
 
+class AheadRaises(Slow):
+    """Abstains at once; its `questions_ahead` hint raises."""
+
+    def questions_ahead(self, questions) -> None:
+        raise RuntimeError("cannot prepare")
+
+
+class AheadNone(Slow):
+    """Abstains at once; `questions_ahead` is there but is not a method."""
+
+    questions_ahead = None
+
+
+def ahead_raises() -> AheadRaises:
+    return AheadRaises(0.0)
+
+
+def ahead_none() -> AheadNone:
+    return AheadNone(0.0)
+
+
 def broken() -> Broken:
     return Broken()
 

@@ -220,6 +220,21 @@ def test_point_labels_do_not_overlap_when_cells_coincide():
     assert 3 <= len(leaders) < 8  # the stacked labels point back; the lone cell and the baseline do not need to
 
 
+def test_labels_of_cells_at_the_bottom_stay_inside_the_chart():
+    """Six cells scoring 0 at about the same latency: their labels neither overlap nor leave the plot area (the
+    reviewer's case: pushed down one line each, the last ones fell below the chart)."""
+    from harness.sweep.leaderboard_files import _BOTTOM, _H
+    cells = [cell(f"cell-{i}", [0.0] * 20, latency=300.0 + i) for i in range(6)]
+    board = build_leaderboard(cell("baseline", [1.0] * 20, latency=100.0), cells, primary="passed", resamples=200)
+    root = ET.fromstring(leaderboard_svg(board))
+    labels = [(float(t.get("x")), float(t.get("y")), len(t.text)) for t in root.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "label"]
+    assert len(labels) == 7 and all(y <= _H - _BOTTOM - 4 for _, y, _ in labels)
+    for i, (x1, y1, n1) in enumerate(labels):
+        for x2, y2, n2 in labels[i + 1:]:
+            assert x1 + 7 * n1 <= x2 or x2 + 7 * n2 <= x1 or abs(y1 - y2) >= 14
+
+
 def test_markdown_text_and_json(tmp_path):
     board = sample_board()
     md = leaderboard_markdown(board, chart="leaderboard.svg")

@@ -46,6 +46,15 @@ def test_sys_exit_inside_answer_is_that_cases_error_row_not_a_silent_exit(tmp_pa
     assert errors == {"hotel-limit": "the system called sys.exit(3) while answering; raise an exception instead"}
 
 
+@pytest.mark.parametrize("factory", ["ahead_raises", "ahead_none"])
+def test_a_questions_ahead_hint_that_fails_does_not_stop_the_run(tmp_path, factory):
+    out = _run(tmp_path, factory)
+    assert out.returncode == 0, out.stderr
+    run_dir = next((tmp_path / "out").iterdir())
+    rows = [json.loads(line) for line in (run_dir / "rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 21 and not any(r["error"] for r in rows)
+
+
 def test_a_relative_out_is_made_absolute_at_start_so_a_plugin_that_changes_directory_does_not_break_the_end(
         tmp_path):
     work = tmp_path / "work"
