@@ -41,6 +41,17 @@ def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -
     return [1.0 if v is None else v for v in values] if na_as_pass else [v for v in values if v is not None]
 
 
+def per_case_means(values: Iterable[tuple[str, float | None]]) -> dict[str, float | None]:
+    """(case id, value) pairs, one per row, to one value per case: the mean of the case's non-null values over
+    its repeats, or None when every repeat is null. Cases keep the order of their first row."""
+    sums: dict[str, list[float]] = {}
+    for case_id, value in values:
+        sums.setdefault(case_id, [])
+        if value is not None:
+            sums[case_id].append(float(value))
+    return {case_id: (sum(v) / len(v) if v else None) for case_id, v in sums.items()}
+
+
 def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,
                      na_as_pass: bool = False) -> dict[str, MetricSummary]:
     """Each metric's mean over the unerrored rows where it applies, with its counts."""

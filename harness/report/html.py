@@ -19,7 +19,7 @@ from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..runs import LoadedRun
 from ..stats.compare import manifest_diff, mean_interval
-from ..summary import metric_values, summarize
+from ..summary import metric_values, per_case_means, summarize
 from ..systems import traits_for
 from .agreement import agreement_section
 from .funnel import stage
@@ -106,12 +106,8 @@ _CHART_RESAMPLES = 2_000  # a whisker on a chart; compare's numbers use the full
 def _chart_interval(rows: Sequence[Row], metric: str, na_as_pass: bool) -> tuple[float, float] | None:
     """The 95 % bootstrap interval of a metric's mean, resampling cases: a case's repeats are averaged first, so
     repeats of one case do not count as more cases."""
-    by_case: dict[str, list[Row]] = {}
-    for row in rows:
-        by_case.setdefault(row.case_id, []).append(row)
-    per_case = [sum(v) / len(v) for case_rows in by_case.values()
-                if (v := metric_values(case_rows, metric, na_as_pass=na_as_pass))]
-    return mean_interval(per_case, resamples=_CHART_RESAMPLES)
+    means = per_case_means((r.case_id, v) for r in rows for v in metric_values([r], metric, na_as_pass=na_as_pass))
+    return mean_interval([v for v in means.values() if v is not None], resamples=_CHART_RESAMPLES)
 
 
 def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:

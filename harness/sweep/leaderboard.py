@@ -22,7 +22,7 @@ Entries are ranked by delta in the metric's direction (the baseline at 0), ties 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -32,7 +32,7 @@ from chatbot.errors import InputError
 from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_interval, paired_stats
 
 __all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "holm", "pareto_front",
-           "per_case_means", "select_and_confirm"]
+           "select_and_confirm"]
 
 BETTER, WORSE, SAME, BASELINE, UNPAIRED = "better", "worse", "indistinguishable", "baseline", "no shared cases"
 
@@ -95,17 +95,6 @@ class Leaderboard:
 
     def to_dict(self) -> dict:
         return asdict(self) | {"entries": [asdict(e) for e in self.entries]}
-
-
-def per_case_means(values: Iterable[tuple[str, float | None]]) -> dict[str, float | None]:
-    """(case id, value) pairs, one per row, to one value per case: the mean of the case's non-null values over
-    its repeats, or None when every repeat is null. Cases keep the order of their first row."""
-    sums: dict[str, list[float]] = {}
-    for case_id, value in values:
-        sums.setdefault(case_id, [])
-        if value is not None:
-            sums[case_id].append(float(value))
-    return {case_id: (sum(v) / len(v) if v else None) for case_id, v in sums.items()}
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

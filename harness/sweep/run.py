@@ -45,8 +45,9 @@ from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..stats.compare import errored_value
+from ..summary import per_case_means
 from ..systems import traits_for
-from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, per_case_means, select_and_confirm
+from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, select_and_confirm
 from .leaderboard_files import write_leaderboard
 from .leaderboard_html import write_leaderboard_html
 from .plan import Cell, SweepPlan, load_sweep

@@ -10,12 +10,12 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.stats.compare import paired_stats
+from harness.summary import per_case_means
 from harness.sweep.leaderboard import (
     CellResults,
     build_leaderboard,
     holm,
     pareto_front,
-    per_case_means,
     select_and_confirm,
 )
 from harness.sweep.leaderboard_files import (
