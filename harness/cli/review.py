@@ -254,9 +254,8 @@ def _passages(row: Row) -> list[RetrievedPassage]:
 
 def _show_passages(row: Row) -> None:
     for p in _passages(row):
-        quotes = [c.quote for c in row.answer.citations if c.source_id == p.source_id]
-        found = [(text, span) for q in quotes for text, span in [find_quote(p.text, q)] if span is not None]
-        text, span = found[0] if found else find_quote(p.text, "")
+        hits = (find_quote(p.text, c.quote) for c in row.answer.citations if c.source_id == p.source_id)
+        text, span = next((hit for hit in hits if hit[1] is not None), find_quote(p.text, ""))  # the first found
         shown = _marked(text, *span) if span else printable(text)
         print(printable(f"  [{p.rank}] {p.source_id} (page {p.page}): ") + shown)  # shown is printable
 

@@ -236,10 +236,10 @@ def label_positions(anchors: Sequence[tuple[float, float]], labels: Sequence[str
     `bottom` (the plot area) so none is cut off or written over the axis (points taken from the top down)."""
     placed: list[tuple[float, float, float]] = []  # x0, x1, baseline of the labels placed so far
     out: dict[int, tuple[float, float]] = {}
+    offsets = [0] + [d for k in range(1, len(anchors) + 1) for d in (-k, k)]  # in lines from a label's own
     for i in sorted(range(len(anchors)), key=lambda i: (anchors[i][1], anchors[i][0])):
         (px, py), width = anchors[i], _CHAR_W * len(labels[i])
         lx, home = px + 8, min(max(py + 4, top), bottom)
-        offsets = [0] + [d for k in range(1, len(anchors) + 1) for d in (-k, k)]
         lines = [home + d * _LINE_H for d in offsets]
         free = (ly for ly in lines if top <= ly <= bottom
                 and not any(x0 < lx + width and lx < x1 and abs(b - ly) < _LINE_H for x0, x1, b in placed))

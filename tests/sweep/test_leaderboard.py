@@ -199,6 +199,17 @@ def test_svg_is_well_formed_escaped_and_marks_the_front(tmp_path):
     assert len(root.findall("{http://www.w3.org/2000/svg}polyline")) == 1
 
 
+def _apart_labels(root: ET.Element) -> list[tuple[float, float, int]]:
+    """The chart's point labels as (x, baseline, characters), checked pairwise not to overlap (7 px a character,
+    14 px a line)."""
+    labels = [(float(t.get("x")), float(t.get("y")), len(t.text)) for t in root.iter("{http://www.w3.org/2000/svg}text")
+              if t.get("class") == "label"]
+    for i, (x1, y1, n1) in enumerate(labels):
+        for x2, y2, n2 in labels[i + 1:]:
+            assert x1 + 7 * n1 <= x2 or x2 + 7 * n2 <= x1 or abs(y1 - y2) >= 14
+    return labels
+
+
 def test_point_labels_do_not_overlap_when_cells_coincide():
     """Issue #20 item 20: four cells with the same mean and latency (and two more close by) get labels that do
     not overlap; a lone cell's label stays beside its point, with no leader line."""
@@ -209,13 +220,8 @@ def test_point_labels_do_not_overlap_when_cells_coincide():
     board = build_leaderboard(cell("baseline", values, latency=100.0), [*same, *near, alone], primary="passed",
                               resamples=200)
     root = ET.fromstring(leaderboard_svg(board))
-    labels = [(float(t.get("x")), float(t.get("y")), len(t.text)) for t in root.iter("{http://www.w3.org/2000/svg}text")
-              if t.get("class") == "label"]
+    labels = _apart_labels(root)
     assert len(labels) == 8
-    for i, (x1, y1, n1) in enumerate(labels):
-        for x2, y2, n2 in labels[i + 1:]:
-            apart_x = x1 + 7 * n1 <= x2 or x2 + 7 * n2 <= x1
-            assert apart_x or abs(y1 - y2) >= 14
     leaders = [el for el in root.iter() if el.get("class") == "leader"]
     assert 3 <= len(leaders) < 8  # the stacked labels point back; the lone cell and the baseline do not need to
 
@@ -226,13 +232,8 @@ def test_labels_of_cells_at_the_bottom_stay_inside_the_chart():
     from harness.sweep.leaderboard_files import _BOTTOM, _H
     cells = [cell(f"cell-{i}", [0.0] * 20, latency=300.0 + i) for i in range(6)]
     board = build_leaderboard(cell("baseline", [1.0] * 20, latency=100.0), cells, primary="passed", resamples=200)
-    root = ET.fromstring(leaderboard_svg(board))
-    labels = [(float(t.get("x")), float(t.get("y")), len(t.text)) for t in root.iter("{http://www.w3.org/2000/svg}text")
-              if t.get("class") == "label"]
+    labels = _apart_labels(ET.fromstring(leaderboard_svg(board)))
     assert len(labels) == 7 and all(y <= _H - _BOTTOM - 4 for _, y, _ in labels)
-    for i, (x1, y1, n1) in enumerate(labels):
-        for x2, y2, n2 in labels[i + 1:]:
-            assert x1 + 7 * n1 <= x2 or x2 + 7 * n2 <= x1 or abs(y1 - y2) >= 14
 
 
 def test_markdown_text_and_json(tmp_path):
