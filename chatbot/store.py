@@ -9,8 +9,11 @@ file, or anything but a regular file, instead of truncating what it points to.
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
 
@@ -83,6 +86,16 @@ def atomic_write_text(path: str | Path, text: str) -> None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive OS lock on `path` (created if missing) while the block runs; others wait their turn."""
+    with open_regular(path, "a", encoding="utf-8") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:

@@ -26,8 +26,7 @@ from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
 from .errors import RunStopped, SystemDown
-from .judge.agreement import judged_passed
-from .lock import RunLock
+from .judged import judged_passed
 from .metrics import metric_names
 from .records import (
     CollectionRecord,
@@ -46,6 +45,7 @@ from .runs import (
     ROWS,
     SUMMARY,
     RowWriter,
+    RunLock,
     file_sha256,
     new_run_dir,
     read_manifest,

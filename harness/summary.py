@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .cases import ORIGINS, origin
-from .judge.agreement import judge_agreement
+from .judged import judge_agreement
 from .records import ClaimCounts, MetricSummary, Row, Summary
 
 
@@ -14,7 +14,7 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
-    rated the answers, `judge` holds its agreement with people (`harness/judge/agreement.py`)."""
+    rated the answers, `judge` holds its agreement with people (`harness/judged.py`)."""
     names = list(metric_names)
     judge = judge_agreement(rows)
     errored = sum(1 for r in rows if r.errored)

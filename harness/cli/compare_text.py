@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from ..judge.agreement import judge_note
+from ..judged import judge_note
 from ..metrics import JUDGED_METRICS
 from ..stats.compare import Comparison, MetricComparison, exact_sign_flip
 from ..stats.mde import NOT_DETECTABLE

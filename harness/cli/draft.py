@@ -35,16 +35,16 @@ from ..drafting.agreement import decision_text, draft_agreement_report
 from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv, reverify
 from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
+from ..drafting.judging import draft_judge_agreement, judge_drafts
 from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
 from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
-from ..judge.drafts import draft_judge_agreement, judge_drafts, render_draft_judges
 from ..judge.run import JudgeSettings
-from ..review.agreement import render_agreement
 from ..runs import utc_now
 from ..settings import host_flags
+from .common import agreement_text, draft_judges_text
 
 _ACTIONS = ("cases", "review", "report", "judge")
 _HELP = "a accept · r REASON reject · e edit · s skip · q quit"
@@ -238,7 +238,7 @@ def _review(args: argparse.Namespace) -> int:
             extra = {"judges": judges} if judges else {}  # the figures' keys stay as they were without a judge
             say(json.dumps(report.to_json() | extra, indent=2, ensure_ascii=False))
         else:
-            say(render_agreement(report) + (f"\n\n{render_draft_judges(judges)}" if judges else ""))
+            say(agreement_text(report) + (f"\n\n{draft_judges_text(judges)}" if judges else ""))
         return 0
     if args.export:
         atomic_write_text(args.export, export_csv(drafts, reviewer=_user(args), name_column=args.reviewer or ""))

@@ -19,8 +19,8 @@ from pathlib import Path
 from chatbot.model_server import BACKENDS
 from chatbot.terminal import ProgressBar, say
 
-from ..judge.agreement import judge_agreement
 from ..judge.run import JudgeResult, JudgeSettings, judge_run
+from ..judged import judge_agreement
 from ..records import MetricSummary
 from ..runs import read_rows
 from .review import default_reviews

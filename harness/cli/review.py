@@ -20,11 +20,11 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import printable, say
 from chatbot.text import cited_passage, find_quote
 
-from ..judge.agreement import judge_agreement
+from ..errors import RunLocked
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
-from ..lock import RunLocked
+from ..judged import judge_agreement
 from ..records import RetrievedPassage, Row, Summary, Verdict
-from ..review.agreement import agreement_report, render_agreement
+from ..review.agreement import agreement_report
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..review.store import (
@@ -46,6 +46,7 @@ from ..review.store import (
 )
 from ..runs import read_manifest, read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .common import agreement_text, judge_agreement_text
 
 _KEYS = """keys (type ? to see them again):
   on an answer:  Enter accept the offered claims · e edit them · k skip this answer
@@ -145,7 +146,7 @@ def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: R
         data = report.to_json() | {"judges": [judged.to_json()] if judged else []}
         say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        say(render_agreement(report) + (f"\n\n{judged.render()}" if judged else ""))
+        say(agreement_text(report) + (f"\n\n{judge_agreement_text(judged)}" if judged else ""))
     return 0
 
 

@@ -18,7 +18,7 @@ from chatbot.terminal import ProgressBar, say
 from ..cases import describe_selection
 from ..chart import fmt
 from ..evaluate import prepare, run_evaluation
-from ..judge.agreement import judge_note
+from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines

@@ -1,5 +1,5 @@
-"""How far reviewers agree on drafted cases: the same statistics (`harness/stats/agreement.py`) and report
-(`harness/review/agreement.py`) as for claims, over drafts two or more reviewers decided.
+"""How far reviewers agree on drafted cases: the same statistics and report (`harness/stats/agreement.py`) as for
+claims, over drafts two or more reviewers decided.
 
 Each reviewer's verdict on a draft is `accepted` or `rejected`; an edit counts as its editor's acceptance of the
 edited draft. The JSON names the count of such drafts `drafts` (claim review: `claims`); every other key is the
@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..review.agreement import AgreementReport
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, AgreementReport, measure_agreement
 from .records import Decision, Draft
 
 __all__ = ["DraftDisagreement", "draft_agreement_report"]

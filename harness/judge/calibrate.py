@@ -21,8 +21,9 @@ from typing import Any
 from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from ..judged import claim_key
 from ..records import Row
-from ..review.book import ReviewKey, claim_key
+from ..review.book import ReviewKey
 
 __all__ = ["CalibrationSample", "draw_sample", "read_sample", "sample_path", "write_sample"]
 

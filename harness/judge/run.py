@@ -20,11 +20,10 @@ from chatbot.model_server import ClientSettings, preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..drafting.prompting import ChatOptions, Failed
-from ..lock import RunLock
 from ..records import Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
 from ..review.store import add_reviews, apply_to_run, distinct_answers, read_reviews, sentence_split
-from ..runs import MANIFEST, read_manifest, read_rows, utc_now, write_json
+from ..runs import MANIFEST, RunLock, read_manifest, read_rows, utc_now, write_json
 from .asking import JudgeAsker, judge_cache
 from .prompting import JudgePrompt, parse_verdicts, verdicts_schema
 

@@ -13,7 +13,10 @@ base. Import them from here.
 from .answers import Citation, Passage, SystemAnswer, SystemReply
 from .base import field_problem, in_bulk
 from .row import (
+    CLAIM_STATUSES,
+    JUDGE_VERDICTS,
     STATUSES,
+    VERDICTS,
     AnswerRecord,
     CitationResult,
     ClaimRecord,
@@ -36,9 +39,9 @@ from .row import (
 from .run_files import ClaimCounts, CollectionRecord, Manifest, MetricSummary, RunSettingsRecord, Summary, SystemRecord
 from .schemas import published_schemas
 
-__all__ = ["AnswerRecord", "Citation", "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution",
-           "ClaimStatus", "CollectionRecord", "EvidenceItem", "Expected", "FactResult", "JudgedClaim",
-           "JudgeVerdict", "Manifest", "MetricSummary",
-           "Passage", "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord", "STATUSES",
-           "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "field_problem", "in_bulk",
-           "QuoteStatus", "Score", "Status", "published_schemas"]
+__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "STATUSES", "VERDICTS", "AnswerRecord", "Citation", "CitationResult",
+           "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord", "EvidenceItem",
+           "Expected", "FactResult", "JudgeVerdict", "JudgedClaim", "Manifest", "MetricSummary", "Passage",
+           "QuoteStatus", "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord",
+           "Score", "Status", "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "field_problem",
+           "in_bulk", "published_schemas"]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .base import _Record
 
-STATUSES = ("answered", "no_answer", "invalid_citation", "malformed_output", "error")
 Status = Literal["answered", "no_answer", "invalid_citation", "malformed_output", "error"]
+STATUSES: tuple[Status, ...] = get_args(Status)
 Score = float | None
 QuoteStatus = Literal["passed", "failed", "not_applicable"]
 
@@ -70,6 +70,9 @@ Verdict = Literal["supported", "unsupported", "contradicted"]
 # counted as supported).
 JudgeVerdict = Literal["supported", "unsupported", "contradicted", "unverified"]
 ClaimStatus = Literal["one_reviewer", "agreed", "disagreement", "resolved"]
+VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
+JUDGE_VERDICTS: tuple[JudgeVerdict, ...] = get_args(JudgeVerdict)
+CLAIM_STATUSES: tuple[ClaimStatus, ...] = get_args(ClaimStatus)
 
 
 class ReviewerVerdict(_Record):

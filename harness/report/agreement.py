@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..chart import fmt
-from ..judge.agreement import judge_agreement
-from ..review.agreement import AgreementReport, Disagreement, agreement_report
+from ..judged import JudgeAgreement, judge_agreement
+from ..records import VERDICTS
+from ..review.agreement import Disagreement, agreement_report
 from ..runs import LoadedRun
+from ..stats.agreement import AgreementReport
 from .markup import esc
 
 __all__ = ["agreement_section"]
-
-
 
 
 def _name(who: str) -> str:
@@ -43,6 +43,26 @@ def _run_part(label: str, name: str, report: AgreementReport) -> str:
             + (rows or '<tr><td colspan="4">no disagreements</td></tr>') + "</table>")
 
 
+def _judge_part(label: str, name: str, judged: JudgeAgreement) -> str:
+    """The judge against people: headline, percent agreement, the confusion table, every disagreement (quotes)."""
+    a = judged.agreement
+    head = "".join(f"<th>{esc(v)}</th>" for v in VERDICTS)
+    confusion = "".join(f"<tr><th>{esc(verdict)}</th>" + "".join(f"<td>{row[v]}</td>" for v in VERDICTS) + "</tr>"
+                        for verdict, row in judged.confusion().items())
+    rows = "".join(f"<tr><td>{esc(d.case_id)}</td><td>{esc(d.claim.claim)}</td><td>{esc(str(d.claim.verdict))}</td>"
+                   f"<td>{esc(str(d.claim.judge_verdict))}"
+                   + (f' quoting {esc(d.claim.source_id or "")}: &ldquo;{esc(d.claim.quote)}&rdquo;' if d.claim.quote
+                      else "")
+                   + (f' <span class="muted">({esc(d.claim.reason)})</span>' if d.claim.reason else "")
+                   + "</td></tr>" for d in judged.disagreements)
+    return (f"<h3>{label}: {esc(name)}: judge against people</h3><p>judge {esc(judged.judge)}: "
+            f"{esc(judged.headline())}; {judged.n} shared claims ({esc(judged.sample_text())}); percent agreement "
+            f"{fmt(a.percent_agreement)} {esc(a.percent_interval.text())}</p>"
+            f"<table><tr><th>judge / human</th>{head}</tr>{confusion}</table>"
+            "<table><tr><th>case</th><th>claim</th><th>human</th><th>judge</th></tr>"
+            + (rows or '<tr><td colspan="4">no disagreements with people</td></tr>') + "</table>")
+
+
 def agreement_section(runs: Sequence[LoadedRun]) -> str:
     """HTML for each run whose claims two or more reviewers rated, and for each run a judge rated (labelled A, B
     like the rest of the report); empty when no run has either. All reviewer, claim and quote text is escaped."""
@@ -53,5 +73,5 @@ def agreement_section(runs: Sequence[LoadedRun]) -> str:
             parts.append(_run_part(label, run.name, report))
         judged = judge_agreement(run.rows)
         if judged is not None:  # the judge against people: figures, confusion table, disagreements with quotes
-            parts.append(f"<h3>{label}: {esc(run.name)}: judge against people</h3><pre>{esc(judged.render())}</pre>")
+            parts.append(_judge_part(label, run.name, judged))
     return "<h2>Reviewer agreement</h2>" + "".join(parts) if parts else ""

@@ -14,7 +14,7 @@ from chatbot.text import cited_passage, find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
-from ..judge.agreement import judge_note
+from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..runs import LoadedRun

@@ -23,28 +23,29 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
 
-from chatbot.text import normalize
-
-from ..records import ClaimRecord, ClaimResolution, ClaimStatus, JudgeVerdict, ReviewerVerdict, Verdict
+from ..judged import claim_key
+from ..records import (
+    CLAIM_STATUSES,
+    JUDGE_VERDICTS,
+    VERDICTS,
+    ClaimRecord,
+    ClaimResolution,
+    ClaimStatus,
+    JudgeVerdict,
+    ReviewerVerdict,
+    Verdict,
+)
 
 __all__ = ["CLAIM_STATUSES", "JUDGE_PREFIX", "JUDGE_VERDICTS", "VERDICTS", "Claim", "ClaimState", "Resolution",
            "Review", "ReviewBook", "ReviewKey", "as_book", "claim_key", "is_judge"]
 
-VERDICTS: tuple[Verdict, ...] = ("supported", "unsupported", "contradicted")
-JUDGE_VERDICTS: tuple[JudgeVerdict, ...] = (*VERDICTS, "unverified")
 JUDGE_PREFIX = "judge:"
-CLAIM_STATUSES: tuple[ClaimStatus, ...] = ("one_reviewer", "agreed", "disagreement", "resolved")
 ReviewKey = tuple[str, str]  # (case_id, answer_sha256)
 
 
 def is_judge(reviewer: str) -> bool:
     """A model judge's reviewer name (`judge:<model>@<digest>`), as opposed to a person's."""
     return reviewer.startswith(JUDGE_PREFIX)
-
-
-def claim_key(text: str) -> str:
-    """How claims are matched across reviewers: normalised text, case folded."""
-    return normalize(text).casefold()
 
 
 @dataclass(frozen=True)

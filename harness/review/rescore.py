@@ -14,7 +14,7 @@ from chatbot.errors import InputError
 from chatbot.text import normalize
 
 from ..cases import Case, load_cases
-from ..judge.agreement import judged_passed
+from ..judged import judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import score_row
 from ..runs import (

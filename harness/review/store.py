@@ -18,15 +18,14 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from chatbot.store import atomic_write_text
+from chatbot.store import atomic_write_text, file_lock
 from chatbot.text import normalize, split_sentences
 
 from ..inputs import Problems, json_lines
-from ..judge.agreement import judged_passed
-from ..lock import RunLock, file_lock
+from ..judged import judged_claims, judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, read_json, read_manifest, read_rows, utc_now, write_json, write_rows
+from ..runs import SUMMARY, RunLock, read_json, read_manifest, read_rows, utc_now, write_json, write_rows
 from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
@@ -42,7 +41,6 @@ from .book import (
     claim_key,
     is_judge,
 )
-from .judged import judged_claims
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
@@ -150,12 +148,13 @@ def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: S
                   judge: str | None = None) -> Row:
     """`row` with the claims of its answer's reviews (each claim's state across human reviewers, see ClaimState)
     and the claim metrics from them; a claim in disagreement keeps it pending with claims_supported null. With
-    `judge` (a judge reviewer name), also the judged claims from that judge's review (`review/judged.py`). With no
+    `judge` (a judge reviewer name), also the judged claims from that judge's review (`harness/judged.py`). With no
     review of its answer, and for a row with an error, `row` is returned unchanged: it keeps the review it
     carries, which is about its own answer (e.g. the claims file of a scored run)."""
     book = as_book(reviews)
     states = book.claim_states(answer_key(row))
-    judged = judged_claims(states, book.judge_review(answer_key(row), judge) if judge else None)
+    judged_by = book.judge_review(answer_key(row), judge) if judge else None
+    judged = judged_claims(states, judged_by.reviewer if judged_by else None, judged_by.claims if judged_by else ())
     if states is None and judged is None:
         return row
     claims = [s.to_record() for s in states] if states is not None else row.claims

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
 from .defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 
-__all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_VARIATION", "Agreement", "Interval", "bootstrap_interval",
+__all__ = ["DEFAULT_RESAMPLES", "DEFAULT_SEED", "NO_VARIATION", "Agreement", "AgreementReport", "DisagreementItem",
+           "Interval", "bootstrap_interval",
            "cohen_kappa", "krippendorff_alpha_nominal", "measure_agreement", "percent_agreement", "undefined_reason"]
 
 _BLOCK_CELLS = 2_000_000  # resamples x items per block of draws: bounds memory
@@ -250,3 +252,43 @@ def measure_agreement(items: Sequence[Ratings], *, seed: int = DEFAULT_SEED,
         coefficient=coefficient, value=value,
         interval=bootstrap_interval(coefficient, rated, seed=seed, resamples=resamples),
         reason=undefined_reason(rated) if value is None else None)
+
+
+class DisagreementItem(Protocol):
+    """What an agreement report needs of a disagreement, whatever the reviewed item is (a claim, a draft)."""
+
+    @property
+    def open(self) -> bool: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def lines(self) -> list[str]:
+        """The item, then one indented line per reviewer and one for the resolution if any."""
+        ...
+
+
+D = TypeVar("D", bound=DisagreementItem)
+
+
+@dataclass(frozen=True)
+class AgreementReport(Generic[D]):
+    """The agreement figures over the items (`unit`: claims, drafts) two or more reviewers rated, and every
+    disagreement among them."""
+
+    agreement: Agreement
+    disagreements: tuple[D, ...]
+    unit: str = "claims"
+
+    @property
+    def open_disagreements(self) -> int:
+        return sum(d.open for d in self.disagreements)
+
+    def to_json(self) -> dict[str, Any]:
+        """`claims` (or the report's `unit`: the items rated by two or more reviewers), `reviewers`,
+        `percent_agreement` and its interval, `kappa` (two reviewers) or `alpha` (more) with `interval`,
+        `undefined_reason` and `disagreements`."""
+        a = self.agreement
+        return {self.unit: a.items, "reviewers": list(a.reviewers), "percent_agreement": a.percent_agreement,
+                "percent_agreement_interval": a.percent_interval.to_dict(), a.coefficient: a.value,
+                "interval": a.interval.to_dict(), "undefined_reason": a.reason,
+                "disagreements": [d.to_json() for d in self.disagreements]}

@@ -30,7 +30,7 @@ import numpy as np
 from chatbot.errors import InputError
 
 from ..cases import refuse_other_selections
-from ..judge.agreement import judge_agreement, judge_measured, judged_passed
+from ..judged import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run

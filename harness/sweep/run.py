@@ -39,11 +39,10 @@ from chatbot.store import atomic_write_text
 
 from ..errors import RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
-from ..judge.agreement import judge_agreement, judge_note
-from ..lock import LOCK, RunLock
+from ..judged import judge_agreement, judge_note
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
-from ..runs import MANIFEST, new_run_dir, read_json, read_manifest, read_rows, utc_now
+from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..stats.compare import errored_value
 from ..summary import per_case_means
 from ..systems import traits_for

@@ -137,7 +137,8 @@ def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
     """30 shared claims, the judge "supported" on all, people split 15/15: kappa is 0 and every bootstrap
     resample gives 0, so the interval says nothing; the text views and summary.json say so instead of
     printing [0.000, 0.000]."""
-    from harness.judge.agreement import JudgeAgreement, Shared
+    from harness.cli.common import judge_agreement_text
+    from harness.judged import JudgeAgreement, Shared
     from harness.records import JudgedClaim
     from harness.stats.agreement import NO_VARIATION, measure_agreement
     humans = ["supported", "unsupported"] * 15
@@ -147,13 +148,14 @@ def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
     agreement = measure_agreement([{"ann": h, "j": "supported"} for h in humans], resamples=200)
     judged = JudgeAgreement("j", agreement, shared)
     assert judged.headline() == f"judge j: kappa 0.000 {NO_VARIATION} vs people over 30 shared claims"
-    assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000" not in judged.render()
+    assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000" not in judge_agreement_text(judged)
 
 
 def test_a_judge_agreeing_on_every_mixed_verdict_shows_its_interval():
     """Zero width from perfect agreement over varied verdicts is a result, not a lack of variation: shown as
     [1.000, 1.000] with no note (the review's reviewer found it misread as "undefined")."""
-    from harness.judge.agreement import JudgeAgreement, Shared
+    from harness.cli.common import judge_agreement_text
+    from harness.judged import JudgeAgreement, Shared
     from harness.records import JudgedClaim
     from harness.stats.agreement import NO_VARIATION, measure_agreement
     humans = ["supported", "unsupported"] * 20
@@ -161,4 +163,4 @@ def test_a_judge_agreeing_on_every_mixed_verdict_shows_its_interval():
                                                               judge_verdict=h)) for i, h in enumerate(humans))
     judged = JudgeAgreement("j", measure_agreement([{"ann": h, "j": h} for h in humans], resamples=200), shared)
     assert judged.headline() == "judge j: kappa 1.000 [1.000, 1.000] vs people over 40 shared claims"
-    assert judged.summary_json()["interval_note"] is None and NO_VARIATION not in judged.render()
+    assert judged.summary_json()["interval_note"] is None and NO_VARIATION not in judge_agreement_text(judged)

@@ -12,8 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from harness.lock import RunLock
-from harness.runs import read_rows
+from harness.runs import RunLock, read_rows
 from tests.review.test_review import _offline, cases_copy  # noqa: F401  (fixture)
 
 CLI = "import sys; from harness.cli import main; sys.exit(main(sys.argv[1:]))"

@@ -357,7 +357,7 @@ def test_two_reviewers_saving_from_stale_copies_both_keep_their_work(tmp_path):
 
 def test_reviews_are_not_applied_while_the_run_is_being_written(tmp_path, cases_copy):
     from harness.errors import RunLocked
-    from harness.lock import RunLock
+    from harness.runs import RunLock
     run = _offline(tmp_path, cases_copy, "locked")
     with RunLock(run):  # stands for a `--resume` still appending rows
         with pytest.raises(RunLocked, match="is being written by process"):

@@ -128,11 +128,12 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
 def test_a_zero_width_interval_is_called_undefined():
     # One claim, different verdicts: kappa 0, and every bootstrap resample is that one claim, so the interval is
     # [0, 0]: it shows no uncertainty because there is no variation, not because kappa is known to be 0.
-    from harness.review.agreement import AgreementReport, render_agreement
+    from harness.cli.common import agreement_text
+    from harness.stats.agreement import AgreementReport
     result = measure_agreement([{"ann": "S", "bob": "U"}], resamples=200)
     assert (result.value, result.interval.low, result.interval.high) == (0.0, 0.0, 0.0)
     assert result.interval.text() == "interval undefined (no variation)"
     assert result.interval.to_dict()["note"] == "interval undefined (no variation)"
-    assert "Cohen's kappa: 0.000 interval undefined (no variation)" in render_agreement(AgreementReport(result, ()))
+    assert "Cohen's kappa: 0.000 interval undefined (no variation)" in agreement_text(AgreementReport(result, ()))
     varied = measure_agreement([{"a": x, "b": y} for x, y in zip("SSUUSU", "SUUSSU")], resamples=500)
     assert varied.interval.text().startswith("[") and varied.interval.to_dict()["note"] is None

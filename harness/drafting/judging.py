@@ -3,9 +3,10 @@
 
 One chat call per answerable draft that passed verification (prompt `harness/prompts/draft_judge.txt`: the page,
 the question, quote and facts; schema `{decision: accepted | rejected, reason}`), through the same client, options
-and reply cache as `rag-eval judge` (`asking.py`). The decision is stored on the draft under `judge_reviews`, by
-`judge:<model>@<digest>`: it never counts as a reviewer's decision (a draft still needs a person to accept it) and
-never makes a disagreement. `draft review --agreement` measures it against the people's settled decisions.
+and reply cache as `rag-eval judge` (`harness/judge/asking.py`). The decision is stored on the draft under
+`judge_reviews`, by `judge:<model>@<digest>`: it never counts as a reviewer's decision (a draft still needs a person
+to accept it) and never makes a disagreement. `draft review --agreement` measures it against the people's settled
+decisions.
 """
 
 from __future__ import annotations
@@ -19,17 +20,16 @@ from typing import Any
 from chatbot.backends import connect
 from chatbot.model_server import preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
-from chatbot.terminal import printable
 
-from ..drafting.prompting import Failed, sha256
-from ..drafting.records import Decision, Draft
+from ..judge.asking import JudgeAsker, judge_cache
+from ..judge.run import JudgeSettings, judge_name
+from ..judged import HUMAN
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
-from .agreement import HUMAN
-from .asking import JudgeAsker, judge_cache
-from .run import JudgeSettings, judge_name
+from .prompting import Failed, sha256
+from .records import Decision, Draft
 
-__all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "judge_drafts", "render_draft_judges"]
+__all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "judge_drafts"]
 
 DECISION_SCHEMA: dict = {"type": "object",
                          "properties": {"decision": {"enum": ["accepted", "rejected"]}, "reason": {"type": "string"}},
@@ -98,24 +98,3 @@ def draft_judge_agreement(drafts: Sequence[Draft], *, seed: int = DEFAULT_SEED,
                                        "judge": r.verdict, "reason": r.reason} for d, r in shared
                                       if d.decision.verdict != r.verdict]})
     return out
-
-
-def render_draft_judges(judges: Sequence[Mapping[str, Any]]) -> str:
-    """The judges' agreement with people on drafts as text, each disagreement with the judge's reason."""
-    lines = []
-    for j in judges:
-        ci = j["interval"]
-        kappa = "undefined" if j["kappa"] is None else (
-            f"{j['kappa']:.3f} [{_fmt(ci['low'])}, {_fmt(ci['high'])}]")
-        lines += [f"judge {j['reviewer']} against people: {j['drafts']} drafts both decided; kappa {kappa}; "
-                  f"percent agreement {_fmt(j['percent_agreement'])}",
-                  f"disagreements with people: {len(j['disagreements'])}"]
-        for d in j["disagreements"]:
-            why = f" ({d['reason']})" if d["reason"] else ""
-            lines += [f"- draft {d['draft_id']}: {d['question']}", f"    human: {d['human']}",
-                      f"    {j['reviewer']}: {d['judge']}{why}"]
-    return "\n".join(printable(line) for line in lines)
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"

@@ -1,36 +1,109 @@
-"""How far a judge agrees with people, over the claims both rated: the figure printed beside every judged number.
+"""Measuring a judge: which claims the judged metrics count, and how far the judge agrees with people.
 
-A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or resolved) and the judge
-rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict against judge verdict,
-with seeded bootstrap intervals (`harness/stats/agreement.py`), and the confusion table judge x human. The judge's
-`unverified` is a category of its own, so it never agrees with a person's `supported`. Below `MIN_SHARED` shared
-claims the judge is not measured: its verdicts fill no `passed`, and every view says how many more claims to
-review. Whether the shared claims were a random calibration sample (`rag-eval review --calibrate`) or the
-reviewers' own choice is counted when the sample is known.
+This room sits low, beside the metrics, so that summaries, comparisons, review, the judge and sweeps all import
+down to it; it knows rows and the statistics of agreement, nothing of files or terminals.
+
+**Judged claims.** `claims_supported` and `claim_support` count people only. Their judged siblings
+(`claims_supported_judged`, `claim_support_judged`) read a row's `judged_claims`, built by `judged_claims` from the
+people's claim states and one judge's review of the answer:
+
+- when people reviewed the whole answer (every claim settled), their claims are the claims; the judge's verdict
+  rides along on each claim it also rated (claims matched by `claim_key`), for the agreement between the two;
+- otherwise the judge's claims are the claims, each taking the human verdict where a person settled that claim.
+
+With no review by that judge the row has no judged claims, and the judged metrics fall back to the human ones.
+
+**Agreement.** A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or
+resolved) and the judge rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict
+against judge verdict, with seeded bootstrap intervals (`harness/stats/agreement.py`), and the confusion table
+judge x human. The judge's `unverified` is a category of its own, so it never agrees with a person's `supported`.
+Below `MIN_SHARED` shared claims the judge is not measured: its verdicts fill no `passed`, and every view says how
+many more claims to review. Whether the shared claims were a random calibration sample (`rag-eval review
+--calibrate`) or the reviewers' own choice is counted when the sample is known.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from chatbot.terminal import printable
+from chatbot.text import normalize
 
-from .. import metrics as m
-from ..records import JudgedClaim, Row
-from ..review.book import JUDGE_VERDICTS, VERDICTS
-from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
+from . import metrics as m
+from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeVerdict, Row, Verdict
+from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 
-__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "judge_agreement", "judge_measured",
-           "judge_note", "judged_passed", "not_measured_text"]
+__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "Shared", "claim_key",
+           "judge_agreement", "judge_measured", "judge_note", "judged_claims", "judged_passed", "not_measured_text",
+           "shared_claims"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
 SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
 
-
 NO_JUDGE = "no judge rated these answers (rag-eval judge RUN): the judged metrics equal the human ones"
+
+
+def claim_key(text: str) -> str:
+    """How claims are matched across reviewers (and between people and a judge): normalised text, case folded."""
+    return normalize(text).casefold()
+
+
+class HumanClaim(Protocol):
+    """A claim as people settled it (a review's claim state): its text and the verdict that counts, if any."""
+
+    @property
+    def claim(self) -> str: ...
+
+    @property
+    def verdict(self) -> Verdict | None: ...
+
+
+class JudgeClaim(Protocol):
+    """One claim of a judge's review: its verdict, and the passage and quote that decide it."""
+
+    @property
+    def claim(self) -> str: ...
+
+    @property
+    def verdict(self) -> JudgeVerdict: ...
+
+    @property
+    def source_id(self) -> str | None: ...
+
+    @property
+    def quote(self) -> str | None: ...
+
+    @property
+    def note(self) -> str: ...
+
+
+def judged_claims(states: Sequence[HumanClaim] | None, judge: str | None,
+                  judge_claims: Sequence[JudgeClaim] = ()) -> tuple[JudgedClaim, ...] | None:
+    """The judged claims of one answer from the people's claim states (None: no person reviewed it) and the
+    claims of one judge's review (`judge` None: that judge did not judge it); None when not judged."""
+    if judge is None:
+        return None
+    by_judge = {claim_key(c.claim): c for c in judge_claims}
+    humans = {claim_key(s.claim): s for s in states or ()}
+    if states is not None and all(s.verdict is not None for s in states):
+        return tuple(_human(s, by_judge.get(claim_key(s.claim)), judge) for s in states)
+    return tuple(_judged(c, humans.get(claim_key(c.claim)), judge) for c in judge_claims)
+
+
+def _human(state: HumanClaim, judged: JudgeClaim | None, judge: str) -> JudgedClaim:
+    return JudgedClaim(claim=state.claim, verdict=state.verdict, by="human", judge=judge,
+                       judge_verdict=judged.verdict if judged else None,
+                       source_id=judged.source_id if judged else None, quote=judged.quote if judged else None,
+                       reason=(judged.note or None) if judged else None)
+
+
+def _judged(claim: JudgeClaim, human: HumanClaim | None, judge: str) -> JudgedClaim:
+    settled = human is not None and human.verdict is not None
+    return JudgedClaim(claim=claim.claim, verdict=human.verdict if human is not None and settled else claim.verdict,
+                       by="human" if settled else "judge", judge=judge, judge_verdict=claim.verdict,
+                       source_id=claim.source_id, quote=claim.quote, reason=claim.note or None)
 
 
 def judge_note(block: Mapping[str, Any] | None) -> str:
@@ -60,14 +133,6 @@ class Shared:
         return {"case_id": self.case_id, "answer_sha256": self.answer_sha256, "question": self.question,
                 "claim": c.claim, "human": c.verdict, "judge": c.judge_verdict, "source_id": c.source_id,
                 "quote": c.quote, "reason": c.reason}
-
-    def lines(self) -> list[str]:
-        """For a terminal: control characters of the model's or the documents' text shown escaped."""
-        c = self.claim
-        quote = f' quoting {c.source_id}: "{c.quote}"' if c.quote else ""
-        why = f" ({c.reason})" if c.reason else ""
-        return [printable(line) for line in (f"- case {self.case_id}: {c.claim}", f"    human: {c.verdict}",
-                                              f"    {c.judge}: {c.judge_verdict}{quote}{why}")]
 
 
 @dataclass(frozen=True)
@@ -131,26 +196,6 @@ class JudgeAgreement:
                 "interval": a.interval.to_dict(), "undefined_reason": a.reason, "confusion": self.confusion(),
                 "random_sample": self.random_sample, "sample": self.sample_text(), "text": self.headline(),
                 "disagreements": [d.to_json() for d in self.disagreements]}
-
-    def render(self) -> str:
-        a, pi = self.agreement, self.agreement.percent_interval
-        lines = [f"judge {self.judge} against people: {self.n} shared claims; {self.sample_text()}",
-                 self.headline(),
-                 f"percent agreement: {_fmt(a.percent_agreement)} {pi.text()}"
-                 + (f"; kappa undefined: {a.reason}" if a.reason and self.n else ""),
-                 "confusion (rows: judge, columns: human):",
-                 "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]
-        for verdict, row in self.confusion().items():
-            lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
-        lines.append(f"disagreements with people: {len(self.disagreements)}")
-        for d in self.disagreements:
-            lines += d.lines()
-        return "\n".join(lines)
-
-
-
-def _fmt(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.3f}"
 
 
 def shared_claims(rows: Sequence[Row]) -> list[Shared]:

@@ -1,0 +1,82 @@
+"""What several sub-commands share: the text views of reviewer and judge agreement.
+
+Libraries return records; these turn them into the lines a terminal shows. Every command prints through
+`say()`, which escapes control characters of the model's, the documents' and the reviewers' text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..judged import JudgeAgreement, Shared
+from ..records import VERDICTS
+from ..stats.agreement import AgreementReport
+
+__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text"]
+
+
+def fmt3(value: float | None) -> str:
+    """A figure to three decimals, `n/a` for none."""
+    return "n/a" if value is None else f"{value:.3f}"
+
+
+def agreement_text(report: AgreementReport[Any]) -> str:
+    """The agreement report as text: the figures, then each disagreement with every reviewer's verdict."""
+    a, unit = report.agreement, report.unit
+    label = "Cohen's kappa" if a.coefficient == "kappa" else "Krippendorff's alpha (nominal)"
+    pi, ci = a.percent_interval, a.interval
+    reviewers = ", ".join(r or "(unnamed)" for r in a.reviewers) or "none"
+    lines = [f"{unit} seen by two or more reviewers: {a.items} (reviewers: {reviewers})",
+             f"percent agreement: {fmt3(a.percent_agreement)} {pi.text()}",
+             f"{label}: {fmt3(a.value)}" + (f" {ci.text()}" if a.value is not None else "")
+             + (f" (undefined: {a.reason})" if a.reason else ""),
+             f"intervals: {int(ci.level * 100)}% percentile bootstrap over {unit}, {ci.resamples} resamples, "
+             f"seed {ci.seed}" + (f"; {ci.undefined_resamples} resamples undefined" if ci.undefined_resamples
+                                  else "")]
+    total, open_ = len(report.disagreements), report.open_disagreements
+    lines.append(f"disagreements: {total} ({open_} open, {total - open_} resolved)")
+    for d in report.disagreements:
+        lines += d.lines()
+    return "\n".join(lines)
+
+
+def _shared_lines(s: Shared) -> list[str]:
+    c = s.claim
+    quote = f' quoting {c.source_id}: "{c.quote}"' if c.quote else ""
+    why = f" ({c.reason})" if c.reason else ""
+    return [f"- case {s.case_id}: {c.claim}", f"    human: {c.verdict}",
+            f"    {c.judge}: {c.judge_verdict}{quote}{why}"]
+
+
+def judge_agreement_text(judged: JudgeAgreement) -> str:
+    """A judge against people: the headline, percent agreement, the confusion table, every disagreement."""
+    a, pi = judged.agreement, judged.agreement.percent_interval
+    lines = [f"judge {judged.judge} against people: {judged.n} shared claims; {judged.sample_text()}",
+             judged.headline(),
+             f"percent agreement: {fmt3(a.percent_agreement)} {pi.text()}"
+             + (f"; kappa undefined: {a.reason}" if a.reason and judged.n else ""),
+             "confusion (rows: judge, columns: human):",
+             "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]
+    for verdict, row in judged.confusion().items():
+        lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
+    lines.append(f"disagreements with people: {len(judged.disagreements)}")
+    for d in judged.disagreements:
+        lines += _shared_lines(d)
+    return "\n".join(lines)
+
+
+def draft_judges_text(judges: Sequence[Mapping[str, Any]]) -> str:
+    """The judges' agreement with people on drafts as text, each disagreement with the judge's reason."""
+    lines = []
+    for j in judges:
+        ci = j["interval"]
+        kappa = "undefined" if j["kappa"] is None else f"{j['kappa']:.3f} [{fmt3(ci['low'])}, {fmt3(ci['high'])}]"
+        lines += [f"judge {j['reviewer']} against people: {j['drafts']} drafts both decided; kappa {kappa}; "
+                  f"percent agreement {fmt3(j['percent_agreement'])}",
+                  f"disagreements with people: {len(j['disagreements'])}"]
+        for d in j["disagreements"]:
+            why = f" ({d['reason']})" if d["reason"] else ""
+            lines += [f"- draft {d['draft_id']}: {d['question']}", f"    human: {d['human']}",
+                      f"    {j['reviewer']}: {d['judge']}{why}"]
+    return "\n".join(lines)
