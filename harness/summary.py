@@ -40,6 +40,14 @@ def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -
     values = [r.metrics.get(name) for r in rows if not r.errored]
     return [1.0 if v is None else v for v in values] if na_as_pass else [v for v in values if v is not None]
 
+def errored_value(row: Row, name: str, *, primary: bool) -> float | None:
+    """The value compare and the sweep use for `name` on `row`: an errored row counts 0 on the primary metric
+    (errors never make a run look better) and has no value on the others."""
+    if row.errored:
+        return 0.0 if primary else None
+    value = row.metrics.get(name)
+    return None if value is None else float(value)
+
 
 def per_case_means(values: Iterable[tuple[str, float | None]]) -> dict[str, float | None]:
     """(case id, value) pairs, one per row, to one value per case: the mean of the case's non-null values over

@@ -11,9 +11,9 @@ import pytest
 
 from harness import metrics as m
 from harness.records import Manifest
+from harness.report.compare import compare_rows
 from harness.runs import LoadedRun, write_rows
 from harness.settings import RunSettings
-from harness.stats.compare import compare_rows
 from harness.sweep.plan import Cell, SweepPlan
 from harness.sweep.run import leaderboard_of
 from tests.conftest import REPO

@@ -14,7 +14,7 @@ from chatbot.terminal import say
 from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
-    from ..stats.compare import Comparison, MetricComparison
+    from ..report.compare import Comparison, MetricComparison
 
 EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3 and 4 belong to rag-eval run)
 GATE_ALPHA = 0.05
@@ -53,9 +53,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: `rag-eval compare --help` starts without numpy and pydantic
+    from ..report.compare import compare_runs
+    from ..report.compare_text import render_markdown, render_table
     from ..runs import find_run
-    from ..stats.compare import compare_runs
-    from .compare_text import render_markdown, render_table
 
     gate = _gate_metrics(args.fail_if_worse)
     (run_a, note_a), (run_b, note_b) = find_run(args.run_a, args.out), find_run(args.run_b, args.out)
@@ -98,7 +98,7 @@ def worse_on(c: Comparison, names: Sequence[str]) -> list[tuple[MetricComparison
         raise InputError(f"--fail-if-worse: {', '.join(missing)} is not a metric of both runs; they share "
                          f"{', '.join(by_name) or 'none'}")
     chosen = [by_name[n] for n in names]
-    from ..sweep.leaderboard import holm
+    from ..stats.paired import holm
 
     adjusted = holm([m.p_value for m in chosen])
     return [(m, p) for m, p in zip(chosen, adjusted)

@@ -18,10 +18,11 @@ from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
 from ..records import Row, Summary
 from ..runs import LoadedRun
-from ..stats.compare import manifest_diff, mean_interval
+from ..stats.paired import mean_interval
 from ..summary import metric_values, per_case_means, summarize
 from ..systems import traits_for
 from .agreement import agreement_section
+from .compare import manifest_diff
 from .funnel import stage
 from .markup import CSP_META, WRAP_CSS, attr, esc
 from .row_warnings import count_warnings, warning_lines

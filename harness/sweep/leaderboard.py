@@ -3,12 +3,12 @@
 Definitions (per cell c, compared with the baseline b on the primary metric):
 - Paired cases: cases where the metric is non-null in both b and c (a case answered several times contributes
   the mean of its repeats; the caller passes one value per case). `n` counts them. An errored case counts 0 on
-  the primary metric (`harness.stats.compare.errored_value`, the rule `rag-eval compare` uses too); `errored`
+  the primary metric (`harness.summary.errored_value`, the rule `rag-eval compare` uses too); `errored`
   counts a cell's errored cases among those it is ranked on.
 - mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
-  from `harness.stats.compare.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
+  from `harness.stats.paired.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
 - mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases
-  (`harness.stats.compare.mean_interval`, the same draws), drawn on the chart.
+  (`harness.stats.paired.mean_interval`, the same draws), drawn on the chart.
 - p_holm: Holm's step-down adjustment of the p-values across all compared cells (the baseline is not compared
   with itself). The verdict is `better` or `worse` (by the sign of the delta, in the metric's direction) when
   p_holm <= alpha, else `indistinguishable`; `no shared cases` when n == 0. This bounds the chance of calling
@@ -29,9 +29,10 @@ import numpy as np
 
 from chatbot.errors import InputError
 
-from ..stats.compare import DEFAULT_RESAMPLES, DEFAULT_SEED, mean_interval, paired_stats
+from ..stats.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.paired import holm, mean_interval, paired_stats
 
-__all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "holm", "pareto_front",
+__all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "pareto_front",
            "select_and_confirm"]
 
 BETTER, WORSE, SAME, BASELINE, UNPAIRED = "better", "worse", "indistinguishable", "baseline", "no shared cases"
@@ -95,23 +96,6 @@ class Leaderboard:
 
     def to_dict(self) -> dict:
         return asdict(self) | {"entries": [asdict(e) for e in self.entries]}
-
-
-def holm(p_values: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjusted p-values, in the input order; None entries are skipped and not counted.
-
-    With the m given p-values sorted ascending p(1) <= ... <= p(m), the adjusted p(i) is
-    max over j <= i of min(1, (m - j + 1) * p(j)). Rejecting every hypothesis whose adjusted p is <= alpha keeps
-    the chance of any false rejection at most alpha, whatever the dependence between the tests
-    (Holm 1979, "A simple sequentially rejective multiple test procedure"). Ties keep their input order."""
-    present = sorted((p, i) for i, p in enumerate(p_values) if p is not None)
-    m = len(present)
-    adjusted: list[float | None] = [None] * len(p_values)
-    running = 0.0
-    for rank, (p, i) in enumerate(present):
-        running = max(running, min(1.0, (m - rank) * p))
-        adjusted[i] = running
-    return adjusted
 
 
 def pareto_front(points: Sequence[tuple[float | None, float | None]]) -> list[bool]:

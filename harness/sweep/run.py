@@ -43,8 +43,7 @@ from ..judged import judge_agreement, judge_note
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
-from ..stats.compare import errored_value
-from ..summary import per_case_means
+from ..summary import errored_value, per_case_means
 from ..systems import traits_for
 from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, select_and_confirm
 from .leaderboard_files import write_leaderboard

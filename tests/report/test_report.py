@@ -124,7 +124,7 @@ def test_side_by_side_report_with_charts_diff_and_review(sample_pair):
 def test_every_bar_of_the_report_charts_has_its_interval_around_it(sample_pair):
     """Issue #20 item 20: charts show intervals. Each bar with a value has a whisker: the 95 % bootstrap
     interval of its mean over the cases where the metric applies, which holds the bar's value."""
-    from harness.stats.compare import mean_interval
+    from harness.stats.paired import mean_interval
     from harness.summary import metric_values
     a, b = sample_pair
     page = render_report(load_run(b), vs=load_run(a))

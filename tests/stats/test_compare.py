@@ -1,4 +1,4 @@
-"""`harness.stats.compare` and `rag-eval compare`: paired statistics on hand-made runs whose answers we know, then
+"""`harness.report.compare` and `rag-eval compare`: paired statistics on hand-made runs whose answers we know, then
 two offline runs of the sample with different chunk sizes."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Manifest
+from harness.report.compare import compare_rows, compare_runs, manifest_diff
 from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
-from harness.stats.compare import compare_rows, compare_runs, manifest_diff, paired_stats
+from harness.stats.paired import paired_stats
 from tests.support.rowkit import make_row as _row
 
 REPO = Path(__file__).resolve().parents[2]
@@ -197,7 +198,7 @@ def test_cli_refuses_different_case_sets_with_exit_2(sample_runs, tmp_path, caps
 def test_compare_reports_the_smallest_detectable_difference():
     # 0/1 metric, 18 cases, 4 of which differ: even if all 4 went one way the exact sign test would have 19 %
     # power (tests/stats/test_mde.py), so the difference is "not detectable with these cases", never an MDE > p_d.
-    from harness.cli.compare_text import render_markdown, render_table
+    from harness.report.compare_text import render_markdown, render_table
     a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(18)])
     b = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 4 else 1.0, "facts": 1.0}) for i in range(18)])
     c = compare_rows(a, b)
@@ -215,7 +216,7 @@ def test_compare_reports_the_smallest_detectable_difference():
 def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
     # 4 cases, each better by 1: every bootstrap resample has mean 1 (interval [1, 1]), while the exact sign-flip
     # p is 2 / 2**4 = 0.125. The table says why the two disagree instead of letting either read as a result.
-    from harness.cli.compare_text import render_markdown, render_table
+    from harness.report.compare_text import render_markdown, render_table
     a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(4)])
     b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(4)])
     c = compare_rows(a, b)
@@ -227,7 +228,7 @@ def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
 
 def test_p_method_is_exact_or_monte_carlo_by_n():
     # 2**13 <= 10,000 resamples < 2**14: 13 cases are enumerated, 14 are sampled.
-    from harness.cli.compare_text import render_table
+    from harness.report.compare_text import render_table
     for n, method in ((13, "exact"), (14, "monte-carlo"), (162, "monte-carlo")):
         a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
         b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1.0}) for i in range(n)])
@@ -249,7 +250,7 @@ def _with_errors():
 
 
 def test_errored_cases_count_0_on_the_primary_metric_and_drop_out_of_the_others():
-    from harness.cli.compare_text import render_table
+    from harness.report.compare_text import render_table
     a, b = _with_errors()
     c = compare_rows(a, b)
     passed, hit = (next(m for m in c.metrics if m.metric == name) for name in ("passed", "hit@1"))
@@ -265,7 +266,7 @@ def test_errored_cases_count_0_on_the_primary_metric_and_drop_out_of_the_others(
 
 
 def test_compare_names_the_primary_metric_and_says_p_values_are_uncorrected():
-    from harness.cli.compare_text import render_markdown, render_table
+    from harness.report.compare_text import render_markdown, render_table
     a, b = _with_errors()
     c = compare_rows(a, b)
     for text in (render_table(c), render_markdown(c)):
@@ -278,7 +279,7 @@ def test_compare_names_the_primary_metric_and_says_p_values_are_uncorrected():
 
 
 def test_flipped_cases_are_wrapped_and_capped():
-    from harness.cli.compare_text import render_markdown, render_table
+    from harness.report.compare_text import render_markdown, render_table
     n = 47
     a = _run("A", [_row(f"case-{i:03d}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
     b = _run("B", [_row(f"case-{i:03d}", {"hit@1": 1.0, "facts": 1.0}) for i in range(n)])

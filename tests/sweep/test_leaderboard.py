@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 
 from chatbot.errors import InputError
-from harness.stats.compare import paired_stats
+from harness.stats.paired import holm, paired_stats
 from harness.summary import per_case_means
 from harness.sweep.leaderboard import (
     CellResults,
     build_leaderboard,
-    holm,
     pareto_front,
     select_and_confirm,
 )

@@ -19,10 +19,10 @@ from examples.http_server import serve
 from harness.errors import RunStopped
 from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
+from harness.report.compare import compare_runs
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings
-from harness.stats.compare import compare_runs
 from harness.systems import SystemContext, load_system
 from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
 

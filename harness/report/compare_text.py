@@ -10,8 +10,9 @@ from typing import Any
 
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS
-from ..stats.compare import Comparison, MetricComparison, exact_sign_flip
 from ..stats.mde import NOT_DETECTABLE
+from ..stats.paired import exact_sign_flip
+from .compare import Comparison, MetricComparison
 
 __all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
 

@@ -20,7 +20,6 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
@@ -34,15 +33,14 @@ from ..judged import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
-from .defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
-from .mde import minimum_detectable_difference
+from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.mde import minimum_detectable_difference
+from ..stats.paired import exact_sign_flip, paired_stats
+from ..summary import errored_value
 
-__all__ = ["MetricComparison", "Comparison", "compare_runs", "compare_rows", "errored_value", "exact_sign_flip",
-           "mean_interval", "paired_stats", "manifest_diff", "DEFAULT_PRIMARY", "DEFAULT_RESAMPLES", "DEFAULT_SEED"]
+__all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
 
 _EPS = 1e-12
-_EXACT_MAX_CASES = 16  # 2**16 sign vectors at most
-_BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample
 # Manifest keys that differ between any two runs and say nothing about what was measured.
 _NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label",
           # the index's build time and how much came from the embedding cache say nothing about the setup
@@ -185,15 +183,6 @@ def _primary(name: str | None, metrics: Sequence[str]) -> str | None:
     return name
 
 
-def errored_value(row: Row, name: str, *, primary: bool) -> float | None:
-    """The value compare and the sweep use for `name` on `row`: an errored row counts 0 on the primary metric
-    (errors never make a run look better) and has no value on the others."""
-    if row.errored:
-        return 0.0 if primary else None
-    value = row.metrics.get(name)
-    return None if value is None else float(value)
-
-
 def _by_key(run: LoadedRun) -> dict[Key, Row]:
     out: dict[Key, Row] = {}
     for row in run.rows:
@@ -242,62 +231,6 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
     return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
                             len(broke), fixed, broke, mde.mde, mde.status,
                             ("exact" if exact_sign_flip(len(ids), resamples) else "monte-carlo") if ids else None)
-
-
-def exact_sign_flip(n: int, resamples: int) -> bool:
-    """Whether the sign-flip p of n paired cases is exact (every sign vector enumerated) or Monte-Carlo."""
-    return n <= _EXACT_MAX_CASES and 2 ** n <= resamples
-
-
-def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
-                 ) -> tuple[float | None, float | None, float | None, float | None, float | None, float | None]:
-    """(mean_a, mean_b, delta, ci_low, ci_high, p_value) for paired per-case values; all None when empty.
-    One generator seeded with `seed` draws the bootstrap indices, then the sign vectors."""
-    n = len(a)
-    if n == 0:
-        return None, None, None, None, None, None
-    d = b - a
-    rng = np.random.default_rng(seed)
-    means = _bootstrap_means(d, rng, resamples)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return (float(a.mean()), float(b.mean()), float(d.mean()), float(low), float(high),
-            _sign_flip_p(d, rng, resamples))
-
-
-def mean_interval(values: Sequence[float] | np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
-                  ) -> tuple[float, float] | None:
-    """The 95 % percentile bootstrap interval of the mean of `values` (the draws `paired_stats` makes for a
-    difference); None when there are none."""
-    if not len(values):
-        return None
-    low, high = np.percentile(_bootstrap_means(np.asarray(values, dtype=float), np.random.default_rng(seed),
-                                               resamples), [2.5, 97.5])
-    return float(low), float(high)
-
-
-def _bootstrap_means(d: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    """Means of `resamples` bootstrap resamples of d, drawn in blocks of whole resamples (vectorised)."""
-    n = len(d)
-    block = max(1, _BLOCK_CELLS // n)
-    parts = []
-    for start in range(0, resamples, block):
-        idx = rng.integers(0, n, size=(min(block, resamples - start), n))
-        parts.append(d[idx].mean(axis=1))
-    return np.concatenate(parts)
-
-
-def _sign_flip_p(d: np.ndarray, rng: np.random.Generator, resamples: int) -> float:
-    n = len(d)
-    observed = abs(d.mean())
-    if exact_sign_flip(n, resamples):  # small n: enumerate every sign vector, exact p
-        signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
-        return float(np.mean(np.abs(signs @ d / n) >= observed - _EPS))
-    extreme = 0
-    block = max(1, _BLOCK_CELLS // n)
-    for start in range(0, resamples, block):
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(block, resamples - start), n))
-        extreme += int(np.sum(np.abs(signs @ d / n) >= observed - _EPS))
-    return (1 + extreme) / (1 + resamples)
 
 
 def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:
