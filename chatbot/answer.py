@@ -13,7 +13,7 @@ from typing import Protocol, TypedDict
 import jsonschema
 
 from .citations import CheckedCitation, validate_citation
-from .errors import BadReply, GenerationAborted, InputError, InputTooLong, OllamaTimeout
+from .errors import BadReply, GenerationAborted, InputError, InputTooLong, ServerTimeout
 from .index import Hit
 from .model_server import ChatReply
 from .retrievers import Retriever
@@ -173,7 +173,7 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
         return Answer(status="malformed_output", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw=exc.partial[:settings.max_reply_chars], reasons=(str(exc),),
                       usage={"reply_chars": len(exc.partial)}, **base)
-    except (BadReply, InputTooLong, OllamaTimeout, _PromptTooLong) as exc:
+    except (BadReply, InputTooLong, ServerTimeout, _PromptTooLong) as exc:
         return Answer(status="error", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw="", reasons=(str(exc),), error=str(exc), **base)
     return judge_reply(reply, hits, settings, base)

@@ -24,27 +24,27 @@ class PdfError(InputError):
         self.problems = problems
 
 
-class OllamaError(RagError):
+class ModelServerError(RagError):
     """Anything that went wrong talking to the model server."""
 
 
-class ServerUnreachable(OllamaError):
+class ServerUnreachable(ModelServerError):
     """No server answered at the host, or it dropped the connection and kept doing so."""
 
 
-class ModelMissing(OllamaError):
+class ModelMissing(ModelServerError):
     """The server answered but does not have the model."""
 
 
-class ServerBusy(OllamaError):
+class ServerBusy(ModelServerError):
     """The server kept answering 503 after every retry."""
 
 
-class OllamaTimeout(OllamaError):
+class ServerTimeout(ModelServerError):
     """A call took longer than the configured timeout."""
 
 
-class InputTooLong(OllamaError):
+class InputTooLong(ModelServerError):
     """A text is longer than the model's context; the server would have cut it silently."""
 
     def __init__(self, message: str, *, item_index: int | None = None):
@@ -52,7 +52,7 @@ class InputTooLong(OllamaError):
         self.item_index = item_index  # which input of an embedding call, when known
 
 
-class BadReply(OllamaError):
+class BadReply(ModelServerError):
     """The server answered with something we cannot use (not the API's shape, an error status, NaN vectors)."""
 
     def __init__(self, message: str, *, item_index: int | None = None):

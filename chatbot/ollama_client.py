@@ -22,8 +22,8 @@ from .errors import (
     GenerationAborted,
     InputTooLong,
     ModelMissing,
-    OllamaTimeout,
     ServerBusy,
+    ServerTimeout,
     ServerUnreachable,
 )
 from .model_server import (
@@ -228,7 +228,7 @@ class OllamaClient:
                     f"no Ollama server answered at {self.host} ({what}). Start it with `ollama serve`, or point "
                     "--host / OLLAMA_HOST at it") from exc
             except httpx.TimeoutException as exc:
-                raise OllamaTimeout(
+                raise ServerTimeout(
                     f"{what} with {model or 'the server'} took longer than {self.settings.timeout_s:g} s at "
                     f"{self.host}; raise --timeout, or check the server is not overloaded") from exc
             except (ValueError, TypeError) as exc:  # a body that is not JSON, or not the API's shape (pydantic)

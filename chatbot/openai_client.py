@@ -31,8 +31,8 @@ from .errors import (
     InputError,
     InputTooLong,
     ModelMissing,
-    OllamaTimeout,
     ServerBusy,
+    ServerTimeout,
     ServerUnreachable,
 )
 from .model_server import (
@@ -243,7 +243,7 @@ class OpenAIClient:
             try:
                 return fn(), attempt
             except openai.APITimeoutError as exc:  # a subclass of APIConnectionError: first
-                raise OllamaTimeout(f"{what} with {model or 'the server'} took longer than "
+                raise ServerTimeout(f"{what} with {model or 'the server'} took longer than "
                                     f"{self.settings.timeout_s:g} s at {self.host}; raise --timeout, or check the "
                                     "server is not overloaded") from exc
             except openai.APIConnectionError as exc:

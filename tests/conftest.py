@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import OllamaError
+from chatbot.errors import ModelServerError
 from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from tests.fake_ollama import FakeOllama
 
@@ -54,7 +54,7 @@ def live():
     client = OllamaClient(ClientSettings(host=LIVE_HOST, timeout_s=600, connect_timeout_s=3, retries=1))
     try:
         return preflight(client, chat_model="qwen3:4b", embed_model="nomic-embed-text"), client
-    except OllamaError as exc:
+    except ModelServerError as exc:
         pytest.skip(f"no usable Ollama at {LIVE_HOST}: {exc}")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from chatbot.backends import connect
-from chatbot.errors import InputError, OllamaError
+from chatbot.errors import InputError, ModelServerError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.model_server import ModelServer, ServerInfo, preflight
@@ -240,7 +240,7 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
             fresh = dict(zip(missing, ctx.embedder.embed(embedding.model, [prefix + questions[j] for j in missing])))
             for j, vector in fresh.items():
                 cache.put(keys[j], vector)
-    except OllamaError as exc:
+    except ModelServerError as exc:
         return None, f"{type(exc).__name__}: {exc}"
     return np.vstack([fresh[j] if v is None else v for j, v in enumerate(cached)]).astype(np.float32), None
 

@@ -21,7 +21,7 @@ from typing import Any
 import jsonschema
 
 from chatbot.answer import split_thinking
-from chatbot.errors import OllamaError
+from chatbot.errors import ModelServerError
 from chatbot.model_server import ChatReply, ModelServer
 
 from .records import TYPES
@@ -177,7 +177,7 @@ class Asker:
         try:
             reply = self.client.chat(self.chat.model, [{"role": "user", "content": prompt}], format=schema,
                                      options=self.chat.options(), think=self.think)
-        except OllamaError as exc:  # timeouts, server errors, a server gone away: this request only
+        except ModelServerError as exc:  # timeouts, server errors, a server gone away: this request only
             return Failed(f"{type(exc).__name__}: {exc}"), None
         if reply.done_reason == "length":
             return Failed(f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from chatbot.chunking import ChunkSettings
-from chatbot.errors import InputTooLong, ModelMissing, OllamaTimeout, ServerBusy, ServerUnreachable
+from chatbot.errors import InputTooLong, ModelMissing, ServerBusy, ServerTimeout, ServerUnreachable
 from chatbot.index import EmbeddingCache, EmbedSettings, Index, build_index
 from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from chatbot.pdfs import read_documents
@@ -74,7 +74,7 @@ def test_dropped_connection_is_retried(server):
 
 def test_timeout_is_our_error(server):
     server.delay_s = 1.0
-    with pytest.raises(OllamaTimeout, match="raise --timeout"):
+    with pytest.raises(ServerTimeout, match="raise --timeout"):
         client_for(server, timeout_s=0.2).embed("nomic-embed-text", ["slow"])
 
 

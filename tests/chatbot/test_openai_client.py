@@ -14,8 +14,8 @@ from chatbot.errors import (
     InputError,
     InputTooLong,
     ModelMissing,
-    OllamaTimeout,
     ServerBusy,
+    ServerTimeout,
     ServerUnreachable,
 )
 from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
@@ -168,7 +168,7 @@ def test_busy_without_retry_after_backs_off_and_stays_busy(server):
 
 def test_timeout_malformed_and_wrong_envelope(server):
     server.delay_s = 2.0
-    with pytest.raises(OllamaTimeout, match="took longer than 0.3 s"):
+    with pytest.raises(ServerTimeout, match="took longer than 0.3 s"):
         ask(client(server, timeout_s=0.3))
     server.delay_s = 0.0
     server.break_next("not_json", path=CHAT)

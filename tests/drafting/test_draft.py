@@ -148,7 +148,7 @@ def test_malformed_output_timeouts_and_a_dead_server_become_error_entries(drafti
 def test_a_timeout_is_an_error_entry(drafting, tmp_path):
     drafting.delay_s = 1.0
     run = run_drafting(_settings(drafting, tmp_path, timeout=0.3, max_pages=1, parametric=False))
-    assert [d.kind for d in run.drafts] == ["error"] and "OllamaTimeout" in run.drafts[0].error
+    assert [d.kind for d in run.drafts] == ["error"] and "ServerTimeout" in run.drafts[0].error
 
 
 def test_the_server_dying_mid_run_leaves_error_entries_and_a_rerun_resumes(drafting, tmp_path):
