@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from .answer import NO_ANSWER as NO_ANSWER
     from .answer import Answer as Answer
     from .answer import AnswerSettings as AnswerSettings
-    from .answer import PromptTemplate as PromptTemplate
+    from .answer import answer_template as answer_template
+    from .asking import PromptTemplate as PromptTemplate
     from .backends import connect as connect
     from .bot import Chatbot as Chatbot
     from .bot import open_chatbot as open_chatbot
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 # The function `answer` is not re-exported: lazily, the name would be its module `chatbot.answer` as soon as that
 # is imported; call `chatbot.answer.answer`.
 _WHERE = {
-    "answer": ("ANSWER_SCHEMA", "NO_ANSWER", "Answer", "AnswerSettings", "PromptTemplate"),
+    "answer": ("ANSWER_SCHEMA", "NO_ANSWER", "Answer", "AnswerSettings", "answer_template"),
+    "asking": ("PromptTemplate",),
     "backends": ("connect",),
     "bot": ("Chatbot", "open_chatbot"),
     "chunking": ("Chunk", "ChunkSettings", "chunk_pages"),

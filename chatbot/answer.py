@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-import string
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Protocol, TypedDict
 
 import jsonschema
 
+from .asking import Failed, PromptTemplate, over_budget, read_reply, split_thinking
 from .citations import CheckedCitation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, ServerTimeout
 from .index import Hit
@@ -121,40 +119,17 @@ class AnswerOrigin(TypedDict):
     model_digest: str
 
 
-@dataclass(frozen=True)
-class PromptTemplate:
-    """A prompt file with `$question` and `$passages` (Python string.Template syntax; `$$` is a literal $)."""
+def answer_template(path: str | Path | None = None) -> PromptTemplate:
+    """The answer prompt: the bundled `chatbot/prompts/default.txt`, or the file at `path`; it must use $question
+    and $passages and nothing else."""
+    template = PromptTemplate.read(path) if path is not None else PromptTemplate.bundled("chatbot", "default")
+    return template.require(("question", "passages"), exact=True)
 
-    text: str
-    source: str
 
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> "PromptTemplate":
-        if path is None:
-            text = resources.files("chatbot").joinpath("prompts/default.txt").read_text(encoding="utf-8")
-            return cls.checked(text, "chatbot/prompts/default.txt")
-        try:
-            return cls.checked(Path(path).read_text(encoding="utf-8"), str(path))
-        except OSError as exc:
-            raise InputError(f"{path}: cannot read the prompt template ({exc.strerror})") from exc
-
-    @classmethod
-    def checked(cls, text: str, source: str) -> "PromptTemplate":
-        names = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)} - {None}
-        missing = {"question", "passages"} - names
-        unknown = names - {"question", "passages"}
-        if missing or unknown:
-            raise InputError(f"{source}: the prompt template must use $question and $passages and nothing else "
-                             f"(missing: {sorted(missing)}, unknown: {sorted(unknown)}); write $$ for a literal $")
-        return cls(text, source)
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-    def render(self, question: str, hits: list[Hit]) -> str:
-        passages = "\n\n".join(f"[source: {h.chunk.source_id}]\n{h.chunk.text}" for h in hits)
-        return string.Template(self.text).substitute(question=question, passages=passages)
+def render_prompt(template: PromptTemplate, question: str, hits: Sequence[Hit]) -> str:
+    """The prompt for one question: `$passages` holds each passage after a `[source: ID]` line, best first."""
+    passages = "\n\n".join(f"[source: {h.chunk.source_id}]\n{h.chunk.text}" for h in hits)
+    return template.render(question=question, passages=passages)
 
 
 def answer(question: str, retriever: Retriever, generator: Generator, settings: AnswerSettings,
@@ -166,7 +141,7 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     hits: list[Hit] = []
     try:
         hits = retriever.retrieve(question, settings.top_k)
-        prompt = template.render(question, hits)
+        prompt = render_prompt(template, question, hits)
         _check_fits(prompt, settings, thinks=_thinks(generator, settings), server_window=_window(generator))
         reply = generator.generate(prompt, settings, question, hits)
     except GenerationAborted as exc:  # the model looped: a bad output for this question, not a setup error
@@ -194,9 +169,10 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
     problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings)
     if problem:
         return judged("malformed_output", withheld, "", (), (problem,))
-    parsed, problem = _parse(content)
-    if problem:
-        return judged("malformed_output", withheld, "", (), (problem,))
+    outcome = read_reply(content, _ANSWER_VALIDATOR, schema_name="answer schema")
+    if isinstance(outcome, Failed):
+        return judged("malformed_output", withheld, "", (), (outcome.error,))
+    parsed = outcome.reply
     model_answer = parsed["answer"].strip()
     citations = tuple(validate_citation(c["source_id"], c["quote"], hits, min_words=settings.min_quote_words)
                       for c in parsed["citations"])
@@ -229,26 +205,6 @@ def _length_problem(reply: ChatReply, content: str, thinking_chars: int, setting
     return f"reply cut off at num_predict={settings.num_predict} (done_reason: length); raise --num-predict"
 
 
-def split_thinking(content: str) -> tuple[str, str]:
-    """(content, leaked thinking): if a `</think>` leaked into the content, keep only what follows the last one."""
-    head, sep, tail = content.rpartition("</think>")
-    if not sep:
-        return content, ""
-    return tail, head.replace("<think>", "").replace("</think>", "")
-
-
-def _parse(content: str) -> tuple[dict, str | None]:
-    try:
-        parsed = json.loads(content)
-    except json.JSONDecodeError as exc:
-        return {}, f"reply is not JSON ({exc.msg} at character {exc.pos})"
-    error = jsonschema.exceptions.best_match(_ANSWER_VALIDATOR.iter_errors(parsed))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        return {}, f"reply does not match the answer schema at {where}: {error.message}"
-    return parsed, None
-
-
 def _usage(reply: ChatReply) -> dict:
     """The server's figures. With thinking they describe only the final (answer) phase, so `phase` says which:
     "final" when the reply came with separate thinking, "single" otherwise. With the answer cache on, `cached`
@@ -273,25 +229,15 @@ class _PromptTooLong(Exception):
     pass
 
 
-# Ollama cuts an over-long prompt silently (keeping its start); a conservative estimate catches that first.
-_CHARS_PER_TOKEN = 3
-
-
 def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None) -> None:
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
     (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
     `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
-    estimate = len(prompt) // _CHARS_PER_TOKEN
-    phases = 2 if thinks else 1
-    window = server_window or settings.num_ctx
-    if estimate + phases * settings.num_predict > window:
-        reserve = (f"2 x num_predict={settings.num_predict} (thinking, then the answer)" if thinks
-                   else f"num_predict={settings.num_predict}")
-        if server_window:
-            raise _PromptTooLong(
-                f"the prompt (~{estimate} tokens) plus {reserve} may exceed the server's context window of "
-                f"{server_window} tokens; lower --num-predict, --top-k or --chunk-size, or serve the model with a "
-                "longer context")
-        raise _PromptTooLong(
-            f"the prompt (~{estimate} tokens) plus {reserve} may exceed num_ctx={settings.num_ctx}, and Ollama "
-            "would cut the prompt silently; raise --num-ctx, or lower --num-predict, --top-k or --chunk-size")
+    problem = over_budget(prompt, num_predict=settings.num_predict, window=server_window or settings.num_ctx,
+                          thinks=thinks)
+    if problem and server_window:
+        raise _PromptTooLong(f"{problem} the server's context window of {server_window} tokens; lower --num-predict, "
+                             "--top-k or --chunk-size, or serve the model with a longer context")
+    if problem:
+        raise _PromptTooLong(f"{problem} num_ctx={settings.num_ctx}, and Ollama would cut the prompt silently; raise "
+                             "--num-ctx, or lower --num-predict, --top-k or --chunk-size")

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .answer import ANSWER_SCHEMA, AnswerSettings, Generator
+from .asking import KeyLocks
 from .errors import InputError
 from .index import Hit, cache_root
 from .model_server import ChatReply
@@ -150,19 +151,6 @@ def reply_problem(data: Mapping[str, Any]) -> str | None:
                                   or not math.isfinite(value) or value < 0):
             return f"{name} must be a finite number of milliseconds from 0"
     return None
-
-
-class KeyLocks:
-    """One lock per cache key, so that concurrent askers of one key wait for a single request and then read its
-    cached result (two cells of a sweep asking the same prompt, two repeats embedding the same question)."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
-
-    def lock_for(self, key: str) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(key, threading.Lock())
 
 
 _ANSWER_KEYS = KeyLocks()  # per process: shared by every CachingGenerator, whatever instance asks

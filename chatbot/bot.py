@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, PromptTemplate, answer
+from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, answer, answer_template
+from .asking import PromptTemplate
 from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
@@ -113,7 +114,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     `status` hears slow steps before they start ("loading qwen3:4b…"); the caller decides how to show them."""
     if (docs is None) == (index_dir is None):
         raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
-    template = PromptTemplate.load(settings.prompt_path)
+    template = answer_template(settings.prompt_path)
     if documents is None:
         documents = read_documents(docs, cache=PageCache.at(cache_dir)) if docs is not None else []
     saved = Index.load(index_dir) if index_dir is not None else None

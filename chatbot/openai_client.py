@@ -24,7 +24,7 @@ import httpx2
 import numpy as np
 import openai
 
-from .answer import split_thinking
+from .asking import split_thinking
 from .errors import (
     BadReply,
     GenerationAborted,

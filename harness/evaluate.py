@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from pydantic import ValidationError
 
 from chatbot import __version__
-from chatbot.answer import PromptTemplate
+from chatbot.answer import answer_template
 from chatbot.chunking import chunk_pages
 from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
 from chatbot.page_cache import PageCache
@@ -402,7 +402,7 @@ def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] 
     """Everything but the system's description, which needs the system (added by the caller)."""
     extra: dict[str, Any] = {}
     if traits_for(settings.system).uses_prompt_template:  # checked on resume before the index build
-        template = PromptTemplate.load(settings.prompt)
+        template = answer_template(settings.prompt)
         extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
     return Manifest(
         run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,

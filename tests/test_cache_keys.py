@@ -11,14 +11,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, PromptTemplate
+from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, answer_template, render_prompt
 from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.asking import Asker, ChatOptions, ParsedReplies, PromptTemplate
 from chatbot.chunking import Chunk
 from chatbot.index import Hit
 from chatbot.model_server import ChatReply
-from harness.drafting.prompting import Asker, ChatOptions, ReplyCache, Template, drafts_schema
-from harness.judge.asking import JudgeAsker
-from harness.judge.prompting import JudgePrompt, verdicts_schema
+from harness.drafting.prompting import drafts_schema
+from harness.judge.asking import judge_asker
+from harness.judge.prompting import judge_prompt, judge_values, verdicts_schema
 from tests.support.rowkit import make_row
 
 DIGEST = "sha256:" + "ab" * 32
@@ -55,7 +56,7 @@ class _Client:
 
 
 def test_the_answer_cache_key_of_the_bundled_prompt_is_unchanged(tmp_path):
-    prompt = PromptTemplate.load().render("How many days of annual leave?", HITS)
+    prompt = render_prompt(answer_template(), "How many days of annual leave?", HITS)
     cache = AnswerCache(tmp_path / "answers")
     assert CachingGenerator(_Generator(None), cache).key(prompt, AnswerSettings()) == ANSWER_KEY
     thinking = CachingGenerator(_Generator(True), cache, repeat=2, format=ANSWER_SCHEMA)
@@ -63,10 +64,11 @@ def test_the_answer_cache_key_of_the_bundled_prompt_is_unchanged(tmp_path):
 
 
 def test_the_draft_reply_cache_key_is_unchanged(tmp_path):
-    cache = ReplyCache(tmp_path / "draft-replies")
+    cache = ParsedReplies(tmp_path / "draft-replies")
     asker = Asker(_Client('{"drafts": [{"question": "q?", "quote": "a b c d", "facts": ["x"], "type": "number"}]}'),
                   ChatOptions("qwen3:4b", num_ctx=16384), DIGEST, ("completion", "thinking"), cache)
-    outcome = asker.ask(Template.bundled("draft"), drafts_schema(3), per_page=3, page="Employees get 25 days.")
+    outcome = asker.ask(PromptTemplate.bundled("harness", "draft"), drafts_schema(3), per_page=3,
+                        page="Employees get 25 days.")
     assert outcome.reply["drafts"][0]["question"] == "q?" and not outcome.from_cache
     assert [p.stem for p in Path(tmp_path / "draft-replies").rglob("*.json")] == [DRAFT_KEY]
 
@@ -75,8 +77,9 @@ def test_the_judge_reply_cache_key_is_unchanged(tmp_path):
     row = make_row("C01", {}, answer="Employees get 25 days. Hotels cost EUR 150.", question="Leave?",
                    retrieved=["handbook.pdf#p1", "handbook.pdf#p2"])
     claims = ["Employees get 25 days.", "Hotels cost EUR 150."]
-    prompt = JudgePrompt.load().render(row, claims)
+    template = judge_prompt()
+    prompt = template.render(**judge_values(row, claims))
     for backend, expected in (("ollama", JUDGE_KEY), ("openai", JUDGE_KEY_OPENAI)):
-        asker = JudgeAsker(_Client("{}", backend), ChatOptions("qwen3:4b", num_ctx=16384), DIGEST, ("thinking",),
-                           AnswerCache(tmp_path / "judge-replies"))
-        assert asker.key(prompt, verdicts_schema(len(claims))) == expected, backend
+        asker = judge_asker(_Client("{}", backend), ChatOptions("qwen3:4b", num_ctx=16384), DIGEST, ("thinking",),
+                            AnswerCache(tmp_path / "judge-replies"))
+        assert asker.store.key(asker, template, prompt, verdicts_schema(len(claims))) == expected, backend

@@ -11,22 +11,20 @@ decisions.
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
+from chatbot.asking import Failed, PromptTemplate
 from chatbot.backends import connect
 from chatbot.model_server import preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
-from ..judge.asking import JudgeAsker, judge_cache
+from ..judge.asking import judge_asker, judge_cache
 from ..judge.run import JudgeSettings, judge_name
 from ..judged import HUMAN
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
-from .prompting import Failed, sha256
 from .records import Decision, Draft
 
 __all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "judge_drafts"]
@@ -49,35 +47,29 @@ class DraftJudging:
     errors: tuple[tuple[str, str], ...]  # (draft_id, why)
 
 
-def _template() -> str:
-    return resources.files("harness").joinpath("prompts/draft_judge.txt").read_text(encoding="utf-8")
-
-
 def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings) -> DraftJudging:
     """Ask the judge about every answerable draft that passed verification; failures are error entries."""
     model = settings.model or DEFAULT_CHAT_MODEL
     client = connect(settings.client())
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
-    asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities,
+    asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
                        judge_cache(settings.cache_dir))
-    name, template = judge_name(model, info.digest), _template()
+    name, template = judge_name(model, info.digest), PromptTemplate.bundled("harness", "draft_judge")
     out, errors, asked = [], [], 0
     for draft in drafts:
         if draft.kind != "answerable" or not draft.verification.passed:
             out.append(draft)
             continue
         asked += 1
-        prompt = string.Template(template).substitute(question=draft.question, quote=draft.quote,
-                                                      facts=" | ".join(draft.facts),
-                                                      page=pages.get(draft.source_id, ""))
-        outcome = asker.judge(prompt, DECISION_SCHEMA)
+        outcome = asker.ask(template, DECISION_SCHEMA, question=draft.question, quote=draft.quote,
+                            facts=" | ".join(draft.facts), page=pages.get(draft.source_id, ""))
         if isinstance(outcome, Failed):
             errors.append((draft.draft_id, outcome.error))
             out.append(draft)
             continue
         reply = outcome.reply
         out.append(draft.with_judge(Decision(reply["decision"], reply["reason"] or None, name, utc_now())))
-    return DraftJudging(name, sha256(template), tuple(out), asked, asker.chat_calls, asker.from_cache,
+    return DraftJudging(name, template.sha256, tuple(out), asked, asker.chat_calls, asker.from_cache,
                         tuple(errors))
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from chatbot.asking import Asker, Failed, ParsedReplies, PromptTemplate, sha256
 from chatbot.backends import connect
 from chatbot.errors import InputError, ModelServerError
 from chatbot.hosts import HostPool
@@ -25,16 +26,7 @@ from chatbot.text import fold, normalize
 
 from ..metrics import fact_found
 from .collection import Collection, evidence_rank
-from .prompting import (
-    PARAMETRIC_SCHEMA,
-    UNANSWERABLE_SCHEMA,
-    Asker,
-    Failed,
-    ReplyCache,
-    Template,
-    drafts_schema,
-    sha256,
-)
+from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
 from .select import Selection, select_pages
 from .settings import DraftSettings
@@ -147,13 +139,13 @@ def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
         embed_server = preflight(embedder, chat_model=None, embed_model=settings.embed_model)
     chat = server.models[settings.chat_model]
     root = cache_root(settings.cache_dir)
-    cache = ReplyCache(root / "draft-replies")
+    cache = ParsedReplies(root / "draft-replies")
     askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache) for c in pool.clients}
     return _Context(settings, documents, Collection.of(documents, settings.chunking()), askers[client.host], client,
                     server, root, pool=pool, askers=askers, embedder=embedder, embed_server=embed_server)
 
 
-def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) -> Provenance:
+def _provenance(ctx: _Context, template: PromptTemplate, text: str, from_cache: bool) -> Provenance:
     return Provenance(ctx.settings.chat_model, ctx.asker.digest, template.sha256, sha256(text), ctx.settings.seed,
                       _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), from_cache)
 
@@ -161,7 +153,7 @@ def _provenance(ctx: _Context, template: Template, text: str, from_cache: bool) 
 def _draft_page(ctx: _Context, page: Page, asker: Asker | None = None) -> tuple[list[Draft], bool]:
     """The drafts of one page (or one error draft), and whether the reply came from the cache. `asker` is the
     server's that drafts it (default: the first server's)."""
-    template, text = Template.bundled("draft"), normalize(page.text)
+    template, text = PromptTemplate.bundled("harness", "draft"), normalize(page.text)
     outcome = (asker or ctx.asker).ask(template, drafts_schema(ctx.settings.per_page), per_page=ctx.settings.per_page,
                             page=text)
     provenance = _provenance(ctx, template, text, outcome.from_cache)
@@ -283,7 +275,7 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
     """Ask each passing draft's question without the page: if a fact still appears, tag it `parametric`."""
     if not ctx.settings.parametric:
         return drafts
-    template, out = Template.bundled("parametric"), list(drafts)
+    template, out = PromptTemplate.bundled("harness", "parametric"), list(drafts)
     todo = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.verification.passed]
     cached = 0
     for n, i in enumerate(todo, start=1):
@@ -306,7 +298,7 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
     wanted = ctx.settings.unanswerable
     if not wanted:
         return []
-    template = Template.bundled("unanswerable")
+    template = PromptTemplate.bundled("harness", "unanswerable")
     sentences = ctx.collection.sentences
     drafts: list[Draft] = []
     ids: set[str] = set()

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.answer import AnswerSettings
+from chatbot.asking import ChatOptions
 from chatbot.chunking import ChunkSettings
 from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
@@ -14,7 +15,6 @@ from chatbot.model_server import ClientSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
 from ..inputs import check_values, read_toml
-from .prompting import ChatOptions
 from .verify import Limits
 
 _ANSWER, _CLIENT = AnswerSettings(), ClientSettings()

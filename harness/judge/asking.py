@@ -1,29 +1,23 @@
-"""One judge call per answer, through the chatbot's model-server seam (the Ollama client, or the OpenAI-compatible
-one with --backend openai), with its replies cached like answers.
+"""The judge's reply store: one chat call per answer through `chatbot.asking.Asker` (the Ollama client, or the
+OpenAI-compatible one with --backend openai), its replies kept like answers.
 
 The request: one chat call (`/api/chat`, or `/v1/chat/completions`), one user message, `stream: false`, the
 verdicts schema as `format`, options {temperature: 0, seed, num_ctx, num_predict}, `think` as runs send it (on
-for models with the thinking capability under `auto`). Replies are cached by `chatbot.answer_cache.answer_key`
+for models with the thinking capability under `auto`). Replies are kept by `chatbot.answer_cache.answer_key`
 (model digest or name identity, SHA-256 of the rendered prompt: template, question, answer, claims and passages;
-options; think; schema) under `<cache dir>/judge-replies/`, and only once they parse and match the schema, so a
-rerun makes no call for an unchanged answer and asks again for one that failed. A timeout, a server error or gone
-away, a reply cut off or malformed is a `Failed` outcome for that answer; the caller goes on.
+options with the API spoken; think; schema) under `<cache dir>/judge-replies/`, and only once they parse and match
+the schema, so a rerun makes no call for an unchanged answer and asks again for one that failed. A timeout, a
+server error or gone away, a reply cut off or malformed is a `Failed` outcome for that answer; the caller goes on.
 """
 
 from __future__ import annotations
 
-import hashlib
+from chatbot.answer_cache import AnswerCache, answer_key
+from chatbot.asking import Asker, ChatOptions, PromptTemplate, Replied, read_reply, sha256, split_thinking
+from chatbot.model_server import ChatReply, ModelServer
+from chatbot.store import cache_root
 
-from chatbot.answer import split_thinking
-from chatbot.answer_cache import AnswerCache, KeyLocks, answer_key
-from chatbot.index import cache_root
-from chatbot.model_server import ModelServer
-
-from ..drafting.prompting import Asker, ChatOptions, Outcome, Replied, parse_reply
-
-__all__ = ["JudgeAsker", "judge_cache"]
-
-_KEYS = KeyLocks()
+__all__ = ["JudgeReplies", "judge_asker", "judge_cache"]
 
 
 def judge_cache(cache_dir: str | None = None) -> AnswerCache:
@@ -31,36 +25,30 @@ def judge_cache(cache_dir: str | None = None) -> AnswerCache:
     return AnswerCache(cache_root(cache_dir) / "judge-replies")
 
 
-class JudgeAsker(Asker):
-    """The drafting asker with the judge's cache (answer-cache files keyed like answers); counts the chat calls it
-    made and the replies the cache gave."""
+class JudgeReplies:
+    """The judge's `ReplyStore`: chat replies in an answer cache, keyed like answers."""
 
-    def __init__(self, client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
-                 cache: AnswerCache):
-        super().__init__(client, options, digest, capabilities, None)
-        self.replies = cache
-        self.from_cache = 0
+    def __init__(self, cache: AnswerCache):
+        self.cache = cache
 
-    def key(self, prompt: str, schema: dict) -> str:
+    def key(self, asker: Asker, template: PromptTemplate, prompt: str, schema: dict) -> str:
         # the API spoken is part of the key: the same name and prompt on another backend is another model
-        options = self.chat.options() | {"backend": self.client.backend}
-        return answer_key(model_digest=self.digest, prompt=prompt, options=options, think=self.think,
+        options = asker.chat.options() | {"backend": asker.client.backend}
+        return answer_key(model_digest=asker.digest, prompt=prompt, options=options, think=asker.think,
                           format=schema, repeat=0)
 
-    def cached(self, prompt: str, schema: dict) -> bool:
-        return self.key(prompt, schema) in self.replies
+    def get(self, key: str, schema: dict) -> Replied | None:
+        cached = self.cache.get(key)
+        if cached is None:
+            return None
+        outcome = read_reply(split_thinking(cached.content)[0], schema)
+        return Replied(outcome.reply, from_cache=True) if isinstance(outcome, Replied) else None
 
-    def judge(self, prompt: str, schema: dict) -> Outcome:
-        """The parsed reply (from the cache when it holds one), or why there is none."""
-        key = self.key(prompt, schema)
-        with _KEYS.lock_for(key):
-            if (cached := self.replies.get(key)) is not None:
-                outcome = parse_reply(split_thinking(cached.content)[0], schema)
-                if isinstance(outcome, Replied):
-                    self.from_cache += 1
-                    return Replied(outcome.reply, from_cache=True)
-            outcome, reply = self.request(prompt, schema)
-            if isinstance(outcome, Replied) and reply is not None:
-                self.replies.put(key, reply, about={"model": self.chat.model, "judge": True,
-                                                    "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest()})
-            return outcome
+    def put(self, key: str, asker: Asker, outcome: Replied, reply: ChatReply, prompt: str) -> None:
+        self.cache.put(key, reply, about={"model": asker.chat.model, "judge": True, "prompt_sha256": sha256(prompt)})
+
+
+def judge_asker(client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
+                cache: AnswerCache) -> Asker:
+    """The asker every judge command uses: the model-server seam with the judge's reply store."""
+    return Asker(client, options, digest, capabilities, JudgeReplies(cache))

@@ -13,62 +13,32 @@ keeps its verdict, the failed quote's reason noted.
 
 from __future__ import annotations
 
-import hashlib
-import string
 from collections.abc import Sequence
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from chatbot.asking import PromptTemplate
 from chatbot.citations import check_quote
-from chatbot.errors import InputError
 
-from ..records import Row
-from ..review.book import VERDICTS, Claim
+from ..records import VERDICTS, Row
+from ..review.book import Claim
 
-__all__ = ["JudgePrompt", "parse_verdicts", "render_passages", "verdicts_schema"]
+__all__ = ["judge_prompt", "judge_values", "parse_verdicts", "render_passages", "verdicts_schema"]
 
 _VARIABLES = ("question", "answer", "claims", "passages")
 
 
-@dataclass(frozen=True)
-class JudgePrompt:
-    """A judge prompt template and its SHA-256 (recorded with every verdict)."""
+def judge_prompt(path: str | Path | None = None) -> PromptTemplate:
+    """The bundled judge template, or the file at `path`; it must use $question, $answer, $claims and $passages."""
+    template = PromptTemplate.read(path) if path is not None else PromptTemplate.bundled("harness", "judge")
+    return template.require(_VARIABLES)
 
-    text: str
-    source: str
 
-    @classmethod
-    def load(cls, path: str | Path | None = None) -> JudgePrompt:
-        """The bundled template, or the file at `path`; a template without the four variables is refused."""
-        if path is None:
-            text = resources.files("harness").joinpath("prompts/judge.txt").read_text(encoding="utf-8")
-            return cls(text, "harness/prompts/judge.txt")
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--prompt {path}: cannot read it ({exc})") from None
-        found = {m.group("named") or m.group("braced") for m in string.Template.pattern.finditer(text)}
-        missing = [f"${v}" for v in _VARIABLES if v not in found]
-        if missing:
-            raise InputError(f"--prompt {path}: the template lacks {', '.join(missing)}; a judge prompt needs "
-                             "$question, $answer, $claims and $passages (write $$ for a literal dollar)")
-        return cls(text, str(path))
-
-    @property
-    def sha256(self) -> str:
-        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()
-
-    def render(self, row: Row, claims: Sequence[str]) -> str:
-        """The prompt for one answer and its claims."""
-        numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, start=1))
-        try:
-            return string.Template(self.text).substitute(question=row.question, answer=row.answer.model_answer,
-                                                          claims=numbered, passages=render_passages(row))
-        except (KeyError, ValueError) as exc:
-            raise InputError(f"{self.source}: the template has an unknown or broken $ placeholder ({exc}); write "
-                             "$$ for a literal dollar") from None
+def judge_values(row: Row, claims: Sequence[str]) -> dict[str, str]:
+    """The template's values for one answer and its claims (numbered from 1, one a line)."""
+    numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, start=1))
+    return {"question": row.question, "answer": row.answer.model_answer, "claims": numbered,
+            "passages": render_passages(row)}
 
 
 def render_passages(row: Row) -> str:

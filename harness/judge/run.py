@@ -15,17 +15,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chatbot.asking import Asker, ChatOptions, Failed, PromptTemplate
 from chatbot.backends import connect
 from chatbot.model_server import ClientSettings, preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
-from ..drafting.prompting import ChatOptions, Failed
 from ..records import Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
 from ..review.store import add_reviews, apply_to_run, distinct_answers, read_reviews, sentence_split
 from ..runs import MANIFEST, RunLock, read_manifest, read_rows, utc_now, write_json
-from .asking import JudgeAsker, judge_cache
-from .prompting import JudgePrompt, parse_verdicts, verdicts_schema
+from .asking import judge_asker, judge_cache
+from .prompting import judge_prompt, judge_values, parse_verdicts, verdicts_schema
 
 __all__ = ["JUDGE_FILE", "JudgeError", "JudgeResult", "JudgeSettings", "judge_name", "judge_run"]
 
@@ -108,17 +108,18 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     the calls it would make (after the server preflight, which the digest needs)."""
     run_dir = Path(run_dir)
     read_reviews(reviews)  # a broken reviews file fails before any call
-    prompt = JudgePrompt.load(settings.prompt)
+    prompt = judge_prompt(settings.prompt)
     model = judge_model(run_dir, settings)
     saved = read_manifest(run_dir).settings.to_json()
     client = connect(settings.client(str(saved.get("backend") or "ollama")))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
-    asker = JudgeAsker(client, settings.options(model), info.digest, info.capabilities, judge_cache(settings.cache_dir))
+    asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
+                        judge_cache(settings.cache_dir))
     name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))
     min_words = settings.min_quote_words or int(saved.get("min_quote_words", 4))
     total = sum(len(c) for _, c in todo)
     if dry_run:
-        needed = sum(not asker.cached(prompt.render(r, c), verdicts_schema(len(c))) for r, c in todo)
+        needed = sum(not asker.cached(prompt, verdicts_schema(len(c)), **judge_values(r, c)) for r, c in todo)
         return JudgeResult(name, prompt.sha256, len(todo), total, chat_calls=0, from_cache=len(todo) - needed,
                            calls_needed=needed)
     errors = []
@@ -137,11 +138,11 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
                        summary=summary, details=about)
 
 
-def _judge_one(asker: JudgeAsker, prompt: JudgePrompt, row: Row, claims: list[str], name: str,
+def _judge_one(asker: Asker, prompt: PromptTemplate, row: Row, claims: list[str], name: str,
                reviews: str | Path, min_words: int) -> str | None:
     """Judge one answer and save its review; the error text when that failed."""
     schema = verdicts_schema(len(claims))
-    outcome = asker.judge(prompt.render(row, claims), schema)
+    outcome = asker.ask(prompt, schema, **judge_values(row, claims))
     if isinstance(outcome, Failed):
         return outcome.error
     try:
@@ -153,7 +154,7 @@ def _judge_one(asker: JudgeAsker, prompt: JudgePrompt, row: Row, claims: list[st
 
 
 def _record(run_dir: Path, reviews: Path, about: dict[str, Any], errors: list[JudgeError],
-            asker: JudgeAsker) -> Summary:
+            asker: Asker) -> Summary:
     """The judge into the manifest and `judge.json` (with the error entries), then the run re-scored."""
     with RunLock(run_dir):
         manifest = read_manifest(run_dir)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from chatbot.answer import PromptTemplate
+from chatbot.answer import answer_template, render_prompt
 from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.backends import connect
 from chatbot.bot import ServerGenerator
@@ -115,11 +115,11 @@ def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_s
         return wanted, [], chats
     retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
                           lambda q: found[query_keys[q]])
-    answering, template = s.answering(), PromptTemplate.load(s.prompt)
+    answering, template = s.answering(), answer_template(s.prompt)
     info = server.models[s.chat_model]
     generator = ServerGenerator.of(client, s.chat_model, info)
     answers = answer_cache_for(s.cache_dir)
-    prompts = {c.question: template.render(c.question, retrieve(c.question, s.top_k)) for c in cases}
+    prompts = {c.question: render_prompt(template, c.question, retrieve(c.question, s.top_k)) for c in cases}
     keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering)  # the run's own keys
             for c in cases for r in range(s.repeat)]
     return [*chunk_keys, *query_keys.values()], keys, 0

@@ -27,7 +27,8 @@ import numpy as np
 
 from chatbot import __version__
 from chatbot.answer import Answer, Generator, answer
-from chatbot.answer_cache import AnswerCache, CachingGenerator, KeyLocks
+from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.asking import KeyLocks
 from chatbot.backends import connect, resolve_address
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
 from chatbot.hosts import HostPool, PoolInfo

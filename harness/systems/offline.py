@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from chatbot import __version__
-from chatbot.answer import AnswerSettings, PromptTemplate, answer
+from chatbot.answer import AnswerSettings, answer, answer_template
+from chatbot.asking import PromptTemplate
 from chatbot.chunking import chunk_pages
 from chatbot.index import Hit
 from chatbot.lexical import LexicalIndex, tokenize
@@ -71,7 +72,7 @@ class OfflineSystem:
         s = ctx.settings
         chunks = chunk_pages([p for d in ctx.documents for p in d.pages], s.chunking())
         return cls(LexicalRetriever(chunks), ExtractiveGenerator(s.abstain_below), s,
-                   PromptTemplate.load(s.answering().prompt_path))
+                   answer_template(s.answering().prompt_path))
 
     @property
     def chunk_count(self) -> int:

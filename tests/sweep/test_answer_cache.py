@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from chatbot.answer import ANSWER_SCHEMA, AnswerSettings
+from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, render_prompt
 from chatbot.answer_cache import MAX_REPLY_CHARS, AnswerCache, CachingGenerator, answer_key
 from chatbot.bot import open_chatbot
 from chatbot.errors import InputError
@@ -158,7 +158,7 @@ def test_concurrent_askers_of_one_key_make_one_request_and_thinking_is_still_cou
     inner = bot.generator
     caching = CachingGenerator(inner, AnswerCache.default())
     hits = bot.retriever.retrieve(HOTEL_Q, 2)
-    prompt = bot.template.render(HOTEL_Q, hits)
+    prompt = render_prompt(bot.template, HOTEL_Q, hits)
     replies = []
     threads = [threading.Thread(target=lambda: replies.append(caching.generate(prompt, bot.settings, HOTEL_Q, hits)))
                for _ in range(4)]
