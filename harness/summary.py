@@ -31,7 +31,7 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
                    claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
-                   by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
+                   by_origin=by_origin, judge=judge.summary_json() if judge is not None else None)
 
 
 def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -> list[float]:

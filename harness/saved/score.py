@@ -19,7 +19,18 @@ from chatbot.versions import software_versions
 from ..cases import Case, Evidence
 from ..chart import svg_bars
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
-from ..records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
+from ..records import (
+    MANIFEST_FORMAT,
+    Citation,
+    ClaimRecord,
+    Manifest,
+    Passage,
+    Row,
+    Summary,
+    SystemAnswer,
+    VersionsRecord,
+    in_bulk,
+)
 from ..rows import Judging, build_row
 from ..runs import MANIFEST, SUMMARY, new_run_dir, utc_now, write_json, write_rows
 from ..summary import summarize
@@ -67,8 +78,9 @@ def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) 
                               warnings=(by,) if by else (), claims=reviewed))
     warnings = () if has_claims else ("no claims file was found or given, so claim support is not scored (n/a for "
                                       "every case); pass --claims FILE or put claims.<ext> beside the cases file",)
-    manifest = Manifest(run_id="", status="complete", started_at=utc_now(), ended_at=utc_now(),
-                        package_version=__version__, versions=software_versions(),
+    manifest = Manifest(format=MANIFEST_FORMAT, run_id="", status="complete", started_at=utc_now(),
+                        ended_at=utc_now(), package_version=__version__,
+                        versions=VersionsRecord.model_validate(software_versions()),
                         settings={"k": list(KS), "lexical_k": k, "na_as_pass": na_as_pass},
                         system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
                         inputs={"saved": [f.to_json() for f in saved.files]}, metrics=metric_names(KS),
