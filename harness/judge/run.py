@@ -20,9 +20,9 @@ from chatbot.backends import connect
 from chatbot.model_server import ClientSettings, preflight
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
-from ..records import Row, Summary
+from ..records import Manifest, Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
-from ..review.store import add_reviews, apply_to_run, distinct_answers, read_reviews, sentence_split
+from ..review.store import add_reviews, distinct_answers, read_reviews, rewrite_run, sentence_split
 from ..runs import MANIFEST, RunLock, read_manifest, read_rows, utc_now, write_json
 from .asking import judge_asker, judge_cache
 from .prompting import judge_prompt, judge_values, parse_verdicts, verdicts_schema
@@ -89,13 +89,12 @@ def judge_name(model: str, digest: str) -> str:
     return f"{JUDGE_PREFIX}{model}@{digest[:12]}"
 
 
-def judge_model(run_dir: Path, settings: JudgeSettings) -> str:
+def judge_model(manifest: Manifest, settings: JudgeSettings) -> str:
     """The judge model: --model, else the run's chat model (for the chatbot), else qwen3:4b."""
     if settings.model:
         return settings.model
-    saved = read_manifest(run_dir).settings.to_json()
-    chat = saved.get("chat_model")
-    return str(chat) if saved.get("system", "chatbot") == "chatbot" and chat else DEFAULT_CHAT_MODEL
+    saved = manifest.settings
+    return saved.chat_model if (saved.system or "chatbot") == "chatbot" and saved.chat_model else DEFAULT_CHAT_MODEL
 
 
 def _todo(rows: Sequence[Row]) -> list[tuple[Row, list[str]]]:
@@ -109,14 +108,14 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     run_dir = Path(run_dir)
     read_reviews(reviews)  # a broken reviews file fails before any call
     prompt = judge_prompt(settings.prompt)
-    model = judge_model(run_dir, settings)
-    saved = read_manifest(run_dir).settings.to_json()
-    client = connect(settings.client(str(saved.get("backend") or "ollama")))
+    manifest = read_manifest(run_dir)
+    model = judge_model(manifest, settings)
+    client = connect(settings.client(manifest.settings.backend or "ollama"))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
                         judge_cache(settings.cache_dir))
     name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))
-    min_words = settings.min_quote_words or int(saved.get("min_quote_words", 4))
+    min_words = settings.min_quote_words or manifest.settings.min_quote_words or 4
     total = sum(len(c) for _, c in todo)
     if dry_run:
         needed = sum(not asker.cached(prompt, verdicts_schema(len(c)), **judge_values(r, c)) for r, c in todo)
@@ -156,9 +155,9 @@ def _judge_one(asker: Asker, prompt: PromptTemplate, row: Row, claims: list[str]
 def _record(run_dir: Path, reviews: Path, about: dict[str, Any], errors: list[JudgeError],
             asker: Asker) -> Summary:
     """The judge into the manifest and `judge.json` (with the error entries), then the run re-scored."""
-    with RunLock(run_dir):
-        manifest = read_manifest(run_dir)
-        write_json(run_dir / MANIFEST, manifest.model_copy(update={"judge": about}).to_json())
+    with RunLock(run_dir):  # read again under the lock: the run may have been written since the judging began
+        manifest = read_manifest(run_dir).model_copy(update={"judge": about})
+        write_json(run_dir / MANIFEST, manifest.to_json())
         write_json(run_dir / JUDGE_FILE, about | {"chat_calls": asker.chat_calls, "from_cache": asker.from_cache,
                                                   "errors": [asdict(e) for e in errors]})
-    return apply_to_run(run_dir, read_reviews(reviews))
+        return rewrite_run(run_dir, manifest, read_reviews(reviews))

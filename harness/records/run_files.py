@@ -171,7 +171,12 @@ class RunSettingsRecord(_Section):
     top_k: int | None = None
     chunk_size: int | None = None
     hosts: tuple[str, ...] = ()
+    backend: str | None = None
+    chat_model: str | None = None
+    min_quote_words: int | None = None
+    judged_passed: bool = False
     lexical_k: int | None = Field(default=None, description="scored saved outputs: BM25 top k for missing ids")
+    na_as_pass: bool = False
 
 
 class SystemRecord(_Section):

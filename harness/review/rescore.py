@@ -23,9 +23,9 @@ from ..runs import (
     RowWriter,
     file_sha256,
     new_run_dir,
-    read_json,
     read_manifest,
     read_rows,
+    read_summary,
     utc_now,
     write_json,
 )
@@ -54,7 +54,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     _check(rows, cases, cases_path, manifest)
     ks = manifest.ks
     new_rows = [score_row(r, cases[r.case_id], ks) for r in rows]  # the review is carried over
-    if manifest.settings.to_json().get("judged_passed"):  # as the source run did, once its judge is measured
+    if manifest.settings.judged_passed:  # as the source run did, once its judge is measured
         new_rows = judged_passed(new_rows)
     target = new_run_dir(out if out is not None else source.parent,
                          label or f"{manifest.settings.label or 'run'}-rescored")
@@ -70,9 +70,9 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
             writer.write(row)
     finally:
         writer.close()
-    old = read_json(source / SUMMARY) if (source / SUMMARY).exists() else {}
+    old = read_summary(source)
     summary = summarize(read_rows(target), manifest.metrics, manifest.collection.to_json(),
-                        na_as_pass=old.get("na_as_pass", False))
+                        na_as_pass=old.na_as_pass if old else False)
     write_json(target / SUMMARY, summary.to_json())
     # A rescored copy of an interrupted run is just as incomplete as its source.
     new_manifest = new_manifest.model_copy(update={"status": manifest.status, "ended_at": utc_now()})

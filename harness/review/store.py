@@ -25,7 +25,7 @@ from ..inputs import Problems, json_lines
 from ..judged import judged_claims, judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import with_review
-from ..runs import SUMMARY, RunLock, read_json, read_manifest, read_rows, utc_now, write_json, write_rows
+from ..runs import SUMMARY, RunLock, read_manifest, read_rows, read_summary, utc_now, write_json, write_rows
 from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
@@ -165,7 +165,7 @@ def apply_to_run(run_dir: str | Path, reviews: ReviewBook | Mapping[object, Revi
     """Rewrite a run's rows with `reviews` applied and its summary recomputed from them; returns the summary."""
     run_dir = Path(run_dir)
     with RunLock(run_dir):  # a run still writing rows must not lose them to this rewrite
-        return _apply_to_run(run_dir, reviews)
+        return rewrite_run(run_dir, read_manifest(run_dir), reviews)
 
 
 def apply_file_to_run(run_dir: str | Path, path: str | Path, *, wait_s: float) -> Summary:
@@ -174,21 +174,21 @@ def apply_file_to_run(run_dir: str | Path, path: str | Path, *, wait_s: float) -
     run_dir = Path(run_dir)
     lock = RunLock(run_dir).acquire(utc_now(), wait_s=wait_s)
     try:
-        return _apply_to_run(run_dir, read_reviews(path))
+        return rewrite_run(run_dir, read_manifest(run_dir), read_reviews(path))
     finally:
         lock.release()
 
 
-def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
-    manifest = read_manifest(run_dir)
+def rewrite_run(run_dir: Path, manifest: Manifest, reviews: ReviewBook | Mapping[object, Review]) -> Summary:
+    """`apply_to_run` for a caller that holds the run lock and has read the run's manifest."""
     book, ks = as_book(reviews), manifest.ks
     rows = [apply_reviews(r, book, ks, judge=run_judge(manifest)) for r in read_rows(run_dir)]
-    if manifest.settings.to_json().get("judged_passed"):
+    if manifest.settings.judged_passed:
         rows = judged_passed(rows)
     write_rows(run_dir, rows)
-    old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
-    summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection.to_json()),
-                        na_as_pass=old.get("na_as_pass", False))
+    old = read_summary(run_dir)
+    summary = summarize(rows, manifest.metrics, old.collection if old else manifest.collection.to_json(),
+                        na_as_pass=old.na_as_pass if old else False)
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary
 
