@@ -52,6 +52,9 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
                                "OPENAI_API_KEY when set); the key never appears in argv, manifests or logs")
     add("--timeout", client.timeout_s, "seconds per HTTP call, from connect to the last byte of the reply",
         type=float)
+    add("--max-body-bytes", client.max_body_bytes, "most decoded bytes of one reply from the model server (or an HTTP "
+                                                   "system); past it the reply is refused and no more of it is read",
+        type=int)
     add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
     add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)
     add("--chat-model", DEFAULT_CHAT_MODEL, "the model that answers")
@@ -91,7 +94,7 @@ def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> No
 def client_settings(args: argparse.Namespace) -> ClientSettings:
     return ClientSettings(host=args.host, timeout_s=args.timeout, retries=args.retries, backoff_s=args.backoff,
                           backend=args.backend, embed_host=args.embed_host, embed_backend=args.embed_backend,
-                          api_key_env=args.api_key_env)
+                          api_key_env=args.api_key_env, max_body_bytes=args.max_body_bytes)
 
 
 def embed_settings(args: argparse.Namespace) -> EmbedSettings:

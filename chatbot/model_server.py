@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from .bounded_http import DEFAULT_MAX_BODY_BYTES, BodyTooLarge, BoundsExceeded, Redirected
 from .errors import BadReply, InputError, InputTooLong
 
 BACKENDS = ("ollama", "openai")
@@ -24,8 +25,9 @@ NAME_ONLY = "identity by name only"  # an OpenAI-compatible server reports no we
 
 @dataclass(frozen=True)
 class ClientSettings:
-    """How to reach the servers. Timeouts are per HTTP call, in seconds; retries apply to busy replies (503, 429)
-    and dropped links. `backend` is the API spoken at `host`; embeddings go to `embed_host` with `embed_backend`
+    """How to reach the servers. `timeout_s` bounds each HTTP call from connect to the last byte of the reply, and
+    `max_body_bytes` its decoded body (chatbot/bounded_http.py); retries apply to busy replies (503, 429) and dropped
+    links. `backend` is the API spoken at `host`; embeddings go to `embed_host` with `embed_backend`
     (None: the chat server's). The API key (OpenAI backend) is read from the environment variable `api_key_env`
     (None: OPENAI_API_KEY when set); the key itself is never held in settings, manifests or logs."""
 
@@ -38,11 +40,14 @@ class ClientSettings:
     embed_host: str | None = None
     embed_backend: str | None = None
     api_key_env: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES  # one reply's decoded body; read no further
 
     def __post_init__(self) -> None:
         if not all(0 < t < math.inf for t in (self.timeout_s, self.connect_timeout_s)):
             raise InputError(f"timeouts must be positive, finite seconds, got {self.timeout_s} and "
                              f"{self.connect_timeout_s}")
+        if self.max_body_bytes < 1:
+            raise InputError(f"max-body-bytes must be at least 1, got {self.max_body_bytes}")
         if self.retries < 0 or self.backoff_s < 0:
             raise InputError(f"retries and backoff cannot be negative, got {self.retries} and {self.backoff_s}")
         for name in ("backend", "embed_backend"):
@@ -227,6 +232,17 @@ def check_vectors(rows: Any, where: str, count: int, offset: int, dim: int | Non
 
 def _is_number(x: Any) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def bounds_error(exc: BoundsExceeded, host: str, what: str, model: str, cap: int) -> BadReply:
+    """Our error for a reply outside the bounds (chatbot/bounded_http.py), saying what to do."""
+    who = f"{what} with {model}" if model else what
+    if isinstance(exc, Redirected):
+        return BadReply(f"{host} answered {who} with {exc}: the prompt would go to another host; point --host at "
+                        f"the server itself ({exc.location} if you trust it)")
+    if isinstance(exc, BodyTooLarge):
+        return BadReply(f"bad reply from {host}: {who}: {exc} (--max-body-bytes {cap:,})")
+    return BadReply(f"bad reply from {host}: {who}: {exc}")
 
 
 def snippet(text: str, limit: int = 80) -> str:

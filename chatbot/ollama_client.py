@@ -11,12 +11,13 @@ import os
 import threading
 import time
 from dataclasses import replace
-from typing import Any, Callable, Literal, Sequence, TypeVar
+from typing import Callable, Literal, Sequence, TypeVar
 
 import httpx
 import numpy as np
 import ollama
 
+from .bounded_http import BoundedTransport, Bounds, BoundsExceeded
 from .errors import (
     BadReply,
     GenerationAborted,
@@ -31,6 +32,7 @@ from .model_server import (
     ClientSettings,
     ModelInfo,
     ServerInfo,
+    bounds_error,
     check_vectors,
     embed_in_batches,
     load_chat_model,
@@ -88,17 +90,6 @@ def _base_name(model: str) -> str:
     return canonical_model(model).rsplit(":", 1)[0]
 
 
-_TLS: list = []  # the one TLS context, made on first use
-
-
-def _tls_context() -> Any:
-    """httpx's default TLS context (certifi's CA bundle), made once: making it costs 40-90 ms, which every client
-    paid, e.g. once per cell of a sweep."""
-    if not _TLS:
-        _TLS.append(httpx.create_ssl_context())
-    return _TLS[0]
-
-
 class OllamaClient:
     """A thin, retrying wrapper over `ollama.Client` that speaks in our types and exceptions (a ModelServer)."""
 
@@ -108,7 +99,9 @@ class OllamaClient:
         self.settings = settings
         self.host = resolve_host(settings.host)
         timeout = httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
-        self._client = ollama.Client(host=self.host, timeout=timeout, verify=_tls_context())
+        self._transport = BoundedTransport(httpx, Bounds(settings.timeout_s, settings.max_body_bytes), self.host)
+        self._client = ollama.Client(host=self.host, timeout=timeout, transport=self._transport,
+                                     follow_redirects=False, trust_env=False)
         self._sleep = sleep
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included: benchmarks and tests read it
@@ -223,6 +216,8 @@ class OllamaClient:
                 raise ServerUnreachable(
                     f"the server at {self.host} dropped the connection during {what} {attempts} times ({exc}); "
                     "check that `ollama serve` is still running") from None
+            except BoundsExceeded as exc:
+                raise bounds_error(exc, self.host, what, model, self.settings.max_body_bytes) from None
             except (ConnectionError, httpx.ConnectError) as exc:
                 raise ServerUnreachable(
                     f"no Ollama server answered at {self.host} ({what}). Start it with `ollama serve`, or point "

@@ -18,13 +18,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import httpx2
 import numpy as np
 import openai
 
 from .asking import split_thinking
+from .bounded_http import BoundedTransport, Bounds, BoundsExceeded
 from .errors import (
     BadReply,
     GenerationAborted,
@@ -41,6 +42,7 @@ from .model_server import (
     ClientSettings,
     ModelInfo,
     ServerInfo,
+    bounds_error,
     check_vectors,
     embed_in_batches,
     snippet,
@@ -91,9 +93,13 @@ class OpenAIClient:
         self.host = resolve_base_url(settings.host)
         self.root = self.host[:-3] if self.host.endswith("/v1") else self.host
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
+        self._transport = BoundedTransport(httpx2, Bounds(settings.timeout_s, settings.max_body_bytes), self.host,
+                                           pool=PooledTransports)
         self._client = openai.OpenAI(base_url=self.host, api_key=api_key(settings.api_key_env), timeout=timeout,
                                      max_retries=0, http_client=openai.DefaultHttpxClient(
-                                         transport=PooledTransports(), timeout=timeout))
+                                         transport=cast(httpx2.BaseTransport, self._transport),  # duck-typed
+                                         timeout=timeout, follow_redirects=False,
+                                         trust_env=False))
         self._sleep = sleep
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included
@@ -247,6 +253,8 @@ class OpenAIClient:
                                     f"{self.settings.timeout_s:g} s at {self.host}; raise --timeout, or check the "
                                     "server is not overloaded") from exc
             except openai.APIConnectionError as exc:
+                if (outside := _bounds(exc)) is not None:  # not a dropped link: asking again gets the same
+                    raise bounds_error(outside, self.host, what, model, self.settings.max_body_bytes) from None
                 if _refused(exc):
                     raise ServerUnreachable(f"no server at {self.host} ({what}): the connection was refused. Start "
                                             "the model server, or point --host at its base URL ending in /v1") from None
@@ -385,6 +393,16 @@ def _refused(exc: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
+
+
+def _bounds(exc: BaseException) -> BoundsExceeded | None:
+    """The reply outside the bounds behind a connection error (openai-python wraps what the transport raised)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, BoundsExceeded):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _dict(value: Any) -> dict:

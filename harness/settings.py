@@ -36,6 +36,7 @@ class ServerSettings:
     timeout: float = _CLIENT.timeout_s
     retries: int = _CLIENT.retries
     backoff: float = _CLIENT.backoff_s
+    max_body_bytes: int = _CLIENT.max_body_bytes  # one reply's decoded body, model server or HTTP system
 
     def servers(self) -> tuple[str | None, ...]:
         """The model servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
@@ -44,7 +45,8 @@ class ServerSettings:
     def client(self) -> ClientSettings:
         return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
                               backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
-                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
+                              embed_backend=self.embed_backend, api_key_env=self.api_key_env,
+                              max_body_bytes=self.max_body_bytes)
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,6 @@ class RunSettings(ServerSettings):
     think: str = "auto"
     min_quote_words: int = _ANSWER.min_quote_words
     max_reply_chars: int = _ANSWER.max_reply_chars
-    max_body_bytes: int = 10_000_000  # an HTTP system's reply body, decoded; read no further (docs/hardening.md)
     retriever: str = _ANSWER.retriever
     cache_dir: str | None = None
     workers: int = 1  # per server

@@ -83,6 +83,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="pages drafted at once, per server (default 1)")
     p.add_argument("--timeout", type=float, help="seconds per HTTP call (default 300)")
     p.add_argument("--retries", type=int, help="retries on 503 and dropped connections (default 3)")
+    p.add_argument("--max-body-bytes", type=int, help="most decoded bytes of one reply from the model server; past it "
+                                                      "the reply is refused "
+                                                      f"(default {DraftSettings.max_body_bytes})")
     p.add_argument("--num-ctx", type=int, help=f"model context in tokens (default {DraftSettings.num_ctx})")
     p.add_argument("--num-predict", type=int, help=f"most tokens the model may write per phase: a thinking model "
                                                    f"writes up to twice this (default {DraftSettings.num_predict})")
@@ -119,8 +122,8 @@ def _judge(args: argparse.Namespace) -> int:
     settings = _settings_for(args)
     pages = {p.source_id: p.text for d in read_documents(settings.docs) for p in d.pages}
     given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
-    pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "num_ctx", "num_predict", "seed",
-                                                             "think", "cache_dir")}
+    pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
+                                                             "num_predict", "seed", "think", "cache_dir")}
     judged = judge_drafts(read_drafts(args.drafts), pages, JudgeSettings(
         model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
         backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),

@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                      "run's cases file)")
     p.add_argument("--dry-run", action="store_true", help="say how many chat calls it would make, and stop")
     p.add_argument("--timeout", type=float, default=d.timeout, help=f"seconds per HTTP call (default {d.timeout:g})")
+    p.add_argument("--max-body-bytes", type=int, default=d.max_body_bytes,
+                   help=f"most decoded bytes of one reply from the judge's server; past it the reply is refused and "
+                        f"no more of it is read (default {d.max_body_bytes})")
     p.add_argument("--retries", type=int, default=d.retries, help=f"retries on 503 and dropped connections "
                                                                   f"(default {d.retries})")
     p.add_argument("--backoff", type=float, default=d.backoff, help=f"seconds before the first retry "
@@ -61,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     run_dir = Path(args.run)
     reviews = Path(args.reviews) if args.reviews else default_reviews(run_dir)
     settings = JudgeSettings(model=args.model, host=args.host, backend=args.backend, api_key_env=args.api_key_env,
-                             timeout=args.timeout, retries=args.retries,
+                             timeout=args.timeout, retries=args.retries, max_body_bytes=args.max_body_bytes,
                              backoff=args.backoff, num_ctx=args.num_ctx, num_predict=args.num_predict, seed=args.seed,
                              think=args.think, prompt=args.prompt, cache_dir=args.cache_dir,
                              min_quote_words=args.min_quote_words)

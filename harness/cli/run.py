@@ -87,9 +87,6 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
                           "the judge is measured against people (30 shared claims); recorded in the manifest")
-    run.add_argument("--max-body-bytes", type=int,
-                     help=f"an HTTP system's reply body is refused (that case's error row) past this many decoded "
-                          f"bytes (default {d.max_body_bytes:_})")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)

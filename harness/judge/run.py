@@ -44,6 +44,7 @@ class JudgeSettings:
     timeout: float = ClientSettings.timeout_s
     retries: int = ClientSettings.retries
     backoff: float = ClientSettings.backoff_s
+    max_body_bytes: int = ClientSettings.max_body_bytes
     num_ctx: int = 16384
     num_predict: int = 4096
     seed: int = 42
@@ -54,7 +55,8 @@ class JudgeSettings:
 
     def client(self, backend: str = "ollama") -> ClientSettings:
         return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff,
-                              backend=self.backend or backend, api_key_env=self.api_key_env)
+                              backend=self.backend or backend, api_key_env=self.api_key_env,
+                              max_body_bytes=self.max_body_bytes)
 
     def options(self, model: str) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]

@@ -1,7 +1,7 @@
 """A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json.
 
-Every call is bounded (harness/systems/bounded_http.py): `--timeout` from connect to last byte, and at most
-`--max-body-bytes` of decoded body, so no reply can hang the run or fill the memory.
+Every call is bounded (chatbot/bounded_http.py, as every model server's): `--timeout` from connect to last byte, at
+most `--max-body-bytes` of decoded body, and no redirect followed, so no reply can hang the run or fill the memory.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
+from chatbot.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, Bounds, Redirected, read_head
+
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
-from .bounded_http import BodyEncoding, BodyTooLarge, BoundedClient, read_body, read_head
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 _SHOWN = 2000  # characters of a bad reply kept on its row
@@ -34,11 +35,14 @@ class HttpSystem:
     uses_prompt_template = False
     timed_by_harness = False
 
-    def __init__(self, url: str, settings: Any, *, client: BoundedClient | None = None):
+    def __init__(self, url: str, settings: Any):
         self.url = url
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
         self.max_body_bytes: int = settings.max_body_bytes
-        self._http = client or BoundedClient(self.timeout_s, url)
+        # verify=True: a TLS context per system, so SSL_CERT_FILE as set when the run starts counts
+        self._transport = BoundedTransport(httpx, Bounds(self.timeout_s, self.max_body_bytes), url, verify=True)
+        self._http = httpx.Client(transport=self._transport, timeout=self.timeout_s, follow_redirects=False,
+                                  trust_env=False)
 
     @classmethod
     def open(cls, url: str, settings: Any) -> HttpSystem:
@@ -54,7 +58,8 @@ class HttpSystem:
 
     def close(self) -> None:
         """Fail every call in flight now (from any thread) and close the connections."""
-        self._http.abort()
+        self._transport.abort()
+        self._http.close()
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
         body, retries = self._post({"case_id": case_id, "question": question})
@@ -88,9 +93,9 @@ class HttpSystem:
         for attempt in range(self.retries + 1):
             last = attempt == self.retries
             try:
-                with self._http.call(), self._http.client.stream("POST", self.url, json=payload) as response:
+                with self._http.stream("POST", self.url, json=payload) as response:
                     if response.status_code == 200:
-                        return read_body(response, self.max_body_bytes), attempt
+                        return bytearray(response.read()), attempt
                     if response.status_code != 503 or last:
                         return self._status_error(response), attempt
             except httpx.TimeoutException:
@@ -99,6 +104,9 @@ class HttpSystem:
                 return f"bad reply from {self.url}: {exc}, over --max-body-bytes {self.max_body_bytes}", attempt
             except BodyEncoding as exc:
                 return f"bad reply from {self.url}: {exc}", attempt
+            except Redirected as exc:  # not followed: the address to evaluate is the user's to give
+                return (f"{self.url} answered HTTP {exc.status}, a redirect to {exc.location!r}; give that address "
+                        "as --system"), attempt
             except _RETRIED as exc:
                 if tls_problem(exc) is not None:  # no retry mends a certificate: every case would fail so
                     raise SystemDown(self._unreachable(exc)) from exc
@@ -118,8 +126,10 @@ class HttpSystem:
         """Raise SystemDown, saying why, unless the service answers a cheap request: a GET of its URL, where any
         status from the service itself counts and a proxy's 502/503/504 does not."""
         try:
-            with self._http.call(), self._http.client.stream("GET", self.url) as response:
+            with self._http.stream("GET", self.url) as response:
                 status = response.status_code
+        except Redirected:
+            return  # the service answers: the question's own request will say where it redirects
         except httpx.HTTPError as exc:
             raise SystemDown(self._unreachable(exc)) from exc
         if status in (502, 503, 504):
@@ -136,9 +146,6 @@ class HttpSystem:
         return f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service running?"
 
     def _status_error(self, response: httpx.Response) -> str:
-        if response.is_redirect:  # not followed: the address to evaluate is the user's to give
-            return (f"{self.url} answered HTTP {response.status_code}, a redirect to "
-                    f"{response.headers['location']!r}; give that address as --system")
         head = read_head(response, 300).decode("utf-8", "backslashreplace")
         return f"{self.url} answered HTTP {response.status_code}: {head}"
 

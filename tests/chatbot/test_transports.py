@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 
+from chatbot.bounded_http import BoundedTransport
 from chatbot.model_server import ClientSettings
 from chatbot.openai_client import OpenAIClient
 from chatbot.transports import PooledTransports
@@ -43,4 +44,5 @@ def test_a_response_closed_unread_gives_its_pool_back_and_close_closes_all(serve
 def test_the_openai_backend_sends_through_it(server):
     client = OpenAIClient(ClientSettings(host=server.url + "/v1", backend="openai"))
     assert client.identify(chat_model="qwen3:4b", embed_model=None).kind is not None
-    assert isinstance(client._client._client._transport, PooledTransports)  # noqa: SLF001 - the wiring itself
+    bounded = client._client._client._transport  # noqa: SLF001 - the wiring itself
+    assert isinstance(bounded, BoundedTransport) and isinstance(bounded._inner, PooledTransports)
