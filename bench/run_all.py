@@ -17,7 +17,7 @@ from _common import REPO, machine_line
 
 HERE = Path(__file__).resolve().parent
 BENCHES = ("startup", "page_cache", "concurrency", "rebuild", "index_build", "retrieval", "score", "sweep_pool",
-           "sweep", "openai", "judge", "http_memory")
+           "sweep", "openai", "judge", "http_memory", "model_memory")
 BIG = {"retrieval": ["--big"], "score": ["--max-seconds", "100000"]}
 
 

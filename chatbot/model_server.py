@@ -227,6 +227,12 @@ def check_vectors(rows: Any, where: str, count: int, offset: int, dim: int | Non
         raise BadReply(f"{where}: input {offset + int(broken[0])}: the vector contains NaN or Inf values "
                        f"({broken.size} of {count} vectors in this batch); it was not used or cached",
                        item_index=offset + int(broken[0]))
+    flat = np.flatnonzero(matrix.max(axis=1) == matrix.min(axis=1))  # all zero, or one value throughout
+    if flat.size:
+        i = int(flat[0])
+        raise BadReply(f"{where}: input {offset + i}: the vector is constant (every value {float(matrix[i, 0]):g}), "
+                       f"which no embedding model gives ({flat.size} of {count} vectors in this batch); it was not "
+                       "used or cached", item_index=offset + i)
     return matrix
 
 

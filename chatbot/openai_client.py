@@ -105,6 +105,7 @@ class OpenAIClient:
         self.calls = 0  # HTTP calls made, retries included
         self.kind: str | None = None  # set by identify(): vllm, llama.cpp, sglang, ollama or generic
         self.format_mode = FORMAT_MODES[0]  # moves down the chain when the server refuses a mode
+        self.embedding_order: str | None = None  # INDEXED or LISTED once an embedding reply came
 
     # -- calls ---------------------------------------------------------------------------------------------
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
@@ -200,8 +201,8 @@ class OpenAIClient:
         items = data.get("data")
         if not isinstance(items, list) or not all(isinstance(i, dict) and "embedding" in i for i in items):
             raise BadReply(f"{where}: expected an object with a 'data' list of embeddings, got {snippet(reply.text)}")
-        ordered = sorted(items, key=lambda i: i.get("index") if isinstance(i.get("index"), int) else 0)
-        return check_vectors([i["embedding"] for i in ordered], where, len(batch), offset, dim, reply.text)
+        vectors, self.embedding_order = _in_order(items, where)
+        return check_vectors(vectors, where, len(batch), offset, dim, reply.text)
 
     def _served_models(self) -> list[dict]:
         try:
@@ -248,6 +249,8 @@ class OpenAIClient:
                 self.calls += 1
             try:
                 return fn(), attempt
+            except BoundsExceeded as exc:  # raised by the transport as it is, or wrapped (below)
+                raise bounds_error(exc, self.host, what, model, self.settings.max_body_bytes) from None
             except openai.APITimeoutError as exc:  # a subclass of APIConnectionError: first
                 raise ServerTimeout(f"{what} with {model or 'the server'} took longer than "
                                     f"{self.settings.timeout_s:g} s at {self.host}; raise --timeout, or check the "
@@ -403,6 +406,24 @@ def _bounds(exc: BaseException) -> BoundsExceeded | None:
             return cause
         cause = cause.__cause__ or cause.__context__
     return None
+
+
+INDEXED = "by index"
+LISTED = "list order assumed: the server's embedding replies carry no index"
+
+
+def _in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
+    """The vectors in input order: by each item's `index`, which must be a distinct whole number from 0 to n-1 on
+    every item; with no index on any item, in list order (and that is said: `LISTED`)."""
+    if not any("index" in item for item in items):
+        return [item["embedding"] for item in items], LISTED
+    indexes = [item.get("index") for item in items]
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indexes) or \
+            sorted(indexes) != list(range(len(items))):  # type: ignore[type-var]
+        raise BadReply(f"{where}: every item needs a distinct whole-number index from 0 to {len(items) - 1}, got "
+                       f"indexes {snippet(json.dumps(indexes))}; the vectors were not used or cached")
+    by_index = {item["index"]: item["embedding"] for item in items}
+    return [by_index[i] for i in range(len(items))], INDEXED
 
 
 def _dict(value: Any) -> dict:

@@ -14,7 +14,8 @@ Fault modes copy real failures: 503 busy, dropped connections, slow replies, lim
 leakage into content and mid-stream error lines; broken embeddings (``embed_fault``: NaN/Inf values, the wrong
 width, uneven rows, strings, a vector too many, a body that is not JSON or not the API's envelope); broken chat
 replies (``chat_fault``: not JSON, a wrong envelope, the repeated-token abort as ``done: false`` or as a 500); a
-huge reply (``huge_reply_chars``); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
+huge reply (``huge_reply_chars``); faults of the wire (``wire_fault``: a dripped body or dripped headers, a redirect,
+a 300 MB stream; see WIRE_FAULTS); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
 Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no messages), unless ``loads=True``.
 The same server also speaks the OpenAI-compatible API (``/v1/models``, ``/v1/chat/completions``,
 ``/v1/embeddings``, and ``/version`` or ``/props``) in the dialect ``FakeOllama.openai`` picks: see
@@ -44,12 +45,16 @@ from tests import fake_openai
 
 __all__ = ["FakeOllama", "ModelSpec", "ChatReply", "RecordedRequest", "overlap_rule",
            "lexical_embedding", "default_models", "STOPWORDS", "BUSY_ERROR", "REPEAT_LIMIT_ERROR", "EMBED_FAULTS",
-           "CHAT_FAULTS"]
+           "CHAT_FAULTS", "WIRE_FAULTS"]
 
 BUSY_ERROR = "server busy, please try again.  maximum pending requests exceeded"
 REPEAT_LIMIT_ERROR = "prediction aborted, token repeat limit reached"  # ollama PR #18374
-EMBED_FAULTS = ("nan", "inf", "short", "uneven", "strings", "extra", "not_json", "envelope")
+EMBED_FAULTS = ("nan", "inf", "short", "uneven", "strings", "extra", "not_json", "envelope", "zero", "constant")
 CHAT_FAULTS = ("not_json", "envelope", "aborted", "repeat_limit")
+# Faults of the wire itself, for answers (not loads or warm-ups) on `wire_paths`: a body dripped a byte every
+# `drip_s` without end, headers dripped so, a 307 to `redirect_to`, a 200 streaming `huge_bytes` of JSON-looking
+# text (never held whole).
+WIRE_FAULTS = ("drip_body", "drip_headers", "redirect", "huge")
 _MODIFIED_AT = "2025-06-01T09:00:00.5+02:00"  # RFC3339 with an offset, as Ollama lists local files
 _LEAKS = {"tags": "<think>\n{thinking}\n</think>\n\n{content}", "close_only": "{thinking}\n</think>\n\n{content}"}
 _LOAD_NS = 1_000_000  # reported load_duration
@@ -260,13 +265,15 @@ def _break_embeddings(vectors: list[list[float]], fault: str) -> Any:
         broken[0][1] = "0.25"
     elif fault == "extra":
         broken.append(broken[0])
+    elif fault in ("zero", "constant"):  # every vector one number throughout
+        broken = [[0.0 if fault == "zero" else 0.25] * len(v) for v in broken]
     return {"embeddings": broken}
 
 class FakeOllama:
     """A local Ollama stand-in on 127.0.0.1: ``with FakeOllama() as s: ...`` or ``start()``/``stop()``."""
 
-    def __init__(self, port: int = 0, *, delay_s: float = 0.0, slots: int | None = None):
-        self._port, self._lock, self._stopping = port, threading.Lock(), threading.Event()
+    def __init__(self, port: int = 0, *, delay_s: float = 0.0, slots: int | None = None, host: str = "127.0.0.1"):
+        self._port, self._host, self._lock, self._stopping = port, host, threading.Lock(), threading.Event()
         self._httpd: _Server | None = None
         self.reset()
         self.delay_s, self.slots = delay_s, slots
@@ -284,6 +291,10 @@ class FakeOllama:
             self.embed_fault: str | None = None  # one of EMBED_FAULTS, for every /api/embed while set
             self.chat_fault: str | None = None  # one of CHAT_FAULTS, for every answer (not loads) while set
             self.huge_reply_chars: int | None = None  # answers become valid JSON at least this long
+            self.wire_fault: str | None = None  # one of WIRE_FAULTS, for every answer on wire_paths while set
+            self.wire_paths: tuple[str, ...] = ("/api/chat", "/v1/chat/completions")
+            self.drip_s, self.huge_bytes = 0.5, 300_000_000
+            self.redirect_to = "http://127.0.0.2:9/api/chat"
             self.load_delay_s = 0.0  # a model's first request waits this long, like a cold load from disk
             self.loaded: set[str] = set()  # models loaded so far (for load_delay_s)
             self.requests: list[RecordedRequest] = []
@@ -304,7 +315,7 @@ class FakeOllama:
 
     def start(self) -> FakeOllama:
         self._stopping.clear()
-        self._httpd = _Server(("127.0.0.1", self._port), _Handler)
+        self._httpd = _Server((self._host, self._port), _Handler)
         self._httpd.fake, self._httpd.conns = self, weakref.WeakSet()
         threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True).start()
         return self
@@ -328,7 +339,7 @@ class FakeOllama:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1] if self._httpd else self._port}"
+        return f"http://{self._host}:{self._httpd.server_address[1] if self._httpd else self._port}"
 
     def fail_next(self, status: int = 503, count: int = 1, error: str = BUSY_ERROR, *,
                   path: str | None = None, loads: bool = False, retry_after: float | None = None) -> None:
@@ -585,10 +596,14 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        fault = fake._record(RecordedRequest(self.command, path, body,
-                                             {k.lower(): v for k, v in self.headers.items()}))
+        req = RecordedRequest(self.command, path, body, {k.lower(): v for k, v in self.headers.items()})
+        fault = fake._record(req)
         if fault and fault.kind == "drop":
             self.close_connection = True
+            return
+        if fake.wire_fault and path in fake.wire_paths and not _is_load(req) \
+                and not (isinstance(body, dict) and body.get("max_tokens") == 1):  # not the OpenAI warm-up
+            self._wire(fake)
             return
         try:
             if fault and fault.kind == "fail":
@@ -632,6 +647,39 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send(404, b"404 page not found", "text/plain")
 
+    def _wire(self, fake: FakeOllama) -> None:
+        """Answer with `fake.wire_fault` (WIRE_FAULTS) until done or the client goes away."""
+        self.close_connection = True
+        try:
+            if fake.wire_fault == "redirect":
+                self._send(307, b"", headers={"Location": fake.redirect_to})
+            elif fake.wire_fault == "drip_headers":
+                for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Drip: " + b"x" * 100_000:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(fake.drip_s)
+            elif fake.wire_fault == "drip_body":
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", "100000")
+                self.end_headers()
+                for byte in b'{"message": {"role": "assistant", "content": "' + b"x" * 100_000:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(fake.drip_s)
+            else:  # huge: chunked, a megabyte at a time, never held whole
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                head, piece = b'{"message": {"role": "assistant", "content": "', b"x" * 1_000_000
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))
+                for _ in range(fake.huge_bytes // len(piece)):
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:  # the client gave up: what a bounded client does
+            pass
+
     def _stream(self, lines: list[dict]) -> None:
         """NDJSON over chunked transfer encoding, one object per line, as Ollama streams."""
         self.send_response(200)
@@ -668,6 +716,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--chat-fault", choices=CHAT_FAULTS, help="break every answer this way")
     parser.add_argument("--load-delay", type=float, default=0.0, help="seconds a model's first request waits")
     parser.add_argument("--huge-reply", type=int, default=None, help="answers are valid JSON of this many characters")
+    parser.add_argument("--wire-fault", choices=WIRE_FAULTS, help="answers misbehave on the wire this way")
+    parser.add_argument("--huge-bytes", type=int, default=300_000_000, help="with --wire-fault huge: bytes sent")
     parser.add_argument("--rule", metavar="MODULE:NAME[()]",
                         help="the chat rule (default: overlap_rule); with () the named factory is called once to "
                              "make it, e.g. tests.support.draft_rules:draft_rule, 'tests.support.judge_rules:"
@@ -677,6 +727,7 @@ def main(argv: list[str] | None = None) -> None:
     server.version = args.report_version or server.version
     server.embed_fault, server.chat_fault, server.load_delay_s = args.embed_fault, args.chat_fault, args.load_delay
     server.huge_reply_chars = args.huge_reply
+    server.wire_fault, server.huge_bytes = args.wire_fault, args.huge_bytes
     server.embed_delay_s, server.openai.kind = args.embed_delay, args.openai_kind
     if args.rule:
         server.chat_rule = _named_rule(args.rule)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 __all__ = ["Dialect", "KINDS", "REASONING", "OpenAIError", "route"]
 
 KINDS = ("vllm", "llama.cpp", "ollama")
+# How /v1/embeddings numbers its items: in order; reversed list with true indexes; none at all; or broken: one
+# missing, a string, every item 0, a duplicate.
+INDEXES = ("ordered", "reversed", "none", "missing", "string", "all_zero", "duplicate")
 REASONING = ("reasoning", "reasoning_content", "both", "think_tags")
 _TYPES = {400: "BadRequestError", 404: "NotFoundError", 429: "RateLimitError", 503: "ServiceUnavailableError"}
 
@@ -47,6 +50,7 @@ class Dialect:
     string_errors: bool = False
     version: str = "0.11.2"  # vLLM's /version; llama.cpp's build_info is b<N>-<commit>
     build_info: str = "b6502-0c1e5709"
+    index: str = "ordered"  # embedding items' `index`: one of INDEXES
 
 
 class OpenAIError(Exception):
@@ -222,8 +226,25 @@ def embeddings(fake: FakeOllama, body: dict, fault: str | None = None) -> Any:
         if isinstance(broken, _Raw):
             return bytes(broken)
         vectors = broken["embeddings"]
-    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    data = _numbered([{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)], d.index)
     tokens = sum(map(_tokens, texts))
     return {"object": "list", "data": data, "model": body["model"],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
+
+
+def _numbered(items: list[dict], how: str) -> list[dict]:
+    """The embedding items as the dialect numbers them (INDEXES)."""
+    if how == "reversed":
+        return items[::-1]
+    if how == "none":
+        return [{k: v for k, v in item.items() if k != "index"} for item in items]
+    if how == "missing":
+        return [items[0] | {}] + [{k: v for k, v in item.items() if k != "index"} for item in items[1:]]
+    if how == "string":
+        return [item | {"index": str(item["index"])} for item in items]
+    if how == "all_zero":
+        return [item | {"index": 0} for item in items]
+    if how == "duplicate":
+        return [item | {"index": min(item["index"], len(items) - 2)} for item in items]
+    return items

@@ -191,6 +191,9 @@ class ChatbotSystem:
                + ([self.answers.problem] if self.answers is not None and self.answers.problem else [])}
         if self.bot.embed_server is not None:
             out["embed_server"] = self.bot.embed_server.to_dict()
+        order = getattr(self.bot.embed_client or self.bot.client, "embedding_order", None)
+        if order is not None:  # how the vectors were matched to their texts (OpenAI-compatible servers)
+            out["embedding_order"] = order
         if self.pool_info is not None:
             out["servers"] = [{"host": h, "slots": n} | info.to_dict()
                               for h, n, info in zip(self.pool.hosts, self.pool.slots, self.pool_info.servers)]
