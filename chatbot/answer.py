@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypedDict
 
 import jsonschema
 
-from .asking import Failed, PromptTemplate, over_budget, read_reply, split_thinking
+from .asking import (
+    DEFAULT_NUM_PREDICT,
+    LONGER_WINDOW,
+    Failed,
+    PromptTemplate,
+    default_num_predict,
+    over_budget,
+    read_reply,
+    split_thinking,
+    window_advice,
+)
 from .citations import CheckedCitation, validate_citation
 from .errors import BadReply, GenerationAborted, InputError, InputTooLong, ServerTimeout
 from .index import Hit
@@ -38,11 +48,25 @@ ANSWER_SCHEMA: dict = {
 _ANSWER_VALIDATOR = jsonschema.Draft202012Validator(ANSWER_SCHEMA)  # built once: validate() re-checks the schema
 
 
+def answer_schema(hits: Sequence[Hit]) -> dict:
+    """The format sent with one question: ANSWER_SCHEMA with the retrieved passages' ids as the only `source_id`
+    values (an `enum`, which Ollama and llama.cpp enforce by grammar, so no invented id can be written). Replies are
+    read against ANSWER_SCHEMA itself: an id outside the list is still an invalid citation, as strict as ever."""
+    ids = list(dict.fromkeys(h.chunk.source_id for h in hits))
+    if not ids:
+        return ANSWER_SCHEMA
+    item = ANSWER_SCHEMA["properties"]["citations"]["items"]
+    cited = {**item, "properties": {**item["properties"], "source_id": {"type": "string", "enum": ids}}}
+    citations = {**ANSWER_SCHEMA["properties"]["citations"], "items": cited}
+    return {**ANSWER_SCHEMA, "properties": {**ANSWER_SCHEMA["properties"], "citations": citations}}
+
+
 @dataclass(frozen=True)
 class AnswerSettings:
     """How questions are answered. `think=None` means: on when the model reports the thinking capability.
     `num_ctx` must hold the prompt plus num_predict, twice over when the model thinks (thinking and answer are
-    two phases on the server, each allowed num_predict tokens). `max_reply_chars` caps what a reply may be."""
+    two phases on the server, each allowed num_predict tokens); `num_predict=None` is decided from the server
+    (`resolved`, `chatbot.asking.default_num_predict`). `max_reply_chars` caps what a reply may be."""
 
     top_k: int = 4
     chat_model: str = "qwen3:4b"
@@ -50,7 +74,7 @@ class AnswerSettings:
     temperature: float = 0.0
     seed: int = 42
     num_ctx: int = 16384
-    num_predict: int = 4096
+    num_predict: int | None = None
     think: bool | None = None
     min_quote_words: int = 4
     no_answer_message: str = NO_ANSWER
@@ -59,14 +83,25 @@ class AnswerSettings:
 
     def __post_init__(self) -> None:
         for name in ("top_k", "num_ctx", "num_predict", "min_quote_words", "max_reply_chars"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.retriever not in ("dense", "bm25", "hybrid"):
             raise InputError(f"retriever must be dense, bm25 or hybrid, got {self.retriever!r}")
 
     def options(self) -> dict:
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx,
-                "num_predict": self.num_predict}
+                "num_predict": self.budget}
+
+    @property
+    def budget(self) -> int:
+        """num_predict as sent: the one given, else the default where we set the context (Ollama)."""
+        return self.num_predict if self.num_predict is not None else DEFAULT_NUM_PREDICT
+
+    def resolved(self, window: int | None, *, thinks: bool) -> AnswerSettings:
+        """These settings with num_predict decided: as given, else from the server's window (None: ours)."""
+        if self.num_predict is not None:
+            return self
+        return replace(self, num_predict=default_num_predict(window, thinks=thinks))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -138,6 +173,7 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     down, busy or missing the model raises, since every later question would fail the same way."""
     base = AnswerOrigin(question=question, prompt_sha256=template.sha256, model=generator.model,
                         model_digest=generator.digest)
+    settings = settings.resolved(_window(generator), thinks=_thinks(generator, settings))
     hits: list[Hit] = []
     try:
         hits = retriever.retrieve(question, settings.top_k)
@@ -151,10 +187,11 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     except (BadReply, InputTooLong, ServerTimeout, _PromptTooLong) as exc:
         return Answer(status="error", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw="", reasons=(str(exc),), error=str(exc), **base)
-    return judge_reply(reply, hits, settings, base)
+    return judge_reply(reply, hits, settings, base, window=_window(generator))
 
 
-def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: AnswerOrigin) -> Answer:
+def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: AnswerOrigin, *,
+                window: int | None = None) -> Answer:
     """Parse the reply and validate every citation; only a fully valid, cited answer is `answered`."""
     content, leaked = split_thinking(reply.content)
     thinking_chars = len(reply.thinking) + len(leaked)
@@ -166,7 +203,7 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
                       hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
                       done_reason=reply.done_reason, usage=_usage(reply), **base)
 
-    problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings)
+    problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings, window)
     if problem:
         return judged("malformed_output", withheld, "", (), (problem,))
     outcome = read_reply(content, _ANSWER_VALIDATOR, schema_name="answer schema")
@@ -194,15 +231,23 @@ def _size_problem(reply: ChatReply, settings: AnswerSettings) -> str | None:
             "are stored")
 
 
-def _length_problem(reply: ChatReply, content: str, thinking_chars: int, settings: AnswerSettings) -> str | None:
-    """done_reason `length`: say whether the thinking spent the budget (no answer text came at all)."""
+def _length_problem(reply: ChatReply, content: str, thinking_chars: int, settings: AnswerSettings,
+                    window: int | None) -> str | None:
+    """done_reason `length`: say whether the server's window was full (prompt and reply tokens fill it before
+    num_predict: a llama.cpp slot stops there, whatever was asked), or the thinking spent the budget (no answer text
+    came at all), or the reply reached num_predict."""
     if reply.done_reason != "length":
         return None
+    used = (reply.prompt_tokens or 0) + (reply.output_tokens or 0)
+    if window and reply.output_tokens is not None and reply.output_tokens < settings.budget and used >= window:
+        return (f"the reply filled the server's context window of {window} tokens (prompt {reply.prompt_tokens} + "
+                f"reply {reply.output_tokens}) before num_predict={settings.budget} (done_reason: length); lower "
+                f"--top-k or --chunk-size, or {LONGER_WINDOW}")
     if not content.strip() and thinking_chars:
         return (f"the thinking spent the whole budget: {thinking_chars:,} characters of thinking and no answer "
-                f"before num_predict={settings.num_predict} (done_reason: length); raise --num-predict and "
+                f"before num_predict={settings.budget} (done_reason: length); raise --num-predict and "
                 "--num-ctx")
-    return f"reply cut off at num_predict={settings.num_predict} (done_reason: length); raise --num-predict"
+    return f"reply cut off at num_predict={settings.budget} (done_reason: length); raise --num-predict"
 
 
 def _usage(reply: ChatReply) -> dict:
@@ -233,11 +278,10 @@ def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_w
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
     (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
     `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
-    problem = over_budget(prompt, num_predict=settings.num_predict, window=server_window or settings.num_ctx,
+    problem = over_budget(prompt, num_predict=settings.budget, window=server_window or settings.num_ctx,
                           thinks=thinks)
     if problem and server_window:
-        raise _PromptTooLong(f"{problem} the server's context window of {server_window} tokens; lower --num-predict, "
-                             "--top-k or --chunk-size, or serve the model with a longer context")
+        raise _PromptTooLong(f"{problem} {window_advice(server_window)}")
     if problem:
         raise _PromptTooLong(f"{problem} num_ctx={settings.num_ctx}, and Ollama would cut the prompt silently; raise "
                              "--num-ctx, or lower --num-predict, --top-k or --chunk-size")

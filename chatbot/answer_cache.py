@@ -20,12 +20,12 @@ import json
 import math
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .answer import ANSWER_SCHEMA, AnswerSettings, Generator
+from .answer import AnswerSettings, Generator, answer_schema
 from .asking import KeyLocks
 from .errors import InputError
 from .index import Hit, cache_root
@@ -161,22 +161,22 @@ class CachingGenerator:
     One instance per repeat index: `with_repeat(r)` makes the sibling for repeat r over the same cache.
     `hits` and `misses` count calls served from the cache and passed on."""
 
-    def __init__(self, inner: Generator, cache: AnswerCache, repeat: int = 0, *,
-                 format: dict | str | None = ANSWER_SCHEMA):
+    def __init__(self, inner: Generator, cache: AnswerCache, repeat: int = 0):
         if not getattr(inner, "digest", ""):
             raise InputError(f"cannot cache answers of {inner.model!r}: the generator reports no model digest")
-        self.inner, self.cache, self.repeat, self.format = inner, cache, repeat, format
+        self.inner, self.cache, self.repeat = inner, cache, repeat
         self.model, self.digest = inner.model, inner.digest
         self.hits = self.misses = 0
         self._lock = threading.Lock()
 
     def with_repeat(self, repeat: int) -> CachingGenerator:
-        return CachingGenerator(self.inner, self.cache, repeat, format=self.format)
+        return CachingGenerator(self.inner, self.cache, repeat)
 
-    def key(self, prompt: str, settings: AnswerSettings) -> str:
-        """The answer key of this prompt, as `generate` would use it (for --dry-run counts)."""
+    def key(self, prompt: str, settings: AnswerSettings, hits: Sequence[Hit]) -> str:
+        """The answer key of this prompt, as `generate` would use it (for --dry-run counts): the format in it is
+        the one the answer path sends for these passages (`answer_schema`)."""
         return answer_key(model_digest=self.digest, prompt=prompt, options=settings.options(),
-                          think=self._think(settings), format=self.format, repeat=self.repeat)
+                          think=self._think(settings), format=answer_schema(hits), repeat=self.repeat)
 
     def thinks(self, settings: AnswerSettings) -> bool:
         """As the wrapped generator: the context guard counts the thinking phase, cached reply or not."""
@@ -186,7 +186,7 @@ class CachingGenerator:
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
         """The cached reply of this key, else the wrapped generator's (then cached). One key is asked once in this
         process even when several callers want it at the same time: the later ones wait and read the cache."""
-        key = self.key(prompt, settings)
+        key = self.key(prompt, settings, hits)
         with _ANSWER_KEYS.lock_for(key):
             cached = self.cache.get(key)
             with self._lock:

@@ -22,7 +22,7 @@ import os
 import string
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
@@ -32,10 +32,31 @@ import jsonschema
 from .errors import InputError, ModelServerError
 from .model_server import ChatReply, ModelServer
 
-__all__ = ["CHARS_PER_TOKEN", "Asker", "ChatOptions", "Failed", "KeyLocks", "Outcome", "ParsedReplies",
-           "PromptTemplate", "Replied", "ReplyStore", "over_budget", "read_reply", "sha256", "split_thinking"]
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "LONGER_WINDOW", "Asker", "ChatOptions", "Failed", "KeyLocks",
+           "Outcome", "ParsedReplies", "PromptTemplate", "Replied", "ReplyStore", "default_num_predict",
+           "over_budget", "read_reply", "sha256", "split_thinking", "window_advice"]
 
 CHARS_PER_TOKEN = 3  # a conservative estimate: real tokenizers give 3.5-4.5 characters a token for English
+DEFAULT_NUM_PREDICT = 4096
+
+
+def default_num_predict(window: int | None, *, thinks: bool) -> int:
+    """The reply budget when --num-predict is not given. Where we set the context (Ollama's num_ctx): 4096. Where
+    the server decides it (an OpenAI-compatible server, `window` its per-slot window in tokens): a quarter of the
+    window, an eighth for a model that thinks (thinking and answer each get the budget), at most 4096 and at least
+    256, so that the prompt has the rest (a 4096-token llama.cpp slot: 1024)."""
+    if window is None:
+        return DEFAULT_NUM_PREDICT
+    return max(256, min(DEFAULT_NUM_PREDICT, window // (8 if thinks else 4)))
+
+
+LONGER_WINDOW = "give the server a longer window (llama.cpp: a larger -c or fewer -np slots; vLLM: --max-model-len)"
+
+
+def window_advice(window: int) -> str:
+    """What to change when a prompt and its reply may not fit a server's window: our flags, and the server's."""
+    return f"the server's context window of {window} tokens; lower --num-predict, --top-k or --chunk-size, or " \
+           + LONGER_WINDOW
 
 
 def sha256(text: str) -> str:
@@ -178,12 +199,12 @@ class ChatOptions:
     seed: int = 42
     temperature: float = 0.0
     num_ctx: int = 8192
-    num_predict: int = 4096
+    num_predict: int | None = None  # None: default_num_predict, decided by the asker from the server's window
     think: bool | None = None
 
     def options(self) -> dict:
         return {"temperature": self.temperature, "seed": self.seed, "num_ctx": self.num_ctx,
-                "num_predict": self.num_predict}
+                "num_predict": self.num_predict if self.num_predict is not None else DEFAULT_NUM_PREDICT}
 
 
 class ReplyStore(Protocol):
@@ -201,12 +222,15 @@ _KEYS = KeyLocks()  # per process: every asker of one key waits for one request
 
 class Asker:
     """Sends prompts through the model-server seam and keeps what parses in `store` (None: no cache). Counts the
-    chat calls it made and the replies the store gave."""
+    chat calls it made and the replies the store gave. `window` is the context the server decides (an
+    OpenAI-compatible server's per-slot window); None where `num_ctx` is sent."""
 
     def __init__(self, client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
-                 store: ReplyStore | None):
-        self.client, self.chat, self.digest, self.store = client, options, digest, store
+                 store: ReplyStore | None, *, window: int | None = None):
+        self.client, self.digest, self.store, self.window = client, digest, store, window
         self.think = options.think if options.think is not None else (True if "thinking" in capabilities else None)
+        budget = options.num_predict or default_num_predict(window, thinks=bool(self.think))
+        self.chat = replace(options, num_predict=budget)
         self.chat_calls = 0
         self.from_cache = 0
 
@@ -236,8 +260,11 @@ class Asker:
     def request(self, prompt: str, schema: dict) -> tuple[Outcome, ChatReply | None]:
         """One chat call with `schema` as its format, after checking the prompt fits: the outcome, and the raw
         reply when one came."""
-        problem = over_budget(prompt, num_predict=self.chat.num_predict, window=self.chat.num_ctx,
+        budget = self.chat.options()["num_predict"]
+        problem = over_budget(prompt, num_predict=budget, window=self.window or self.chat.num_ctx,
                               thinks=bool(self.think))
+        if problem and self.window:
+            return Failed(f"{problem} {window_advice(self.window)}"), None
         if problem:
             return Failed(f"{problem} num_ctx={self.chat.num_ctx}; raise --num-ctx or lower --num-predict"), None
         self.chat_calls += 1
@@ -247,7 +274,7 @@ class Asker:
         except ModelServerError as exc:  # timeouts, server errors, a server gone away: this request only
             return Failed(f"{type(exc).__name__}: {exc}"), None
         if reply.done_reason == "length":
-            return Failed(f"reply cut off at num_predict={self.chat.num_predict} (done_reason: length); raise "
+            return Failed(f"reply cut off at num_predict={budget} (done_reason: length); raise "
                           "--num-predict"), reply
         return _malformed(read_reply(split_thinking(reply.content)[0], schema)), reply
 

@@ -7,13 +7,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .answer import ANSWER_SCHEMA, Answer, AnswerSettings, Generator, answer, answer_template
+from .answer import Answer, AnswerSettings, Generator, answer, answer_schema, answer_template
 from .asking import PromptTemplate
 from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
-from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight
+from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight, server_window
 from .page_cache import PageCache
 from .pdfs import Document, duplicate_warnings, read_documents
 from .question_batches import QuestionBatches
@@ -60,8 +60,7 @@ class ServerGenerator:
     @classmethod
     def of(cls, client: ModelServer, model: str, info: ModelInfo) -> ServerGenerator:
         """The generator of `model` as the preflight found it on `client`'s server."""
-        window = None if getattr(client, "sets_context", True) else info.context_length
-        return cls(client, model, info.digest, info.capabilities, server_window=window)
+        return cls(client, model, info.digest, info.capabilities, server_window=server_window(client, info))
 
     def with_client(self, client: ModelServer) -> ServerGenerator:
         """The same model and settings through another server of the pool."""
@@ -80,7 +79,7 @@ class ServerGenerator:
         return bool(self.think_value(settings))
 
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
-        return self.client.chat(self.model, [{"role": "user", "content": prompt}], format=ANSWER_SCHEMA,
+        return self.client.chat(self.model, [{"role": "user", "content": prompt}], format=answer_schema(hits),
                                 options=settings.options(), think=self.think_value(settings))
 
 
@@ -135,6 +134,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
         index = saved
     chat_info = server.models[settings.chat_model]
     generator = ServerGenerator.of(client, settings.chat_model, chat_info)
+    settings = settings.resolved(generator.server_window, thinks=generator.thinks(settings))  # num_predict decided
     warnings = (_version_warnings(server, generator.think_value(settings))
                 + _think_warnings(settings.chat_model, chat_info.capabilities, settings.think)
                 + duplicate_warnings(documents))

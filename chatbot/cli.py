@@ -80,7 +80,9 @@ def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> No
         choices=["dense", "bm25", "hybrid"])
     add("--prompt", None, "prompt template file with $question and $passages (default: the bundled one)")
     add("--num-ctx", d.num_ctx, "model context in tokens", type=int)
-    add("--num-predict", d.num_predict, "most tokens the model may write per phase, thinking included", type=int)
+    add("--num-predict", d.num_predict, "most tokens the model may write per phase, thinking included (default 4096; "
+                                        "on an OpenAI-compatible server a quarter of its per-slot window, an eighth "
+                                        "for a thinking model, at most 4096)", type=int)
     add("--seed", d.seed, "sampling seed", type=int)
     add("--temperature", d.temperature, "sampling temperature", type=float)
     add("--think", "auto", "ask the model to think (auto: when it reports the capability)",

@@ -152,6 +152,12 @@ class ModelServer(Protocol):
         ...
 
 
+def server_window(client: ModelServer, info: ModelInfo) -> int | None:
+    """The context window the server decides for `info`'s model (an OpenAI-compatible server: its per-slot window),
+    or None where the client sets it (Ollama's num_ctx)."""
+    return None if getattr(client, "sets_context", True) else info.context_length
+
+
 def preflight(client: ModelServer, *, chat_model: str | None, embed_model: str | None,
               status: Callable[[str], None] | None = None, load: bool = True) -> ServerInfo:
     """Before any work: the server answers, the models are there, and each can do its job. With `load`, the

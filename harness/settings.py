@@ -68,7 +68,7 @@ class RunSettings(ServerSettings):
     query_prefix: str | None = None
     batch_size: int = _EMBED.batch_size
     num_ctx: int = _ANSWER.num_ctx
-    num_predict: int = _ANSWER.num_predict
+    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (chatbot.asking.default_num_predict)
     seed: int = _ANSWER.seed
     temperature: float = _ANSWER.temperature
     think: str = "auto"
@@ -89,7 +89,7 @@ class RunSettings(ServerSettings):
 
     def __post_init__(self) -> None:
         for name in AT_LEAST_ONE:
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise InputError(f"{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         for name in ("limit", "sample"):
             if getattr(self, name) is not None and getattr(self, name) < 1:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, answer_template, render_prompt
+from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, answer_schema, answer_template, render_prompt
 from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.asking import Asker, ChatOptions, ParsedReplies, PromptTemplate
 from chatbot.chunking import Chunk
@@ -28,6 +28,7 @@ HITS = [Hit(1, 0.9, Chunk("handbook.pdf#p1", "handbook.pdf", 1, 0, 40, "Employee
 
 ANSWER_KEY = "eb5ef6eea60777c775cd0923c372d7c643a7d59d1e1330e2e03a1e3afa9d9844"
 ANSWER_KEY_THINKING = "dec260438e3aef6f1c14f356d7d86f9771ed03522953febcb2768d02b06f98e9"
+ANSWER_KEY_WITH_IDS = "626eb27aaa41cfed08f5e54f1b674f4cc2a41df9df2cc08fac4fa526d06bd118"
 DRAFT_KEY = "9695d829bc94f8e71e11f4e6424884d2fa1820bbe520707ef1bcb76330fe6163"
 JUDGE_KEY = "a2bee205388d279d153b7faac82b22b046075cf4dadd372d42d382ecb598fc59"
 JUDGE_KEY_OPENAI = "4f7c81a4057183635f11c1b11e8899a8d6f159319b9719ed616f8d4bd190e135"
@@ -56,11 +57,16 @@ class _Client:
 
 
 def test_the_answer_cache_key_of_the_bundled_prompt_is_unchanged(tmp_path):
+    """With no passage the format sent is ANSWER_SCHEMA itself, as before, so the key is the one stored before the
+    move; with passages the format names their ids (`answer_schema`, issue #28), so the key is another, as it must
+    be: a reply to a request without that enum is not a reply to this one."""
     prompt = render_prompt(answer_template(), "How many days of annual leave?", HITS)
     cache = AnswerCache(tmp_path / "answers")
-    assert CachingGenerator(_Generator(None), cache).key(prompt, AnswerSettings()) == ANSWER_KEY
-    thinking = CachingGenerator(_Generator(True), cache, repeat=2, format=ANSWER_SCHEMA)
-    assert thinking.key(prompt, AnswerSettings(top_k=6, num_predict=2048)) == ANSWER_KEY_THINKING
+    assert CachingGenerator(_Generator(None), cache).key(prompt, AnswerSettings(), []) == ANSWER_KEY
+    thinking = CachingGenerator(_Generator(True), cache, repeat=2)
+    assert thinking.key(prompt, AnswerSettings(top_k=6, num_predict=2048), []) == ANSWER_KEY_THINKING
+    assert answer_schema([]) == ANSWER_SCHEMA
+    assert CachingGenerator(_Generator(None), cache).key(prompt, AnswerSettings(), HITS) == ANSWER_KEY_WITH_IDS
 
 
 def test_the_draft_reply_cache_key_is_unchanged(tmp_path):

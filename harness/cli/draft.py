@@ -87,8 +87,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                       "the reply is refused "
                                                       f"(default {DraftSettings.max_body_bytes})")
     p.add_argument("--num-ctx", type=int, help=f"model context in tokens (default {DraftSettings.num_ctx})")
-    p.add_argument("--num-predict", type=int, help=f"most tokens the model may write per phase: a thinking model "
-                                                   f"writes up to twice this (default {DraftSettings.num_predict})")
+    p.add_argument("--num-predict", type=int, help="most tokens the model may write per phase: a thinking model "
+                                                   "writes up to twice this (default 4096; on an OpenAI-compatible "
+                                                   "server a quarter of its per-slot window, an eighth for a thinking "
+                                                   "model, at most 4096)")
     p.add_argument("--think", choices=["auto", "on", "off"], help="default auto")
     p.add_argument("--cache-dir", help="cache root for replies and embeddings (default: $PDF_RAG_EVAL_CACHE)")
     p.add_argument("--include-unreviewed", action="store_true",

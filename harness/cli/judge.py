@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                                     f"(default {d.backoff:g})")
     p.add_argument("--num-ctx", type=int, default=d.num_ctx, help=f"model context in tokens (default {d.num_ctx})")
     p.add_argument("--num-predict", type=int, default=d.num_predict,
-                   help=f"most tokens the model may write per phase (default {d.num_predict})")
+                   help="most tokens the model may write per phase (default 4096; on an OpenAI-compatible server a "
+                        "quarter of its per-slot window, an eighth for a thinking model, at most 4096)")
     p.add_argument("--seed", type=int, default=d.seed, help=f"sampling seed (default {d.seed})")
     p.add_argument("--think", choices=["auto", "on", "off"], default=d.think, help="default auto")
     p.add_argument("--min-quote-words", type=int, help="shortest valid quote (default: the run's)")

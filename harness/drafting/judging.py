@@ -17,7 +17,7 @@ from typing import Any
 
 from chatbot.asking import Failed, PromptTemplate
 from chatbot.backends import connect
-from chatbot.model_server import preflight
+from chatbot.model_server import preflight, server_window
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..judge.asking import judge_asker, judge_cache
@@ -53,7 +53,7 @@ def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: Ju
     client = connect(settings.client())
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
-                       judge_cache(settings.cache_dir))
+                       judge_cache(settings.cache_dir), window=server_window(client, info))
     name, template = judge_name(model, info.digest), PromptTemplate.bundled("harness", "draft_judge")
     out, errors, asked = [], [], 0
     for draft in drafts:

@@ -19,7 +19,7 @@ from chatbot.backends import connect
 from chatbot.errors import ModelServerError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
-from chatbot.model_server import ModelServer, ServerInfo, preflight
+from chatbot.model_server import ModelServer, ServerInfo, preflight, server_window
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
@@ -141,7 +141,8 @@ def _open(settings: DraftSettings, documents: list[Document]) -> _Context:
     chat = server.models[settings.chat_model]
     root = cache_root(settings.cache_dir)
     cache = ParsedReplies(root / "draft-replies")
-    askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache) for c in pool.clients}
+    askers = {c.host: Asker(c, settings.chat(), chat.digest, chat.capabilities, cache,
+                            window=server_window(c, chat)) for c in pool.clients}
     return _Context(settings, documents, Collection.of(documents, settings.chunking()), askers[client.host], client,
                     server, root, pool=pool, askers=askers, embedder=embedder, embed_server=embed_server)
 

@@ -47,14 +47,14 @@ class DraftSettings(ServerSettings):
     embed_model: str = DEFAULT_EMBED_MODEL
     workers: int = 1  # pages drafted at once, per server (several servers: pages are spread over them)
     num_ctx: int = _ANSWER.num_ctx
-    num_predict: int = _ANSWER.num_predict
+    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (chatbot.asking.default_num_predict)
     temperature: float = 0.0
     think: str = "auto"
     cache_dir: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("per_page", "min_quote_words", "max_fact_words", "top_k", "num_ctx", "num_predict", "workers"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
         if self.unanswerable < 0 or self.min_page_words < 0:
             raise InputError("--unanswerable and --min-page-words cannot be negative")

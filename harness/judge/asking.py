@@ -49,6 +49,6 @@ class JudgeReplies:
 
 
 def judge_asker(client: ModelServer, options: ChatOptions, digest: str, capabilities: tuple[str, ...],
-                cache: AnswerCache) -> Asker:
+                cache: AnswerCache, *, window: int | None = None) -> Asker:
     """The asker every judge command uses: the model-server seam with the judge's reply store."""
-    return Asker(client, options, digest, capabilities, JudgeReplies(cache))
+    return Asker(client, options, digest, capabilities, JudgeReplies(cache), window=window)

@@ -17,7 +17,7 @@ from typing import Any
 
 from chatbot.asking import Asker, ChatOptions, Failed, PromptTemplate
 from chatbot.backends import connect
-from chatbot.model_server import ClientSettings, preflight
+from chatbot.model_server import ClientSettings, preflight, server_window
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..records import Manifest, Row, Summary
@@ -46,7 +46,7 @@ class JudgeSettings:
     backoff: float = ClientSettings.backoff_s
     max_body_bytes: int = ClientSettings.max_body_bytes
     num_ctx: int = 16384
-    num_predict: int = 4096
+    num_predict: int | None = None  # None: chatbot.asking.default_num_predict from the server's window
     seed: int = 42
     think: str = "auto"
     prompt: str | None = None
@@ -115,7 +115,7 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     client = connect(settings.client(manifest.settings.backend or "ollama"))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
-                        judge_cache(settings.cache_dir))
+                        judge_cache(settings.cache_dir), window=server_window(client, info))
     name, todo = judge_name(model, info.digest), _todo(read_rows(run_dir))
     min_words = settings.min_quote_words or manifest.settings.min_quote_words or 4
     total = sum(len(c) for _, c in todo)

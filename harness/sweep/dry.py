@@ -119,9 +119,10 @@ def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_s
     info = server.models[s.chat_model]
     generator = ServerGenerator.of(client, s.chat_model, info)
     answers = answer_cache_for(s.cache_dir)
-    prompts = {c.question: render_prompt(template, c.question, retrieve(c.question, s.top_k)) for c in cases}
-    keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering)  # the run's own keys
-            for c in cases for r in range(s.repeat)]
+    hits = {c.question: retrieve(c.question, s.top_k) for c in cases}
+    prompts = {q: render_prompt(template, q, found) for q, found in hits.items()}
+    keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering, hits[c.question])
+            for c in cases for r in range(s.repeat)]  # the run's own keys
     return [*chunk_keys, *query_keys.values()], keys, 0
 
 

@@ -184,7 +184,7 @@ class ChatbotSystem:
 
     def describe(self) -> dict[str, Any]:
         out = {"name": "chatbot", "system": _name(self.bot.server.backend), "version": __version__,
-               "settings": self.settings.answering().to_dict() | {"chunking": self.settings.chunking().to_dict()},
+               "settings": self.bot.settings.to_dict() | {"chunking": self.settings.chunking().to_dict()},
                _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
                "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())

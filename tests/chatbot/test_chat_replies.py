@@ -80,7 +80,7 @@ def test_rag_chat_max_reply_chars_flag(server, capsys):
 # -- 8: thinking budget -----------------------------------------------------------------------------------------
 def test_default_context_holds_prompt_plus_two_phases():
     settings = AnswerSettings()
-    assert settings.num_ctx == 16384 and settings.num_ctx >= 2 * settings.num_predict + 4096
+    assert settings.num_ctx == 16384 and settings.num_ctx >= 2 * settings.budget + 4096  # budget: 4096 on Ollama
 
 
 def test_context_check_reserves_two_phases_only_when_thinking(server):

@@ -274,11 +274,11 @@ def test_the_answer_cache_key_holds_the_backend_and_the_name_identity(server, tm
     for c in (native, client(server)):
         info = preflight(c, chat_model="qwen3:4b", embed_model=None, load=False)
         keys.append(CachingGenerator(ServerGenerator.of(c, "qwen3:4b", info.models["qwen3:4b"]), cache)
-                    .key(PROMPT, settings))
+                    .key(PROMPT, settings, []))
     server.openai.version = "0.12.0"  # the same name on another server version: another model for the cache
     info = preflight(client(server), chat_model="qwen3:4b", embed_model=None, load=False)
     keys.append(CachingGenerator(ServerGenerator.of(client(server), "qwen3:4b", info.models["qwen3:4b"]), cache)
-                .key(PROMPT, settings))
+                .key(PROMPT, settings, []))
     assert len(set(keys)) == 3
 
 

@@ -130,8 +130,8 @@ def test_think_is_keyed_as_sent(server):
     bot = bot_for(server)  # think "auto": the test server's qwen3:4b reports thinking, so True is sent
     caching = CachingGenerator(bot.generator, AnswerCache.default())
     settings = bot.settings
-    assert caching.key("p", settings) == caching.key("p", dataclasses.replace(settings, think=True))
-    assert caching.key("p", settings) != caching.key("p", dataclasses.replace(settings, think=False))
+    assert caching.key("p", settings, []) == caching.key("p", dataclasses.replace(settings, think=True), [])
+    assert caching.key("p", settings, []) != caching.key("p", dataclasses.replace(settings, think=False), [])
 
 
 def test_a_generator_without_digest_is_refused(tmp_path):
