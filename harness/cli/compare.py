@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from chatbot.errors import InputError
 from chatbot.terminal import say
 
+from ..chart import p_text
 from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
@@ -109,8 +110,8 @@ def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricCom
     if not worse:
         return [f"gate: B is not significantly worse than A on {', '.join(names)} (Holm-adjusted p > "
                 f"{GATE_ALPHA}); exit 0"]
-    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {m.p_value:.3f} (Holm {p:.3f}), {m.losses} cases worse"
-                      for m, p in worse)
+    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {p_text(m.p_value)} (Holm {p_text(p)}), {m.losses} cases "
+                      "worse" for m, p in worse)
     return [f"gate: B is significantly worse than A on {found}; exit {EXIT_WORSE}"]
 
 

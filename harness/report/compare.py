@@ -6,10 +6,10 @@ Definitions (B is compared with A; which way is better is the registry's `higher
   its repeats, so the unit of resampling is always the case.
 - Bootstrap interval: resample the n per-case differences d = b - a with replacement, `resamples` times, take
   the mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method).
-- p-value: paired randomisation (sign-flip) test, two-sided. Under "no difference" each d_i is as likely to be
-  -d_i, so p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + resamples) over random sign vectors s. When
-  2**n <= resamples (and n <= 16) every sign vector is enumerated instead and p is exact: #{...} / 2**n;
-  `p_method` says which (`exact` or `monte-carlo`), per metric, since n differs between metrics.
+- p-value: paired randomisation (sign-flip) test, two-sided, over the cases that differ (a tie counts for nothing):
+  exact two-sided binomial when every differing case differs by the same amount (0/1 metrics), exact over every
+  sign vector when 16 or fewer cases differ, Monte-Carlo sign flips above; `p_method` (`exact-binomial`, `exact`,
+  `monte-carlo`) says which, per metric (`harness/stats/paired.py`).
 - Errored cases (one rule, shared with the sweep leaderboard): an errored row counts 0 on the primary metric
   (default `passed`), so errors never make a run look better; on every other metric it has no value and is left
   out, as in summaries. `errored` counts the errored compared cases of each run.
@@ -35,7 +35,7 @@ from ..records import Row
 from ..runs import LoadedRun, load_run
 from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.mde import minimum_detectable_difference
-from ..stats.paired import exact_sign_flip, paired_stats
+from ..stats.paired import at_floor, paired_stats
 from ..summary import errored_value
 
 __all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
@@ -73,7 +73,12 @@ class MetricComparison:
     broke: tuple[str, ...]
     mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.stats.mde)
     mde_status: str | None = None  # harness.stats.mde: ok, not detectable with these cases, no case differs, ...
-    p_method: str | None = None  # exact (every sign vector) or monte-carlo (`resamples` random sign vectors)
+    p_method: str | None = None  # exact-binomial, exact (every sign vector) or monte-carlo (random sign vectors)
+    differing: int = 0  # D: cases whose values differ (the only ones the sign-flip test sees)
+
+    def p_at_floor(self, resamples: int) -> bool:
+        """A Monte-Carlo p at its floor 1 / (1 + resamples): no random sign vector was as extreme."""
+        return at_floor(self.p_value, self.p_method, resamples)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
@@ -223,14 +228,14 @@ def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: di
 def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row], *, seed: int,
                     resamples: int, is_primary: bool) -> MetricComparison:
     ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b, is_primary)
-    stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
+    s = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
     diff = (np.array(b) - np.array(a)) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
     mde = minimum_detectable_difference(a, b)
-    return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
-                            len(broke), fixed, broke, mde.mde, mde.status,
-                            ("exact" if exact_sign_flip(len(ids), resamples) else "monte-carlo") if ids else None)
+    return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
+                            len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
+                            mde.status, s.p_method, s.differing)
 
 
 def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:

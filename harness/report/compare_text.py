@@ -8,10 +8,12 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from ..chart import floor_text, p_text
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS
 from ..stats.mde import NOT_DETECTABLE
-from ..stats.paired import exact_sign_flip
+from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO
+from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
 
 __all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
@@ -34,8 +36,9 @@ def _ci(m: MetricComparison) -> str:
     return "n/a" if m.ci_low is None else f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]"
 
 
-def _p(m: MetricComparison) -> str:
-    return "n/a" if m.p_value is None else f"{m.p_value:.3f}"
+def _p(m: MetricComparison, resamples: int) -> str:
+    """The p to four decimals; a Monte-Carlo p at its floor as `< 1e-4` (at 10,000 resamples), never 0."""
+    return p_text(m.p_value, floor_of=resamples if m.p_at_floor(resamples) else None)
 
 
 def _value(value: Any) -> str:
@@ -43,16 +46,20 @@ def _value(value: Any) -> str:
         else value
 
 
+_P_METHODS = ((EXACT_BINOMIAL, "exact binomial"), (EXACT, "exact"), (MONTE_CARLO, "Monte-Carlo"))
+
+
 def _p_method(c: Comparison) -> str:
-    """Which metrics' sign-flip p is exact and which Monte-Carlo: it depends on each metric's n."""
-    exact = [m.metric for m in c.metrics if m.p_method == "exact"]
-    sampled = [m.metric for m in c.metrics if m.p_method == "monte-carlo"]
-    largest = max((n for n in range(1, 64) if exact_sign_flip(n, c.resamples)), default=0)
-    rule = (f"exact (every sign vector) up to n = {largest}, Monte-Carlo ({c.resamples} resamples) above"
-            if largest else f"Monte-Carlo ({c.resamples} resamples) at every n")
-    which = ("all exact" if not sampled else "all Monte-Carlo" if not exact
-             else f"exact for {', '.join(exact)}; Monte-Carlo for the others")
-    return f"sign-flip p: {rule}; here {which}"
+    """How each metric's sign-flip p was computed: it depends on how many of its cases differ, and by how much."""
+    rule = (f"sign-flip p over the cases that differ (ties count for nothing): exact binomial when they all differ "
+            f"by the same amount (0/1 metrics), exact over every sign vector when {MAX_ENUMERATED} or fewer differ, "
+            f"Monte-Carlo ({c.resamples} resamples; `{floor_text(c.resamples)}` at its floor) "
+            "above")
+    groups = [(label, [m.metric for m in c.metrics if m.p_method == key]) for key, label in _P_METHODS]
+    used = [(label, names) for label, names in groups if names]
+    if len(used) == 1:
+        return f"{rule}; here all {used[0][0]}"
+    return f"{rule}; here " + "; ".join(f"{label} for {', '.join(names)}" for label, names in used)
 
 
 def _header(c: Comparison) -> list[str]:
@@ -109,7 +116,7 @@ def render_table(c: Comparison) -> str:
     for m in c.metrics:
         name = m.metric + (" *" if m.metric == c.primary else "")
         lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
+                     f"{_ci(m):<18}{_p(m, c.resamples):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
         lines += _judge_lines(c, m.metric)
     if c.primary:
         lines.append("* primary metric")
@@ -153,7 +160,7 @@ def _disagreements(c: Comparison) -> list[str]:
            and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
     if not odd:
         return []
-    names = ", ".join(f"{m.metric} (p {m.p_value:.3f}, {m.p_method})" for m in odd)
+    names = ", ".join(f"{m.metric} (p {_p(m, c.resamples)}, {m.p_method})" for m in odd)
     return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
             "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
             "yet shown, and add cases."]
@@ -182,7 +189,7 @@ def render_markdown(c: Comparison) -> str:
     for m in c.metrics:
         name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
         lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
+                     f"{_ci(m)} | {_p(m, c.resamples)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
     if any(m.metric in JUDGED_METRICS for m in c.metrics):
         lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
     lines += ["", *_mde_notes(c), *_disagreements(c)]

@@ -63,30 +63,46 @@ def test_identical_runs_have_p_one_and_a_zero_interval():
 @pytest.mark.parametrize("n, expected", [
     (5, 2 / 32),  # exact: only the all-plus and all-minus sign vectors reach |mean| = 1
     (10, 2 / 1024),
+    (20, 2 / 2**20),  # 0/1 differences: the exact binomial at any n, never a Monte-Carlo floor
 ])
 def test_exact_sign_flip_p_when_every_case_improves(n, expected):
-    _, _, delta, low, high, p = paired_stats(np.zeros(n), np.ones(n))
-    assert (delta, low, high) == (1.0, 1.0, 1.0)
-    assert p == pytest.approx(expected)
+    s = paired_stats(np.zeros(n), np.ones(n))
+    assert (s.delta, s.differing, s.p_method) == (1.0, n, "exact-binomial")
+    assert s.p_value == pytest.approx(expected, rel=1e-12)
+
+
+def test_ties_count_for_nothing_and_16_differing_cases_are_enumerated():
+    # 200 cases of which 16 differ by unequal amounts: every one of the 2**16 sign vectors of those 16 is
+    # enumerated, whatever n; the p is the share of them at least as extreme (worked out here by brute force).
+    rng = np.random.default_rng(5)
+    d = np.zeros(200)
+    d[:16] = rng.choice([-1.0, 1.0], 16) * rng.uniform(0.1, 1.0, 16)
+    s = paired_stats(np.zeros(200), d)
+    signs = np.array(np.meshgrid(*[[1.0, -1.0]] * 16)).reshape(16, -1).T
+    assert (s.differing, s.p_method) == (16, "exact")
+    assert s.p_value == pytest.approx(np.mean(np.abs(signs @ d[:16]) >= abs(d.sum()) - 1e-12), rel=1e-12)
+    d[16] = 0.05  # a 17th differing case of another size: random sign vectors
+    assert paired_stats(np.zeros(200), d).p_method == "monte-carlo"
 
 
 def test_monte_carlo_p_is_smoothed():
-    # 2**20 sign vectors > 10,000 resamples: random flips; the two extreme vectors are (almost surely) never
-    # drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
-    p = paired_stats(np.zeros(20), np.ones(20))[-1]
-    assert p == pytest.approx(1 / 10_001)
+    # 20 cases better by unequal amounts: 2**20 sign vectors, drawn at random; the two extreme vectors are (almost
+    # surely) never drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
+    s = paired_stats(np.zeros(20), 1 + np.arange(20) / 100)
+    assert s.p_method == "monte-carlo" and s.p_value == pytest.approx(1 / 10_001) and s.at_floor
 
 
 def test_bootstrap_width_matches_the_normal_approximation_and_is_seeded():
     rng = np.random.default_rng(7)
     a, b = np.zeros(400), (rng.random(400) < 0.3).astype(float)
-    mean_a, mean_b, delta, low, high, _ = paired_stats(a, b, seed=3)
+    s = paired_stats(a, b, seed=3)
     se = math.sqrt(b.mean() * (1 - b.mean()) / len(b))
-    assert low < delta < high
-    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.1)
+    assert s.ci_low < s.delta < s.ci_high
+    assert (s.ci_high - s.ci_low) == pytest.approx(2 * 1.96 * se, rel=0.1)
     c = rng.random(400)  # continuous values, so that another seed moves the percentiles
     assert paired_stats(a, c, seed=3) == paired_stats(a, c, seed=3)
-    assert paired_stats(a, c, seed=3)[3:5] != paired_stats(a, c, seed=4)[3:5]
+    first, other = paired_stats(a, c, seed=3), paired_stats(a, c, seed=4)
+    assert (first.ci_low, first.ci_high) != (other.ci_low, other.ci_high)
 
 
 def test_repeats_are_averaged_per_case():
@@ -223,21 +239,39 @@ def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
     hit = next(m for m in c.metrics if m.metric == "hit@1")
     assert hit.ci_low == hit.ci_high == 1.0 and hit.p_value == pytest.approx(0.125)
     for text in (render_table(c), render_markdown(c)):
-        assert "note: for hit@1 (p 0.125, exact) the interval excludes 0 but p > 0.05" in text
+        assert "note: for hit@1 (p 0.1250, exact-binomial) the interval excludes 0 but p > 0.05" in text
 
 
-def test_p_method_is_exact_or_monte_carlo_by_n():
-    # 2**13 <= 10,000 resamples < 2**14: 13 cases are enumerated, 14 are sampled.
+def test_p_method_follows_the_differing_cases():
+    # A 0/1 metric is the exact binomial at any n; a metric of unequal differences is enumerated up to 16 differing
+    # cases and sampled above, whatever n and the resamples.
     from harness.report.compare_text import render_table
-    for n, method in ((13, "exact"), (14, "monte-carlo"), (162, "monte-carlo")):
-        a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
-        b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1.0}) for i in range(n)])
+    for n, rr, method in ((13, "exact-binomial", "exact"), (16, "exact-binomial", "exact"),
+                          (17, "exact-binomial", "monte-carlo"), (162, "exact-binomial", "monte-carlo")):
+        a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 0.0}) for i in range(n)])
+        b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1 / (2 + i)}) for i in range(n)])
         c = compare_rows(a, b)
-        assert {m.p_method for m in c.metrics} == {method}
+        assert [m.p_method for m in c.metrics] == [rr, method]
         text = render_table(c)
-        assert "sign-flip p: exact (every sign vector) up to n = 13, Monte-Carlo (10000 resamples) above" in text
-        assert ("here all exact" if method == "exact" else "here all Monte-Carlo") in text
-    assert compare_rows(A, B, resamples=8).metrics[0].p_method == "monte-carlo"  # 2**4 sign vectors > 8
+        assert ("sign-flip p over the cases that differ (ties count for nothing): exact binomial when they all "
+                "differ by the same amount (0/1 metrics), exact over every sign vector when 16 or fewer differ, "
+                "Monte-Carlo (10000 resamples; `< 1e-4` at its floor) above") in text
+        label = "exact" if method == "exact" else "Monte-Carlo"
+        assert f"here exact binomial for hit@1; {label} for facts" in text
+    assert compare_rows(A, B, resamples=8).metrics[0].p_method == "exact-binomial"
+
+
+def test_a_monte_carlo_p_at_its_floor_prints_below_one_in_ten_thousand():
+    from harness.report.compare_text import render_markdown, render_table
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 0.25}) for i in range(30)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 0.5 + i / 100}) for i in range(30)])
+    c = compare_rows(a, b)
+    facts = c.metrics[1]
+    assert (facts.p_method, facts.p_value) == ("monte-carlo", pytest.approx(1 / 10_001))
+    line = next(x for x in render_table(c).splitlines() if x.startswith("facts"))
+    assert line.split()[-4:-2] == ["<", "1e-4"]  # the p column (then W/T/L, MDE); never 0.000
+    assert "| < 1e-4 |" in render_markdown(c)
+    assert facts.to_dict()["p_value"] == pytest.approx(1 / 10_001)  # JSON keeps the number
 
 
 def _with_errors():

@@ -79,7 +79,9 @@ def test_numbers_are_compares_paired_stats_with_holm_and_verdicts():
     board = build_leaderboard(base, [base, better, worse, same], primary="passed", seed=7, resamples=2000)
     got = board.entry("better")
     expect = paired_stats(np.array([0.0] * 10 + [1.0] * 10), np.ones(20), seed=7, resamples=2000)
-    assert (got.baseline_mean, got.mean, got.delta, got.ci_low, got.ci_high, got.p_value) == expect
+    assert (got.baseline_mean, got.mean, got.delta, got.ci_low, got.ci_high, got.p_value, got.p_method) == (
+        expect.mean_a, expect.mean_b, expect.delta, expect.ci_low, expect.ci_high, expect.p_value, expect.p_method)
+    assert got.p_method == "exact-binomial" and got.p_value == 2 / 2**10  # 10 of 20 fixed, the others tied
     raw = [board.entry(name).p_value for name in ("better", "worse", "same")]
     assert [board.entry(name).p_holm for name in ("better", "worse", "same")] == holm(raw)
     assert {e.label: e.verdict for e in board.entries} == {"base": "baseline", "better": "better", "worse": "worse",

@@ -1,0 +1,82 @@
+"""What compare's sign-flip test sees of two runs: the exact distribution of its statistic, when it is cheap.
+
+Compare tests the per-case differences d_i = b_i - a_i of n paired cases by flipping their signs
+(`harness/stats/paired.py`). A tie (d_i = 0) is the same under every flip and contributes nothing: only the D
+differing cases count, through their sizes m_i = |d_i| and the statistic T = sum_i s_i m_i.
+
+- Null ("no difference"): each differing case's sign is + or - with probability 1/2, independently, and
+  p = P(|T| >= |T_observed|), two-sided. The smallest p D differing cases can give is 2 / 2**D (every case one way).
+- Exact tables (`SignTable`): when every size is equal (0/1 metrics: every m_i is 1), T = m (2W - D) with W the
+  number of + signs, W ~ Binomial(D, 1/2) under the null: the exact two-sided binomial (McNemar) test, at any D.
+  Otherwise, for D <= MAX_ENUMERATED, every one of the 2**D sign vectors is enumerated. Beyond that compare draws
+  random sign vectors.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["MAX_ENUMERATED", "SignTable", "sign_table", "smallest_p"]
+
+MAX_ENUMERATED = 16  # 2**16 sign vectors at most are enumerated
+_REL_TOL = 1e-9  # two values of T closer than this share of sum(m) are the same value (float sums)
+
+
+def smallest_p(differing: int) -> float:
+    """The smallest two-sided sign-flip p that `differing` cases can give: every one of them the same way."""
+    return 1.0 if differing == 0 else min(1.0, 2.0 / 2.0 ** differing)
+
+
+@dataclass(frozen=True)
+class SignTable:
+    """Every value the statistic T takes over the sign vectors of D differing cases: per entry, the number of +
+    signs `plus`, the value `t` and the log of how many sign vectors give it (`log_count`)."""
+
+    sizes_total: float  # sum of the sizes m_i
+    differing: int  # D
+    plus: np.ndarray
+    t: np.ndarray
+    log_count: np.ndarray
+    equal: bool  # every size is the same: the binomial table (exact at any D)
+
+    def _weights(self, q: float) -> np.ndarray:
+        """The probability of each entry when each sign is + with probability q."""
+        d, k = self.differing, self.plus
+        if q <= 0.0 or q >= 1.0:
+            return np.where(k == (d if q >= 1.0 else 0), np.exp(self.log_count), 0.0)
+        return np.exp(self.log_count + k * math.log(q) + (d - k) * math.log1p(-q))
+
+    def _tol(self) -> float:
+        return _REL_TOL * max(self.sizes_total, 1e-300)
+
+    def prob(self, q: float, mask: np.ndarray) -> float:
+        """P_q(the entries in `mask`)."""
+        return float(min(1.0, self._weights(q)[mask].sum()))
+
+    def null_p(self, t_observed: float) -> float:
+        """The two-sided sign-flip p: P(|T| >= |t_observed|) under the null."""
+        return self.prob(0.5, np.abs(self.t) >= abs(t_observed) - self._tol())
+
+
+def _log_comb(d: int) -> np.ndarray:
+    logf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, d + 1)))))
+    k = np.arange(d + 1)
+    return logf[d] - logf[k] - logf[d - k]
+
+
+def sign_table(sizes: Sequence[float] | np.ndarray) -> SignTable | None:
+    """The exact table of T for these sizes of the differing cases (all > 0): binomial when they are equal (any
+    number of them), every sign vector when they are at most MAX_ENUMERATED; None otherwise."""
+    m = np.asarray(sizes, dtype=float)
+    d, total = len(m), float(m.sum())
+    if d and np.ptp(m) <= _REL_TOL * total:
+        k = np.arange(d + 1)
+        return SignTable(total, d, k, m.mean() * (2 * k - d), _log_comb(d), True)
+    if d > MAX_ENUMERATED:
+        return None
+    signs = 1.0 - 2.0 * ((np.arange(2 ** d)[:, None] >> np.arange(d)) & 1)  # row i: the bits of i, 1 -> "-"
+    return SignTable(total, d, (signs > 0).sum(axis=1), signs @ m, np.zeros(len(signs)), False)
