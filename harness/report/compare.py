@@ -4,8 +4,10 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 - A metric is paired on a case when it is non-null in both runs. Means, delta and the tests use paired cases
   only, so `delta == mean_b - mean_a` exactly. A case answered several times (`repeat`) contributes the mean of
   its repeats, so the unit of resampling is always the case.
-- Bootstrap interval: resample the n per-case differences d = b - a with replacement, `resamples` times, take
-  the mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method).
+- Interval, 95 %: when 16 or fewer cases differ, the inverted sign-flip test (the deltas the exact test does not
+  reject; it excludes 0 exactly when p <= 0.05); otherwise the paired bootstrap: resample the n per-case
+  differences d = b - a with replacement, `resamples` times, take the mean of each resample, and report the 2.5th
+  and 97.5th percentiles (percentile method). `ci_method` says which, per metric.
 - p-value: paired randomisation (sign-flip) test, two-sided, over the cases that differ (a tie counts for nothing):
   exact two-sided binomial when every differing case differs by the same amount (0/1 metrics), exact over every
   sign vector when 16 or fewer cases differ, Monte-Carlo sign flips above; `p_method` (`exact-binomial`, `exact`,
@@ -75,6 +77,7 @@ class MetricComparison:
     mde_status: str | None = None  # harness.stats.mde: ok, not detectable with these cases, no case differs, ...
     p_method: str | None = None  # exact-binomial, exact (every sign vector) or monte-carlo (random sign vectors)
     differing: int = 0  # D: cases whose values differ (the only ones the sign-flip test sees)
+    ci_method: str | None = None  # inverted sign-flip (16 or fewer cases differ) or bootstrap
 
     def p_at_floor(self, resamples: int) -> bool:
         """A Monte-Carlo p at its floor 1 / (1 + resamples): no random sign vector was as extreme."""
@@ -235,7 +238,7 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
     mde = minimum_detectable_difference(a, b)
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
-                            mde.status, s.p_method, s.differing)
+                            mde.status, s.p_method, s.differing, s.ci_method)
 
 
 def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:

@@ -12,7 +12,7 @@ from ..chart import floor_text, p_text
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS
 from ..stats.mde import NOT_DETECTABLE
-from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO
+from ..stats.paired import EXACT, EXACT_BINOMIAL, INVERTED, MONTE_CARLO
 from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
 
@@ -62,11 +62,22 @@ def _p_method(c: Comparison) -> str:
     return f"{rule}; here " + "; ".join(f"{label} for {', '.join(names)}" for label, names in used)
 
 
+def _ci_method(c: Comparison) -> str:
+    """Which metrics' interval inverts the exact test and which is the bootstrap."""
+    inverted = [m.metric for m in c.metrics if m.ci_method == INVERTED]
+    rule = (f"interval: the inverted sign-flip test when {MAX_ENUMERATED} or fewer cases differ (it excludes 0 "
+            "exactly when p <= 0.05), the paired bootstrap over cases above")
+    if not inverted:
+        return f"{rule}; here all bootstrap"
+    return f"{rule}; here inverted for {', '.join(inverted)}" + ("" if len(inverted) == len(c.metrics) else
+                                                                 ", bootstrap for the others")
+
+
 def _header(c: Comparison) -> list[str]:
     scope = f"cases tagged {c.tag!r}" if c.tag else "all shared cases"
     lines = [f"A: {c.run_a}", f"B: {c.run_b}",
-             f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} paired bootstrap interval over cases "
-             f"and sign-flip randomisation p, {c.resamples} resamples, seed {c.seed}", _p_method(c)]
+             f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} interval and sign-flip randomisation p, "
+             f"{c.resamples} resamples, seed {c.seed}", _p_method(c), _ci_method(c)]
     if c.primary:
         lines.append(f"primary metric: {c.primary}. The p-values are per metric and not corrected across the "
                      f"{len(c.metrics)} metrics: decide on {c.primary}; read the others as diagnostics")
@@ -160,10 +171,10 @@ def _disagreements(c: Comparison) -> list[str]:
            and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
     if not odd:
         return []
-    names = ", ".join(f"{m.metric} (p {_p(m, c.resamples)}, {m.p_method})" for m in odd)
-    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
-            "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
-            "yet shown, and add cases."]
+    names = ", ".join(f"{m.metric} (p {_p(m, c.resamples)}, {m.p_method}, {m.differing} cases differ)" for m in odd)
+    return [f"note: for {names} the bootstrap interval excludes 0 but p > 0.05. Near 0.05 the percentile "
+            "bootstrap is a little too narrow, while the sign-flip p holds its level; read these as not yet shown, "
+            "and add cases."]
 
 
 def _diff_lines(c: Comparison) -> list[str]:

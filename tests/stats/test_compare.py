@@ -229,17 +229,53 @@ def test_compare_reports_the_smallest_detectable_difference():
     assert next(m for m in compare_rows(a, wide).metrics if m.metric == "hit@1").mde <= 9 / 18
 
 
-def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
-    # 4 cases, each better by 1: every bootstrap resample has mean 1 (interval [1, 1]), while the exact sign-flip
-    # p is 2 / 2**4 = 0.125. The table says why the two disagree instead of letting either read as a result.
-    from harness.report.compare_text import render_markdown, render_table
-    a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(4)])
-    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(4)])
+def test_with_few_differing_cases_the_interval_inverts_the_exact_test():
+    # 195 cases, 5 better by 1 in B, the rest tied: the exact p is 2 / 2**5 = 0.0625, and the percentile bootstrap
+    # interval was [+0.005, +0.051], excluding 0 on the same line (issue #29). The inverted interval is the deltas
+    # whose q (the share of differing cases going B's way) the exact test does not reject: the low end solves
+    # q**5 = 0.025, delta = (2q - 1) * 5/195; the high end is every differing case B's way, 5/195.
+    a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(195)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 5 else 0.0, "facts": 1.0}) for i in range(195)])
     c = compare_rows(a, b)
-    hit = next(m for m in c.metrics if m.metric == "hit@1")
-    assert hit.ci_low == hit.ci_high == 1.0 and hit.p_value == pytest.approx(0.125)
+    hit = c.metrics[0]
+    assert (hit.p_value, hit.p_method, hit.ci_method, hit.differing) == (0.0625, "exact-binomial",
+                                                                        "inverted sign-flip", 5)
+    from harness.report.compare_text import render_table
+    assert ("interval: the inverted sign-flip test when 16 or fewer cases differ (it excludes 0 exactly when p <= "
+            "0.05), the paired bootstrap over cases above; here inverted for hit@1, facts") in render_table(c)
+    assert hit.ci_low == pytest.approx((2 * 0.025 ** (1 / 5) - 1) * 5 / 195, abs=1e-12) and hit.ci_low < 0
+    assert hit.ci_high == pytest.approx(5 / 195)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_inverted_interval_excludes_zero_exactly_when_p_is_at_most_005(seed):
+    # Random differences, up to 16 differing cases among 40, some of equal sizes: interval and p agree in kind.
+    rng = np.random.default_rng(seed)
+    d = np.zeros(40)
+    differing = rng.integers(1, 17)
+    sizes = rng.choice([1.0, 0.5, 1 / 3, 0.25], differing) if seed % 2 else np.ones(differing)
+    d[:differing] = sizes * np.where(rng.random(differing) < rng.uniform(0.5, 1.0), 1.0, -1.0)
+    s = paired_stats(np.zeros(40), d)
+    assert s.ci_method == "inverted sign-flip"
+    assert s.ci_low <= s.delta <= s.ci_high and -np.abs(d).mean() - 1e-12 <= s.ci_low
+    assert s.ci_high <= np.abs(d).mean() + 1e-12
+    assert (s.ci_low > 0 or s.ci_high < 0) == (s.p_value <= 0.05)
+
+
+def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
+    # 200 cases, 14 better in B and 5 worse: 19 differ, so the interval is the percentile bootstrap, whose low end
+    # is +0.005 (seed 0), while the exact binomial p is 2 * P(X <= 5), X ~ Binomial(19, 1/2) = 0.0636. The table
+    # says why the two disagree instead of letting either read as a result.
+    from harness.report.compare_text import render_markdown, render_table
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0 if 14 <= i < 19 else 0.0, "facts": 1.0}) for i in range(200)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 14 else 0.0, "facts": 1.0}) for i in range(200)])
+    c = compare_rows(a, b)
+    hit = c.metrics[0]
+    assert (hit.ci_method, hit.differing, hit.ci_low) == ("bootstrap", 19, pytest.approx(0.005))
+    assert hit.p_value == pytest.approx(2 * sum(math.comb(19, k) for k in range(6)) / 2**19)
     for text in (render_table(c), render_markdown(c)):
-        assert "note: for hit@1 (p 0.1250, exact-binomial) the interval excludes 0 but p > 0.05" in text
+        assert ("note: for hit@1 (p 0.0636, exact-binomial, 19 cases differ) the bootstrap interval excludes 0 but "
+                "p > 0.05") in text
 
 
 def test_p_method_follows_the_differing_cases():
