@@ -78,6 +78,7 @@ class MetricComparison:
     p_method: str | None = None  # exact-binomial, exact (every sign vector) or monte-carlo (random sign vectors)
     differing: int = 0  # D: cases whose values differ (the only ones the sign-flip test sees)
     ci_method: str | None = None  # inverted sign-flip (16 or fewer cases differ) or bootstrap
+    mde_method: str | None = None  # harness.stats.mde: exact sign test (0/1), sign-flip, exact or simulated
 
     def p_at_floor(self, resamples: int) -> bool:
         """A Monte-Carlo p at its floor 1 / (1 + resamples): no random sign vector was as extreme."""
@@ -235,10 +236,10 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
     diff = (np.array(b) - np.array(a)) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
-    mde = minimum_detectable_difference(a, b)
+    mde = minimum_detectable_difference(a, b, seed=seed)
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
-                            mde.status, s.p_method, s.differing, s.ci_method)
+                            mde.status, s.p_method, s.differing, s.ci_method, mde.method)
 
 
 def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:

@@ -110,13 +110,18 @@ def _judge_lines(c: Comparison, name: str) -> list[str]:
 
 
 def _mde_notes(c: Comparison) -> list[str]:
-    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, with "
-             "the test compare runs: the exact sign test for 0/1 metrics, the paired t-test otherwise, from the "
-             "observed discordance or spread); a smaller delta needs more cases (`rag-eval draft`)."]
+    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05) with the "
+             "test compare runs: for 0/1 metrics the exact sign test at the observed share of differing cases; for "
+             "the others the sign-flip test with the differing cases keeping their sizes, each going either way "
+             f"(exact up to {MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Never above the largest "
+             "difference the cases allow (all that differ going one way); a smaller delta needs more cases "
+             "(`rag-eval draft`)."]
     blind = [m for m in c.metrics if m.mde_status == NOT_DETECTABLE]
     if blind:
-        lines.append(f"n/d: not detectable with these cases ({', '.join(m.metric for m in blind)}): even if every "
-                     "case that differs went one way, the test would have less than 80% power; add cases.")
+        few = ", ".join(f"{m.metric} ({m.differing} differ)" for m in blind)
+        lines.append(f"n/d: not detectable with these cases: {few}. Even if every case that differs went one way "
+                     "the test would have less than 80% power; with 5 or fewer differing cases no p can reach 0.05 "
+                     "(the smallest is 2 / 2**D). Add cases.")
     return lines
 
 

@@ -17,6 +17,7 @@ from harness.records import Manifest
 from harness.report.compare import compare_rows, compare_runs, manifest_diff
 from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
+from harness.stats.mde import NOT_DETECTABLE
 from harness.stats.paired import paired_stats
 from tests.support.rowkit import make_row as _row
 
@@ -224,9 +225,31 @@ def test_compare_reports_the_smallest_detectable_difference():
     assert (facts.mde, facts.mde_status) == (None, "no case differs")  # no spread to scale by
     assert "mde_status" in hit.to_dict()
     for text in (render_table(c), render_markdown(c)):
-        assert "n/d: not detectable with these cases (hit@1)" in text
+        assert "n/d: not detectable with these cases: hit@1 (4 differ)" in text
     wide = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 9 else 1.0, "facts": 1.0}) for i in range(18)])
     assert next(m for m in compare_rows(a, wide).metrics if m.metric == "hit@1").mde <= 9 / 18
+
+
+def test_recall_with_one_differing_case_and_rr_with_three_print_not_detectable():
+    # Issue #29's constructed cases: recall@1 (fractional: two evidence items) differs on 1 case, rr on 3; compare
+    # printed "MDE 0.017" and "MDE 0.015" (p 0.237) from a paired t power. The sign-flip test's smallest p with D
+    # differing cases is 2 / 2**D: 1 and 0.25 here, so nothing is detectable.
+    from harness.report.compare_text import render_markdown, render_table
+    metrics = ("recall@1", "rr")
+    a = _run("A", [_row(f"c{i}", {"recall@1": 0.5, "rr": 1.0}) for i in range(57)] +
+             [_row("x1", {"recall@1": 0.5, "rr": 1 / 2}), _row("x2", {"recall@1": 0.5, "rr": 1 / 3}),
+              _row("x3", {"recall@1": 1.0, "rr": 1.0})], metrics=metrics)
+    b = _run("B", [_row(f"c{i}", {"recall@1": 0.5, "rr": 1.0}) for i in range(57)] +
+             [_row("x1", {"recall@1": 0.5, "rr": 1.0}), _row("x2", {"recall@1": 0.5, "rr": 1 / 2}),
+              _row("x3", {"recall@1": 0.5, "rr": 1 / 4})], metrics=metrics)
+    c = compare_rows(a, b)
+    for m, differing in zip(c.metrics, (1, 3)):
+        assert (m.differing, m.mde, m.mde_status, m.mde_method) == (differing, None, NOT_DETECTABLE,
+                                                                    "sign-flip, exact")
+    table = render_table(c)
+    assert all(line.split()[-1] == "n/d" for line in table.splitlines() if line.startswith(("recall@1 ", "rr ")))
+    for text in (table, render_markdown(c)):
+        assert "n/d: not detectable with these cases: recall@1 (1 differ), rr (3 differ)." in text
 
 
 def test_with_few_differing_cases_the_interval_inverts_the_exact_test():
