@@ -16,7 +16,9 @@ With no review by that judge the row has no judged claims, and the judged metric
 **Agreement.** A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or
 resolved) and the judge rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict
 against judge verdict, with seeded bootstrap intervals (`harness/stats/agreement.py`), and the confusion table
-judge x human. The judge's `unverified` is a category of its own, so it never agrees with a person's `supported`.
+judge x human, and per verdict the judge's precision (how often its "supported" is a person's "supported") and
+recall (how many of the people's it finds) with Wilson intervals. The judge's `unverified` is a category of its
+own, so it never agrees with a person's `supported`.
 Below `MIN_SHARED` shared claims the judge is not measured: its verdicts fill no `passed`, and every view says how
 many more claims to review. Whether the shared claims were a random calibration sample (`rag-eval review
 --calibrate`) or the reviewers' own choice is counted when the sample is known.
@@ -33,6 +35,7 @@ from chatbot.text import normalize
 from . import metrics as m
 from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeVerdict, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
+from .stats.precision_recall import CategoryScore, per_category
 
 __all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "Shared", "claim_key",
            "judge_agreement", "judge_measured", "judge_note", "judged_claims", "judged_passed", "not_measured_text",
@@ -163,6 +166,12 @@ class JudgeAgreement:
             table[str(s.claim.judge_verdict)][str(s.claim.verdict)] += 1
         return table
 
+    def per_verdict(self) -> tuple[CategoryScore, ...]:
+        """Per human verdict: how often the judge's verdict is the people's (precision) and how many of the
+        people's the judge finds (recall), with 95 % Wilson intervals (`harness/stats/precision_recall.py`)."""
+        return per_category([str(s.claim.verdict) for s in self.shared],
+                            [str(s.claim.judge_verdict) for s in self.shared], VERDICTS)
+
     def sample_text(self) -> str:
         """Whether the shared claims were a random sample or the reviewers' own choice."""
         if self.random_sample is None:
@@ -194,6 +203,7 @@ class JudgeAgreement:
                 "percent_agreement": a.percent_agreement,
                 "percent_agreement_interval": a.percent_interval.to_dict(), "kappa": a.value,
                 "interval": a.interval.to_dict(), "undefined_reason": a.reason, "confusion": self.confusion(),
+                "per_verdict": [v.to_json() for v in self.per_verdict()],
                 "random_sample": self.random_sample, "sample": self.sample_text(), "text": self.headline(),
                 "disagreements": [d.to_json() for d in self.disagreements]}
 

@@ -49,8 +49,17 @@ def _shared_lines(s: Shared) -> list[str]:
             f"    {c.judge}: {c.judge_verdict}{quote}{why}"]
 
 
+def _per_verdict_lines(judged: JudgeAgreement) -> list[str]:
+    lines = ["per verdict (precision: the judge's verdict is the people's; recall: the people's verdict found by the "
+             "judge; 95% Wilson intervals):", f"  {'':<14}{'precision':<30}recall"]
+    for v in judged.per_verdict():
+        lines.append(f"  {v.category:<14}{v.precision_text():<30}{v.recall_text()}")
+    return lines
+
+
 def judge_agreement_text(judged: JudgeAgreement) -> str:
-    """A judge against people: the headline, percent agreement, the confusion table, every disagreement."""
+    """A judge against people: the headline, percent agreement, the confusion table, precision and recall per
+    verdict, every disagreement."""
     a, pi = judged.agreement, judged.agreement.percent_interval
     lines = [f"judge {judged.judge} against people: {judged.n} shared claims; {judged.sample_text()}",
              judged.headline(),
@@ -60,6 +69,7 @@ def judge_agreement_text(judged: JudgeAgreement) -> str:
              "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]
     for verdict, row in judged.confusion().items():
         lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
+    lines += _per_verdict_lines(judged)
     lines.append(f"disagreements with people: {len(judged.disagreements)}")
     for d in judged.disagreements:
         lines += _shared_lines(d)
