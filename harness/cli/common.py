@@ -10,15 +10,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..judged import JudgeAgreement, Shared
-from ..records import VERDICTS
+from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
 
-__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text"]
+__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text"]
 
 
 def fmt3(value: float | None) -> str:
     """A figure to three decimals, `n/a` for none."""
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def judged_passed_text(summary: Summary) -> str | None:
+    """Whose `passed` a run that asked for --judged-passed carries (summary.json `judged_passed`); None when it did
+    not ask."""
+    block = (summary.model_extra or {}).get("judged_passed")
+    if not isinstance(block, dict):
+        return None
+    if block.get("applied"):
+        return f"--judged-passed: `passed` reads the judge's verdicts where no person's exists ({block['text']})"
+    return (f"--judged-passed refused: {block.get('refusal')}; `passed` is the people's ({block['text']}; floor: "
+            f"kappa's lower bound >= {block.get('min_kappa')} over >= {block.get('min_shared')} shared claims)")
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:

@@ -12,12 +12,13 @@ from chatbot.errors import InputError
 from chatbot.terminal import say
 
 from ..chart import p_text
-from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..errors import EXIT_JUDGE_REFUSED
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from ..report.compare import Comparison, MetricComparison
 
-EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3 and 4 belong to rag-eval run)
+EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3, 4: rag-eval run; 6: a judge refused)
 GATE_ALPHA = 0.05
 
 
@@ -44,8 +45,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap and randomisation resamples (default {DEFAULT_RESAMPLES})")
     p.add_argument("--judged-passed", action="store_true",
-                   help="`passed` reads claim_support_judged in each run whose judge is measured against people "
-                        "(30 shared claims); a run whose judge is not measured keeps the human `passed`")
+                   help="`passed` reads claim_support_judged in both runs; refused (exit "
+                        f"{EXIT_JUDGE_REFUSED}) unless both runs are judged by the same judge (name and prompt) and "
+                        "each shares 30 claims with people with the lower end of kappa's 95%% interval at least "
+                        "--min-judge-kappa. Without it, `passed` is the people's in both runs")
+    p.add_argument("--min-judge-kappa", type=float, default=DEFAULT_MIN_JUDGE_KAPPA, metavar="K",
+                   help="with --judged-passed: the lower end of kappa's 95%% interval each judge must reach "
+                        f"(default {DEFAULT_MIN_JUDGE_KAPPA:g}: where 'substantial' agreement begins)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print everything as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -65,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             say(f"{side}: {note}", file=sys.stderr)
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples, primary=args.primary,
-                          judged=args.judged_passed)
+                          judged=args.judged_passed, min_judge_kappa=args.min_judge_kappa)
     worse = worse_on(result, gate) if gate else []
     if args.json:
         say(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),

@@ -31,11 +31,11 @@ import numpy as np
 from chatbot.errors import InputError
 
 from ..cases import refuse_other_selections
-from ..judged import judge_agreement, judge_measured, judged_passed
+from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing, passed_from
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
-from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.mde import minimum_detectable_difference
 from ..stats.paired import at_floor, paired_stats
 from ..summary import errored_value
@@ -108,7 +108,9 @@ class Comparison:
     review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
     primary: str | None = None  # the metric to decide on; None when the runs do not both have it
     errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
-    # {"a": the judge's agreement (summary form) or None, "b": ..., "judged_passed": {"a": bool, "b": bool}}
+    # {"a": the judge's agreement (summary form) or None, "b": ...; with --judged-passed "judged_passed": {"a": the
+    # judge's standing (harness.judged.JudgeStanding), "b": ...}; without, "people_passed": the runs that recorded
+    # --judged-passed, whose `passed` compare read as the people's}
     judge: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -119,17 +121,33 @@ class Comparison:
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
-                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
-                 primary: str | None = None, judged: bool = False) -> Comparison:
-    """Load two run directories and compare them (see the module docstring for the definitions). With `judged`
-    (--judged-passed), `passed` reads claim_support_judged in each run whose judge is measured against people."""
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES, primary: str | None = None,
+                 judged: bool = False, min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA) -> Comparison:
+    """Load two run directories and compare them (see the module docstring for the definitions). `passed` is read
+    the same way in both runs: with `judged` (--judged-passed) from claim_support_judged, which needs both runs'
+    judge to earn it (`harness.judged.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a run
+    that recorded --judged-passed."""
     a, b = load_run(run_a), load_run(run_b)
-    switched = {}
+    note: dict[str, Any]
     if judged:
-        switched = {"a": judge_measured(a.rows), "b": judge_measured(b.rows)}
-        a, b = replace(a, rows=tuple(judged_passed(a.rows))), replace(b, rows=tuple(judged_passed(b.rows)))
+        standings = [(f"run {side}", judge_standing(run.rows, floor=min_judge_kappa,
+                                                   prompt_sha256=judge_prompt(run.manifest)))
+                     for side, run in (("A", a), ("B", b))]
+        refused = judge_refusal(standings, compared=True)
+        if refused is not None:
+            raise refused
+        note = {"judged_passed": {side: s.to_json() for side, (_, s) in zip("ab", standings)}}
+    else:
+        note = {"people_passed": [side for side, run in (("a", a), ("b", b)) if _recorded_judged(run)]}
+    a, b = (replace(run, rows=tuple(passed_from(run.rows, judged=judged))) if judged or _recorded_judged(run) else run
+            for run in (a, b))
     result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
-    return replace(result, judge=result.judge | {"judged_passed": switched}) if judged else result
+    return replace(result, judge=result.judge | note)
+
+
+def _recorded_judged(run: LoadedRun) -> bool:
+    """The run asked for --judged-passed: its rows' `passed` may be the judge's."""
+    return bool(run.manifest.settings.to_json().get("judged_passed"))
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,

@@ -93,13 +93,23 @@ def _header(c: Comparison) -> list[str]:
     lines.append(f"human claim review: A {ra['reviewed']} reviewed, {ra['pending']} pending; "
                  f"B {rb['reviewed']} reviewed, {rb['pending']} pending (a pending claim counts in no claim "
                  "metric; until it is reviewed, `passed` covers the automatic checks only)")
-    switched = c.judge.get("judged_passed")
-    if switched is not None:
-        on = [side.upper() for side in ("a", "b") if switched.get(side)]
-        lines.append("--judged-passed: `passed` reads claim_support_judged in " + (" and ".join(on) or "neither run")
-                     + "".join(f"; {s.upper()} keeps the human `passed` ({judge_note(c.judge.get(s))})"
-                               for s in ("a", "b") if not switched.get(s)))
-    return lines
+    return lines + _judged_passed_lines(c)
+
+
+def _judged_passed_lines(c: Comparison) -> list[str]:
+    """Whose `passed` this is: the judge's in both runs (--judged-passed, each judge's standing), or the people's
+    in both, also in a run that recorded --judged-passed."""
+    standings = c.judge.get("judged_passed")
+    if standings:
+        a, b = standings["a"], standings["b"]
+        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's lower bound >= "
+                f"{a['min_kappa']:g} over >= {a['min_shared']} shared claims); A: {a['text']}; B: {b['text']}"]
+    recorded = c.judge.get("people_passed")
+    if recorded:
+        runs = " and ".join(side.upper() for side in recorded)
+        return [f"{runs} recorded --judged-passed; compare reads the people's `passed` in both runs "
+                "(--judged-passed reads the judge's in both)"]
+    return []
 
 
 def _judge_lines(c: Comparison, name: str) -> list[str]:

@@ -183,12 +183,11 @@ def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) 
     manifest = read_manifest(run_dir)
     book, ks = as_book(reviews), manifest.ks
     rows = [apply_reviews(r, book, ks, judge=run_judge(manifest)) for r in read_rows(run_dir)]
-    if manifest.settings.to_json().get("judged_passed"):
-        rows = judged_passed(rows)
+    rows, standing = judged_passed(rows, manifest)  # --judged-passed recorded in the run: once the judge earns it
     write_rows(run_dir, rows)
     old = read_json(run_dir / SUMMARY) if (run_dir / SUMMARY).exists() else {}
     summary = summarize(rows, manifest.metrics, old.get("collection", manifest.collection.to_json()),
-                        na_as_pass=old.get("na_as_pass", False))
+                        na_as_pass=old.get("na_as_pass", False), judged=standing)
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary
 

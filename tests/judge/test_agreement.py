@@ -90,9 +90,10 @@ def test_ten_shared_claims_are_not_measured_yet_in_every_view(run_dir, server, t
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("claims_supported_judged"))
     assert lines[at + 1].strip().startswith(f"A: {not_yet}") and lines[at + 2].strip().startswith(f"B: {not_yet}")
-    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50", "--judged-passed"]) == 0
-    out = capsys.readouterr().out
-    assert "`passed` reads claim_support_judged in neither run; A keeps the human `passed`" in out
+    # a judge not measured never fills in `passed`: --judged-passed is refused, with the numbers, not ignored
+    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50", "--judged-passed"]) == 6
+    out, err = capsys.readouterr()
+    assert not out and "refused: only 10 claims shared with people, 30 needed" in err
     assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert not_yet in page and "judge against people" in page
