@@ -22,14 +22,14 @@ def fmt(value: float | None) -> str:
 
 
 def p_text(value: float | None, *, floor_of: int | None = None) -> str:
-    """A p-value as shown everywhere: four decimals from 0.001 up (`0.0490`), two significant digits below
-    (`2.3e-5`), never `0.000`. `floor_of`: the resamples of a Monte-Carlo p that is at its floor 1 / (1 + R) (no
+    """A p-value as shown everywhere: four decimals from 0.0001 up (`0.0490`, `0.0007`), two significant digits
+    below (`2.3e-5`), never `0.000`. `floor_of`: the resamples of a Monte-Carlo p that is at its floor 1 / (1 + R) (no
     random draw was as extreme), shown as `< 1/R` (`< 1e-4` at 10,000), since the p is below about that."""
     if value is None:
         return "n/a"
     if floor_of is not None:
         return floor_text(floor_of)
-    return f"{value:.4f}" if value >= 0.001 else _scientific(value)
+    return f"{value:.4f}" if value >= 1e-4 else _scientific(value)
 
 
 def floor_text(resamples: int) -> str:
