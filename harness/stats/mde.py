@@ -15,7 +15,8 @@ no difference: it is below what the case set can see, and drafting more cases is
   observed differences: the ties stay ties, the D differing cases keep their sizes |d_i|, and each goes B's way
   with probability q, so delta = (2q - 1) * mad (mad: the mean absolute difference over the n cases). The power
   of the exact sign-flip test is computed exactly over every sign vector when D <= 16 (or when every size is
-  equal), and simulated with a fixed seed above (`SimulatedPower`, 4,000 draws: standard error 0.006 at 80 %).
+  equal), and simulated with a fixed seed above (`SimulatedPower`, 4,000 random orders of the differing cases:
+  a standard deviation of 0.006 at 80 % across seeds).
 
 Under either model no difference larger than the observed cases allow can be true: p_d for 0/1 metrics (every
 discordant case going one way), mad otherwise; the MDE never exceeds it. It is "not detectable with these cases"

@@ -22,7 +22,8 @@ differing cases count, through their sizes m_i = |d_i| and the statistic T = sum
   bisection; it never reaches past +-mad. For equal sizes it is the Clopper-Pearson interval of q, mapped to delta.
 - Power (`SignTable.power`): P_q(the test at level alpha rejects), exact from the table; beyond it, simulated with
   a fixed seed (`SimulatedPower`): the critical value from random null sign vectors, as compare's Monte-Carlo
-  test draws them, then the share of sign vectors drawn under q that reach it.
+  test draws them, then for each number K of cases going B's way the share of random K-subsets that reach it,
+  weighted by the binomial probability of K.
 """
 
 from __future__ import annotations
@@ -39,14 +40,14 @@ __all__ = ["MAX_ENUMERATED", "SIMULATED_DRAWS", "SignTable", "SimulatedPower", "
 MAX_ENUMERATED = 16  # 2**16 sign vectors at most are enumerated
 _REL_TOL = 1e-9  # two values of T closer than this share of sum(m) are the same value (float sums)
 _BISECT_STEPS = 50  # q to within 2**-50
-SIMULATED_DRAWS = 4000  # sign vectors per simulated power (standard error 0.0063 at a power of 0.8)
+SIMULATED_DRAWS = 4000  # random orders of the differing cases for a simulated power
 _NULL_DRAWS = 10_000  # sign vectors drawn under the null for the simulated critical value (compare's default)
 _BLOCK_CELLS = 2_000_000  # draws x cases per numpy block: bounds memory
 
 
 def smallest_p(differing: int) -> float:
     """The smallest two-sided sign-flip p that `differing` cases can give: every one of them the same way."""
-    return 1.0 if differing == 0 else min(1.0, 2.0 / 2.0 ** differing)
+    return 1.0 if differing == 0 else min(1.0, 2.0 ** (1 - differing))
 
 
 @dataclass(frozen=True)
@@ -64,8 +65,9 @@ class SignTable:
     def _weights(self, q: float) -> np.ndarray:
         """The probability of each entry when each sign is + with probability q."""
         d, k = self.differing, self.plus
-        if q <= 0.0 or q >= 1.0:
-            return np.where(k == (d if q >= 1.0 else 0), np.exp(self.log_count), 0.0)
+        if q <= 0.0 or q >= 1.0:  # only the vectors with every sign + (or every sign -)
+            every = k == (d if q >= 1.0 else 0)
+            return np.where(every, np.exp(np.where(every, self.log_count, 0.0)), 0.0)
         return np.exp(self.log_count + k * math.log(q) + (d - k) * math.log1p(-q))
 
     def _tol(self) -> float:
@@ -128,32 +130,42 @@ def sign_table(sizes: Sequence[float] | np.ndarray) -> SignTable | None:
 
 class SimulatedPower:
     """The power of the sign-flip test beyond MAX_ENUMERATED differing cases of unequal sizes, by simulation with
-    a fixed seed: the critical value from `_NULL_DRAWS` random null sign vectors (the Monte-Carlo test compare
-    runs at its default resamples: reject when (1 + #{|T'| >= |T|}) / (1 + draws) <= alpha), then, for each q,
-    the share of `draws` sign vectors drawn under q that reach it. Every q reuses the same uniform numbers (a
-    sign is + when its number is below q), so the estimate moves smoothly with q and a bisection on it is stable."""
+    a fixed seed. The critical value comes from `_NULL_DRAWS` random null sign vectors (the Monte-Carlo test compare
+    runs at its default resamples: reject when (1 + #{|T'| >= |T|}) / (1 + draws) <= alpha). Under the sign model
+    the number K of cases going B's way is Binomial(D, q), and given K which cases they are is a uniformly random
+    K-subset; so `draws` random orders of the cases give, for every K at once (the first K of each order), the share
+    that reaches the critical value, and power(q) = sum_K P(K; D, q) * share(K), exact in q and smooth, so a
+    bisection on it is stable."""
 
     def __init__(self, sizes: Sequence[float] | np.ndarray, alpha: float, *, seed: int, draws: int = SIMULATED_DRAWS):
-        self.sizes, self.seed, self.draws = np.asarray(sizes, dtype=float), seed, draws
-        null = np.sort(np.abs(np.concatenate(list(self._blocks(np.random.default_rng(seed), _NULL_DRAWS, 0.5)))))
-        null = null[::-1]  # largest first
+        m = np.asarray(sizes, dtype=float)
+        total, d = float(m.sum()), len(m)
+        rng = np.random.default_rng(seed)
+        null = np.sort(np.abs(np.concatenate(list(_null_sums(m, rng, _NULL_DRAWS)))))[::-1]  # largest first
         # reject |T| when at most j null draws reach it, j = alpha * (1 + draws) - 1: when |T| > null[j]
         j = math.floor(alpha * (1 + _NULL_DRAWS) * (1 + 1e-9)) - 1
-        tol = _REL_TOL * float(self.sizes.sum())
-        self.threshold = math.inf if j < 0 else -math.inf if j >= len(null) else float(null[j]) + tol
-
-    def _blocks(self, rng: np.random.Generator, draws: int, q: float) -> Iterator[np.ndarray]:
-        d = len(self.sizes)
+        threshold = math.inf if j < 0 else -math.inf if j >= len(null) else float(null[j]) + _REL_TOL * total
+        hits = np.zeros(d + 1)
         block = max(1, _BLOCK_CELLS // max(d, 1))
         for start in range(0, draws, block):
-            u = rng.random((min(block, draws - start), d))
-            signs = np.where(u < q, 1.0, -1.0)
-            yield signs @ self.sizes
+            order = np.argsort(rng.random((min(block, draws - start), d)), axis=1)
+            firsts = np.concatenate([np.zeros((len(order), 1)), np.cumsum(m[order], axis=1)], axis=1)
+            hits += (np.abs(2 * firsts - total) > threshold).sum(axis=0)  # T with the first K going B's way
+        self.share, self.log_comb = hits / draws, _log_comb(d)
 
     def power(self, q: float) -> float:
-        rng = np.random.default_rng([self.seed, 1])  # the same draws for every q
-        hits = sum(int(np.sum(np.abs(t) > self.threshold)) for t in self._blocks(rng, self.draws, q))
-        return hits / self.draws
+        d = len(self.share) - 1
+        k = np.arange(d + 1)
+        if q <= 0.0 or q >= 1.0:
+            return float(self.share[d if q >= 1.0 else 0])
+        return float(np.exp(self.log_comb + k * math.log(q) + (d - k) * math.log1p(-q)) @ self.share)
+
+
+def _null_sums(m: np.ndarray, rng: np.random.Generator, draws: int) -> Iterator[np.ndarray]:
+    """T = sum_i s_i m_i for `draws` random sign vectors, in blocks."""
+    block = max(1, _BLOCK_CELLS // max(len(m), 1))
+    for start in range(0, draws, block):
+        yield np.where(rng.random((min(block, draws - start), len(m))) < 0.5, 1.0, -1.0) @ m
 
 
 def inverted_interval(table: SignTable, t_observed: float, n: int, *, level: float = 0.95) -> tuple[float, float]:

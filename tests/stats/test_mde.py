@@ -131,7 +131,7 @@ def test_the_continuous_mde_has_80_percent_power_by_simulation(n, differing, met
     # Three points, each checked independently of the module: draw 20,000 sets of signs under the sign model at the
     # printed MDE (q = (1 + mde / mad) / 2), compute each set's two-sided p against the null distribution of the
     # sum (every sign vector for D <= 16; 200,000 random ones above, another seed), count p <= 0.05.
-    # Measured: 0.8036, 0.8020, 0.8016 (MDE 0.116 of at most 0.127; 0.039 of 0.051; 0.049 of 0.096).
+    # Measured: 0.8036, 0.8020, 0.8073 (MDE 0.116 of at most 0.127; 0.039 of 0.051; 0.049 of 0.096).
     sizes = _sizes(differing, n)
     a, b = [0.0] * n, [*sizes, *[0.0] * (n - differing)]
     result = minimum_detectable_difference(a, b)
@@ -161,6 +161,15 @@ def test_the_mde_is_computed_with_the_test_compare_runs():
         p, method = sign_flip_p(np.zeros(40), np.concatenate([d, np.zeros(32)]))
         hits += method == "exact" and p <= 0.05
     assert hits / 2000 >= 0.78
+
+
+def test_many_differing_cases_neither_overflow_nor_take_long():
+    # 2 / 2**D underflows to 0 for D in the thousands (it raised OverflowError); equal sizes stay exact at any D
+    assert smallest_p(1100) == 2.0 ** -1099 and smallest_p(5000) == 0.0
+    equal = minimum_detectable_difference([0.0] * 1500, [0.5] * 1100 + [0.0] * 400)
+    assert (equal.status, equal.method, equal.differing) == ("ok", SIGN_MODEL, 1100)
+    sizes = _sizes(1100, 9)
+    assert minimum_detectable_difference([0.0] * 1500, [*sizes, *[0.0] * 400]).method == SIGN_MODEL_SIMULATED
 
 
 def test_the_simulated_power_is_seeded():

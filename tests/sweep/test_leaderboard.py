@@ -91,6 +91,18 @@ def test_numbers_are_compares_paired_stats_with_holm_and_verdicts():
     assert board.entry("base").mean == 0.5 and board.entry("base").n == 20 and board.cases == 20
 
 
+def test_a_monte_carlo_floor_prints_below_its_floor_and_so_does_its_holm_value():
+    from harness.sweep.leaderboard_files import leaderboard_text
+    base = cell("base", [0.1] * 30)
+    far = [cell(f"far-{i}", [0.5 + j / 100 for j in range(30)]) for i in range(3)]  # 30 unequal gains: Monte-Carlo
+    board = build_leaderboard(base, far, primary="facts")
+    entry = board.entry("far-0")
+    assert (entry.p_method, entry.p_value, entry.p_holm) == ("monte-carlo", pytest.approx(1 / 10_001),
+                                                             pytest.approx(3 / 10_001))
+    line = next(x for x in leaderboard_text(board, None).splitlines() if x.lstrip().startswith("far-0"))
+    assert "< 1e-4" in line and "< 0.0003" in line and "0.000 " not in line
+
+
 def test_holm_can_turn_a_nominal_win_into_indistinguishable():
     base = cell("base", [0.0] * 20)
     small = cell("small", [1.0] * 5 + [0.0] * 15)  # 5 of 20 fixed: nominal p about 0.06 or less
