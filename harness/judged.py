@@ -256,6 +256,7 @@ class JudgeStanding:
     high: float | None
     floor: float
     refusal: str | None = None
+    no_variation: bool = False  # every bootstrap resample gave one value: the interval says nothing (low, high None)
 
     @property
     def clears(self) -> bool:
@@ -266,13 +267,15 @@ class JudgeStanding:
         if self.judge is None:
             return NO_JUDGE.split(" (")[0]
         prompt = f" (prompt {self.prompt_sha256[:12]})" if self.prompt_sha256 else ""
-        interval = "" if self.low is None or self.high is None else f" [{self.low:.3f}, {self.high:.3f}]"
+        interval = f", {NO_VARIATION}," if self.no_variation else "" if self.low is None or self.high is None \
+            else f" [{self.low:.3f}, {self.high:.3f}]"
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}{interval}"
         return f"judge {self.judge}{prompt}: kappa {kappa} over {self.shared} shared claims"
 
     def to_json(self) -> dict[str, Any]:
         return {"applied": self.clears, "judge": self.judge, "prompt_sha256": self.prompt_sha256,
                 "shared_claims": self.shared, "kappa": self.kappa, "interval": [self.low, self.high],
+                "interval_note": NO_VARIATION if self.no_variation else None,
                 "min_kappa": self.floor, "min_shared": MIN_SHARED, "refusal": self.refusal, "text": self.text()}
 
 
@@ -292,7 +295,7 @@ def judge_standing(rows: Sequence[Row], *, floor: float, prompt_sha256: str | No
     a, ci = found.agreement, found.agreement.interval
     low, high = (None, None) if ci.no_variation else (ci.low, ci.high)
     return JudgeStanding(found.judge, prompt_sha256, found.n, a.value, low, high, floor,
-                         _refusal(found, low, floor))
+                         _refusal(found, low, floor), ci.no_variation)
 
 
 def _refusal(found: JudgeAgreement, low: float | None, floor: float) -> str | None:

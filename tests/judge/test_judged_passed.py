@@ -15,12 +15,15 @@ from harness import metrics as m
 from harness.cli import main
 from harness.errors import EXIT_JUDGE_REFUSED
 from harness.evaluate import run_evaluation
+from harness.judged import judge_refusal, judge_standing
+from harness.records import JudgedClaim
 from harness.review.rescore import rescore_run
 from harness.runs import read_json, read_manifest, read_rows
 from harness.settings import RunSettings
 from tests.judge.test_agreement import human_reviews, one_claim_rows
 from tests.judge.test_judge import JUDGE, PROMPT_SHA, judge
 from tests.support.judge_rules import judge_rule
+from tests.support.rowkit import make_row
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_docs"
 S, U = "supported", "unsupported"
@@ -105,6 +108,24 @@ def test_a_judge_with_kappa_0_over_40_claims_is_refused_with_its_numbers(bundle_
     assert "--judged-passed refused: kappa's lower bound" in out and "`passed` is the people's" in out
     assert "error: --judged-passed refused: the judge has not earned its say" in err
     assert "kappa 0.000 [" in err and "over 40 shared claims" in err
+
+
+def test_a_judge_that_agreed_on_0_of_40_claims_says_its_interval_says_nothing():
+    # Issue #29's judge: every quote invalid, so every verdict "unverified": 0 of 40 agree with people (20 S, 20 U),
+    # kappa = (0 - 0) / (1 - 0) = 0, and every bootstrap resample gives 0 (the judge has one verdict).
+    rows = []
+    for i, person in enumerate([S] * 20 + [U] * 20):
+        claim = JudgedClaim(claim=f"Claim {i}.", verdict=person, by="human", judge="judge:m@0",
+                            judge_verdict="unverified")
+        rows.append(make_row(f"c{i}", {"passed": 1.0}, answer=f"Claim {i}.").model_copy(
+            update={"judged_claims": (claim,)}))
+    standing = judge_standing(rows, floor=0.6, prompt_sha256="ab" * 32)
+    assert (standing.shared, standing.kappa, standing.clears) == (40, 0.0, False)
+    refused = judge_refusal([("run A", standing), ("run B", standing)], compared=True)
+    assert str(refused).splitlines()[1] == (
+        f"  run A: judge judge:m@0 (prompt {'ab' * 6}): kappa 0.000, interval undefined (no variation), over 40 "
+        "shared claims; refused: kappa's interval is undefined (no variation in the verdicts)")
+    assert standing.to_json()["interval_note"] == "interval undefined (no variation)"
 
 
 def test_a_run_with_no_judge_is_refused_and_the_same_run_later_earns_it(bundle_run, server, tmp_path, capsys):
