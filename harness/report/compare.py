@@ -15,6 +15,9 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 - Errored cases (one rule, shared with the sweep leaderboard): an errored row counts 0 on the primary metric
   (default `passed`), so errors never make a run look better; on every other metric it has no value and is left
   out, as in summaries. `errored` counts the errored compared cases of each run.
+- `passed` is read the same way in both runs: the people's, also in a run that recorded --judged-passed; with
+  `judged` (--judged-passed), the judge's in both, once each run's judge has earned it and one judge (name and
+  prompt) judged both (`harness.judged.judge_refusal`), else JudgeRefused and no comparison.
 - The p-values are per metric and not corrected across metrics; the primary metric is the one to decide on.
 - win / tie / loss: cases where B is better / equal / worse than A. The cases behind wins are `fixed` (for a
   0/1 metric: 0 in A, 1 in B), those behind losses `broke`.

@@ -93,6 +93,23 @@ def test_monte_carlo_p_is_smoothed():
     assert s.p_method == "monte-carlo" and s.p_value == pytest.approx(1 / 10_001) and s.at_floor
 
 
+def test_a_method_that_did_not_change_keeps_its_digits():
+    # Golden numbers from paired_stats at commit badb7fc (before issue #29), same inputs and seeds: the percentile
+    # bootstrap and the Monte-Carlo p of 40 unequal differences among 60, and the bootstrap of a 0/1 metric whose
+    # 40 differing cases are more than 16 (its p, Monte-Carlo then, is now the exact binomial).
+    rng = np.random.default_rng(29)
+    a = np.round(rng.random(60), 2)
+    b = a.copy()
+    b[:40] = np.round(rng.random(40), 2)
+    s = paired_stats(a, b, seed=3)
+    assert (s.p_method, s.ci_method) == ("monte-carlo", "bootstrap")
+    assert (s.ci_low, s.ci_high, s.p_value) == (-0.10283333333333333, 0.059166666666666666, 6019 / 10_001)
+    a, b = np.zeros(120), np.zeros(120)
+    b[:15], a[15:30], b[30:40] = 1.0, 1.0, 1.0
+    s = paired_stats(a, b, seed=5)
+    assert (s.ci_low, s.ci_high) == (-0.025, 0.18333333333333332) and s.p_method == "exact-binomial"
+
+
 def test_bootstrap_width_matches_the_normal_approximation_and_is_seeded():
     rng = np.random.default_rng(7)
     a, b = np.zeros(400), (rng.random(400) < 0.3).astype(float)
