@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
 
-__all__ = ["fmt", "svg_bars", "svg_grouped_bars", "text_bars"]
+__all__ = ["floor_text", "fmt", "p_text", "svg_bars", "svg_grouped_bars", "text_bars"]
 
 Bars = Sequence[tuple[str, float | None]]
 Series = Sequence[tuple[str, Sequence[float | None]]]
@@ -19,6 +19,30 @@ COLOURS = ("#4a78b5", "#d08c2e", "#5b9a5b", "#9a5b9a")
 def fmt(value: float | None) -> str:
     """A score as shown everywhere: three decimals, or n/a."""
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def p_text(value: float | None, *, floor_of: int | None = None) -> str:
+    """A p-value as shown everywhere: four decimals from 0.0001 up (`0.0490`, `0.0007`), two significant digits
+    below (`2.3e-5`), never `0.000`. `floor_of`: the resamples of a Monte-Carlo p that is at its floor 1 / (1 + R) (no
+    random draw was as extreme), shown as `< 1/R` (`< 1e-4` at 10,000), since the p is below about that."""
+    if value is None:
+        return "n/a"
+    if floor_of is not None:
+        return floor_text(floor_of)
+    return f"{value:.4f}" if value >= 1e-4 else _scientific(value)
+
+
+def floor_text(resamples: int) -> str:
+    """How a Monte-Carlo p at its floor is shown: `< 1/resamples` (`< 1e-4` at 10,000 resamples)."""
+    return f"< {_scientific(1 / resamples)}"
+
+
+def _scientific(value: float) -> str:
+    """Two significant digits in scientific notation without padding (`1e-4`, `2.3e-5`); 0 as `0`."""
+    if value == 0:
+        return "0"
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa.removesuffix('.0')}e{int(exponent)}"
 
 
 def _clamp(value: float) -> float:

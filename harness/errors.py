@@ -9,11 +9,21 @@ from pathlib import Path
 
 from chatbot.errors import InputError, RagError
 
-__all__ = ["InputError", "RagError", "RunLocked", "RunStopped", "SweepStopped", "SystemDown", "stop_code"]
+__all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
+           "SystemDown", "stop_code"]
+
+EXIT_JUDGE_REFUSED = 6  # --judged-passed: the judge has not earned its say (5 is --fail-if-worse, 3 and 4 are run's)
 
 
 class RunLocked(RagError):
     """Another process holds the run directory."""
+
+
+class JudgeRefused(RagError):
+    """`--judged-passed` asked a judge to fill in `passed` and it has not earned that: too few claims shared with
+    people, kappa's interval below the floor, or runs judged by different judges. The message gives the numbers."""
+
+    exit_code = EXIT_JUDGE_REFUSED
 
 
 class SystemDown(RagError):

@@ -26,7 +26,7 @@ from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
 from .errors import InputError, RunStopped, SystemDown
-from .judged import judged_passed
+from .judged import JudgeStanding, judged_passed
 from .metrics import metric_names
 from .records import (
     MANIFEST_FORMAT,
@@ -92,6 +92,7 @@ class RunResult:
     run_dir: Path
     summary: Summary
     manifest: Manifest
+    judge: JudgeStanding | None = None  # with --judged-passed: whether the judge earned its say over `passed`
 
 
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
@@ -140,8 +141,10 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             stack.enter_context(RunLock(target))
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
-            if (judge := reviews.latest_judge()) is not None:  # its verdicts on unchanged answers fill judged metrics
-                manifest = manifest.model_copy(update={"judge": {"reviewer": judge, "from": "reviews file"}})
+            if (judge := reviews.latest_judge_review()) is not None:  # its verdicts on unchanged answers count
+                found = {"reviewer": judge.reviewer, "from": "reviews file"}
+                found |= {"prompt_sha256": judge.prompt_sha256} if judge.prompt_sha256 else {}
+                manifest = manifest.model_copy(update={"judge": found})
             if rerun_of is not None:
                 manifest = manifest.model_copy(update={"rerun_of": {"run": str(rerun_of), "carried": len(carried)}})
                 write_rows(target, carried)
@@ -179,16 +182,15 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         _write_quietly(run_dir / MANIFEST, manifest.model_copy(update={"ended_at": utc_now()}))
         raise RunStopped(run_dir, written, len(jobs), exc) from exc
     manifest = manifest.model_copy(update={"ended_at": utc_now()})
-    rows = read_rows(run_dir)
-    if settings.judged_passed:  # `passed` from claim_support_judged, once the judge is measured against people
-        rows = judged_passed(rows)
+    rows, standing = judged_passed(read_rows(run_dir), manifest)  # --judged-passed: once the judge earns it
+    if standing is not None:
         write_rows(run_dir, rows)
-    summary = summarize(rows, manifest.metrics, manifest.collection.to_json())
+    summary = summarize(rows, manifest.metrics, manifest.collection.to_json(), judged=standing)
     write_json(run_dir / SUMMARY, summary.to_json())
     write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
     manifest = manifest.model_copy(update={"status": "complete"})
     write_json(run_dir / MANIFEST, manifest.to_json())
-    return RunResult(run_dir, summary, manifest)
+    return RunResult(run_dir, summary, manifest, standing)
 
 
 def _fresh_dir(path: str | Path) -> Path:

@@ -16,10 +16,17 @@ With no review by that judge the row has no judged claims, and the judged metric
 **Agreement.** A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or
 resolved) and the judge rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict
 against judge verdict, with seeded bootstrap intervals (`harness/stats/agreement.py`), and the confusion table
-judge x human. The judge's `unverified` is a category of its own, so it never agrees with a person's `supported`.
-Below `MIN_SHARED` shared claims the judge is not measured: its verdicts fill no `passed`, and every view says how
-many more claims to review. Whether the shared claims were a random calibration sample (`rag-eval review
---calibrate`) or the reviewers' own choice is counted when the sample is known.
+judge x human, and per verdict the judge's precision (how often its "supported" is a person's "supported") and
+recall (how many of the people's it finds) with Wilson intervals. The judge's `unverified` is a category of its
+own, so it never agrees with a person's `supported`. Below `MIN_SHARED` shared claims the judge is not measured,
+and every view says how many more claims to review. Whether the shared claims were a random calibration sample
+(`rag-eval review --calibrate`) or the reviewers' own choice is counted when the sample is known.
+
+**Earning its say.** `--judged-passed` lets the judge's verdicts fill in `passed` only when it is measured and the
+lower end of kappa's 95 % interval is at least the floor (`--min-judge-kappa`, default 0.6,
+`harness/stats/defaults.py`), and, where runs are compared (compare, sweep), when every run is judged by the same
+judge: reviewer name and prompt digest (`JudgeStanding`, `judge_refusal`). A run that asked for it and whose judge
+does not clear keeps the people's `passed` and says so (summary.json `judged_passed`); compare and sweep refuse.
 """
 
 from __future__ import annotations
@@ -31,12 +38,15 @@ from typing import Any, Protocol
 from chatbot.text import normalize
 
 from . import metrics as m
-from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeSummary, JudgeVerdict, Row, Verdict
+from .errors import JudgeRefused
+from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
+from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
+from .stats.precision_recall import CategoryScore, per_category
 
-__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "Shared", "claim_key",
-           "judge_agreement", "judge_measured", "judge_note", "judged_claims", "judged_passed", "not_measured_text",
-           "shared_claims"]
+__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "JudgeStanding", "SampleKey", "Shared", "claim_key",
+           "judge_agreement", "judge_note", "judge_prompt", "judge_refusal", "judge_standing", "judged_claims",
+           "judged_passed", "judges_differ", "not_measured_text", "passed_from", "shared_claims"]
 
 MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
@@ -165,6 +175,12 @@ class JudgeAgreement:
             table[str(s.claim.judge_verdict)][str(s.claim.verdict)] += 1
         return table
 
+    def per_verdict(self) -> tuple[CategoryScore, ...]:
+        """Per human verdict: how often the judge's verdict is the people's (precision) and how many of the
+        people's the judge finds (recall), with 95 % Wilson intervals (`harness/stats/precision_recall.py`)."""
+        return per_category([str(s.claim.verdict) for s in self.shared],
+                            [str(s.claim.judge_verdict) for s in self.shared], VERDICTS)
+
     def sample_text(self) -> str:
         """Whether the shared claims were a random sample or the reviewers' own choice."""
         if self.random_sample is None:
@@ -196,6 +212,7 @@ class JudgeAgreement:
                 "percent_agreement": a.percent_agreement,
                 "percent_agreement_interval": a.percent_interval.to_dict(), "kappa": a.value,
                 "interval": a.interval.to_dict(), "undefined_reason": a.reason, "confusion": self.confusion(),
+                "per_verdict": [v.to_json() for v in self.per_verdict()],
                 "random_sample": self.random_sample, "sample": self.sample_text(), "text": self.headline(),
                 "disagreements": [d.to_json() for d in self.disagreements]}
 
@@ -227,17 +244,118 @@ def judge_agreement(rows: Sequence[Row], *, sample: Collection[SampleKey] | None
     return JudgeAgreement(judges[0], result, tuple(shared), random_sample)
 
 
-def judge_measured(rows: Sequence[Row]) -> bool:
-    """A judge rated the answers and shares at least `MIN_SHARED` claims with people."""
-    judge = judge_agreement(rows, resamples=1)
-    return judge is not None and judge.measured
+@dataclass(frozen=True)
+class JudgeStanding:
+    """Whether a run's judge has earned its say over `passed` (`--judged-passed`): its agreement with people (kappa
+    and its 95 % bootstrap interval over the shared claims, seeded as in summary.json) against the floor. `refusal`
+    says why not; None when it clears. `judge` is None when no judge rated the answers."""
+
+    judge: str | None
+    prompt_sha256: str | None
+    shared: int
+    kappa: float | None
+    low: float | None
+    high: float | None
+    floor: float
+    refusal: str | None = None
+    no_variation: bool = False  # every bootstrap resample gave one value: the interval says nothing (low, high None)
+
+    @property
+    def clears(self) -> bool:
+        return self.refusal is None
+
+    def text(self) -> str:
+        """`judge J (prompt abcdef012345): kappa 0.812 [0.700, 0.905] over 60 shared claims`."""
+        if self.judge is None:
+            return NO_JUDGE.split(" (")[0]
+        prompt = f" (prompt {self.prompt_sha256[:12]})" if self.prompt_sha256 else ""
+        interval = f", {NO_VARIATION}," if self.no_variation else "" if self.low is None or self.high is None \
+            else f" [{self.low:.3f}, {self.high:.3f}]"
+        kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}{interval}"
+        return f"judge {self.judge}{prompt}: kappa {kappa} over {self.shared} shared claims"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"applied": self.clears, "judge": self.judge, "prompt_sha256": self.prompt_sha256,
+                "shared_claims": self.shared, "kappa": self.kappa, "interval": [self.low, self.high],
+                "interval_note": NO_VARIATION if self.no_variation else None,
+                "min_kappa": self.floor, "min_shared": MIN_SHARED, "refusal": self.refusal, "text": self.text()}
 
 
-def judged_passed(rows: Sequence[Row]) -> list[Row]:
-    """`--judged-passed`: each row's `passed` from claim_support_judged instead of claim_support, once the judge
-    is measured against people (`MIN_SHARED` shared claims); before that, the rows as they are."""
-    if not judge_measured(rows):
-        return list(rows)
+def judge_prompt(manifest: Manifest) -> str | None:
+    """The SHA-256 of the prompt the run's judge was asked with, as its manifest records it (`judge` section)."""
+    return manifest.judge.prompt_sha256 if manifest.judge else None
+
+
+def judge_standing(rows: Sequence[Row], *, floor: float, prompt_sha256: str | None = None) -> JudgeStanding:
+    """The judge of `rows` against the floor: it clears when it shares at least `MIN_SHARED` claims with people
+    and the lower end of kappa's interval is at least `floor`."""
+    found = judge_agreement(rows)
+    if found is None:
+        return JudgeStanding(None, prompt_sha256, 0, None, None, None, floor, "no judge rated these answers")
+    a, ci = found.agreement, found.agreement.interval
+    low, high = (None, None) if ci.no_variation else (ci.low, ci.high)
+    return JudgeStanding(found.judge, prompt_sha256, found.n, a.value, low, high, floor,
+                         _refusal(found, low, floor), ci.no_variation)
+
+
+def _refusal(found: JudgeAgreement, low: float | None, floor: float) -> str | None:
+    if not found.measured:
+        return f"only {found.n} claims shared with people, {MIN_SHARED} needed"
+    if found.agreement.value is None:
+        return f"kappa is undefined ({found.agreement.reason})"
+    if low is None:
+        return "kappa's interval is undefined (no variation in the verdicts)"
+    if low < floor:
+        return f"kappa's lower bound {low:.3f} is below the floor {floor:g}"
+    return None
+
+
+def judges_differ(standings: Sequence[tuple[str, JudgeStanding]]) -> str | None:
+    """Why runs compared with each other are not judged by one judge (reviewer name and prompt digest), or None."""
+    judges = {(s.judge, s.prompt_sha256) for _, s in standings}
+    if len(judges) <= 1 and all(s.prompt_sha256 for _, s in standings if s.judge is not None):
+        return None
+    unknown = [label for label, s in standings if s.judge is not None and not s.prompt_sha256]
+    if len(judges) == 1 and unknown:
+        return f"the prompt of the judge of {', '.join(unknown)} is not recorded (rag-eval judge records it)"
+    return "they are not judged by one judge (name and prompt): " + "; ".join(
+        f"{label} {s.judge or 'none'}" + (f" prompt {s.prompt_sha256[:12]}" if s.prompt_sha256 else "")
+        for label, s in standings)
+
+
+def judge_refusal(standings: Sequence[tuple[str, JudgeStanding]], *, compared: bool) -> JudgeRefused | None:
+    """The refusal of `--judged-passed` over these runs (label, standing), or None when every judge clears the
+    floor and, when the runs are `compared` with each other, they share one judge. The message names every run's
+    judge with kappa, its interval, the shared claims, and the floor."""
+    mismatch = judges_differ(standings) if compared and len(standings) > 1 else None
+    if all(s.clears for _, s in standings) and mismatch is None:
+        return None
+    floor = standings[0][1].floor
+    lines = ["--judged-passed refused: the judge has not earned its say over `passed`",
+             *(f"  {label}: {s.text()}; " + (f"refused: {s.refusal}" if s.refusal else "clears the floor")
+               for label, s in standings),
+             *([f"  refused: {mismatch}"] if mismatch else []),
+             f"a judge fills in `passed` only when the lower end of kappa's 95% interval (against people) is at least "
+             f"--min-judge-kappa {floor:g} over at least {MIN_SHARED} shared claims, and runs compared are judged by "
+             "the same judge (docs/judge.md)"]
+    return JudgeRefused("\n".join(lines))
+
+
+def passed_from(rows: Sequence[Row], *, judged: bool) -> list[Row]:
+    """Each row's `passed` recomputed from its metrics: from claim_support_judged (`judged`, `--judged-passed`) or
+    the people's claim_support. Errored rows are left as they are."""
     return [r if r.errored else r.model_copy(update={"metrics": r.metrics | {"passed": m.passed_of(r.metrics,
-                                                                                                 judged=True)}})
+                                                                                                 judged=judged)}})
             for r in rows]
+
+
+def judged_passed(rows: Sequence[Row], manifest: Manifest) -> tuple[list[Row], JudgeStanding | None]:
+    """`passed` as the run's manifest asks: with `judged_passed` in its settings, read from claim_support_judged when
+    the run's judge clears the floor it recorded (`min_judge_kappa`; runs written before it: the default), else the
+    people's, with the standing that says which and why; without it, the rows as they are and None."""
+    settings = manifest.settings
+    if not settings.judged_passed:
+        return list(rows), None
+    floor = DEFAULT_MIN_JUDGE_KAPPA if settings.min_judge_kappa is None else settings.min_judge_kappa
+    standing = judge_standing(rows, floor=floor, prompt_sha256=judge_prompt(manifest))
+    return passed_from(rows, judged=standing.clears), standing

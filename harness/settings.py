@@ -14,6 +14,7 @@ from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
 from .errors import InputError
 from .inputs import check_values, read_toml
+from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
 
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
 
@@ -85,7 +86,8 @@ class RunSettings(ServerSettings):
     only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
     limit: int | None = None  # the first N (after the filters above), in file order
     sample: int | None = None  # or N drawn with `seed`, kept in file order
-    judged_passed: bool = False  # `passed` reads claim_support_judged once the judge is measured (docs/judge.md)
+    judged_passed: bool = False  # `passed` reads claim_support_judged once the judge earns it (docs/judge.md)
+    min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA  # ...: the lower end of kappa's interval must reach this
 
     def __post_init__(self) -> None:
         for name in AT_LEAST_ONE:
@@ -94,6 +96,8 @@ class RunSettings(ServerSettings):
         for name in ("limit", "sample"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise InputError(f"--{name} must be at least 1, got {getattr(self, name)}")
+        if not -1.0 <= self.min_judge_kappa <= 1.0:
+            raise InputError(f"--min-judge-kappa is a kappa, between -1 and 1; got {self.min_judge_kappa}")
         if self.limit is not None and self.sample is not None:
             raise InputError("--limit takes the first N cases and --sample a seeded random N: give one of them")
         if not self.k or min(self.k) < 1:

@@ -5,16 +5,18 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from .cases import ORIGINS, origin
-from .judged import judge_agreement
+from .judged import JudgeStanding, judge_agreement
 from .records import ClaimCounts, MetricSummary, Row, Summary
 
 
 def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict, *,
-              na_as_pass: bool = False) -> Summary:
+              na_as_pass: bool = False, judged: JudgeStanding | None = None) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
-    rated the answers, `judge` holds its agreement with people (`harness/judged.py`)."""
+    rated the answers, `judge` holds its agreement with people (`harness/judged.py`); when the run asked for
+    --judged-passed, `judged_passed` says whether the judge earned it (`JudgeStanding`) and so whose `passed` this
+    is."""
     names = list(metric_names)
     judge = judge_agreement(rows)
     errored = sum(1 for r in rows if r.errored)
@@ -31,7 +33,8 @@ def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict
                    human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
                    claims=claim_counts(rows),
                    repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
-                   by_origin=by_origin, judge=judge.summary_json() if judge is not None else None)
+                   by_origin=by_origin, judge=judge.summary_json() if judge is not None else None,
+                   judged_passed=judged.to_json() if judged is not None else None)
 
 
 def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -> list[float]:

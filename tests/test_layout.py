@@ -27,8 +27,8 @@ PACKAGES = ("chatbot", "harness")
 # The families, from the top floor down (docs/architecture.md, "The floors"). A family is a folder of harness/, a
 # flat module of it, or a whole package; a package's face (`__init__.py`) only hands names on and is left out.
 FLOORS = (("cli",), ("sweep",), ("evaluate", "drafting"), ("report", "judge", "saved"), ("review",), ("summary",),
-          ("judged", "rows"), ("metrics", "stats"), ("cases",), ("settings",), ("inputs", "runs", "systems"),
-          ("errors", "records", "chart"), ("chatbot",))
+          ("judged", "rows"), ("metrics",), ("cases",), ("settings",), ("inputs", "runs", "systems"),
+          ("stats",), ("errors", "records", "chart"), ("chatbot",))
 MAX_HARNESS_ENTRIES = 24
 SYSTEM_NAMES = {"chatbot", "offline", "http", "python"}
 

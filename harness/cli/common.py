@@ -10,15 +10,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..judged import JudgeAgreement, Shared
-from ..records import VERDICTS
+from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
 
-__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text"]
+__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text"]
 
 
 def fmt3(value: float | None) -> str:
     """A figure to three decimals, `n/a` for none."""
     return "n/a" if value is None else f"{value:.3f}"
+
+
+def judged_passed_text(summary: Summary) -> str | None:
+    """Whose `passed` a run that asked for --judged-passed carries (summary.json `judged_passed`); None when it did
+    not ask."""
+    block = summary.judged_passed
+    if block is None:
+        return None
+    if block.applied:
+        return f"--judged-passed: `passed` reads the judge's verdicts where no person's exists ({block.text})"
+    return (f"--judged-passed refused: {block.refusal}; `passed` is the people's ({block.text}; floor: "
+            f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims)")
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:
@@ -49,8 +61,17 @@ def _shared_lines(s: Shared) -> list[str]:
             f"    {c.judge}: {c.judge_verdict}{quote}{why}"]
 
 
+def _per_verdict_lines(judged: JudgeAgreement) -> list[str]:
+    lines = ["per verdict (precision: the judge's verdict is the people's; recall: the people's verdict found by the "
+             "judge; 95% Wilson intervals):", f"  {'':<14}{'precision':<30}recall"]
+    for v in judged.per_verdict():
+        lines.append(f"  {v.category:<14}{v.precision_text():<30}{v.recall_text()}")
+    return lines
+
+
 def judge_agreement_text(judged: JudgeAgreement) -> str:
-    """A judge against people: the headline, percent agreement, the confusion table, every disagreement."""
+    """A judge against people: the headline, percent agreement, the confusion table, precision and recall per
+    verdict, every disagreement."""
     a, pi = judged.agreement, judged.agreement.percent_interval
     lines = [f"judge {judged.judge} against people: {judged.n} shared claims; {judged.sample_text()}",
              judged.headline(),
@@ -60,6 +81,7 @@ def judge_agreement_text(judged: JudgeAgreement) -> str:
              "  " + " " * 12 + "".join(f"{v:>14}" for v in VERDICTS)]
     for verdict, row in judged.confusion().items():
         lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
+    lines += _per_verdict_lines(judged)
     lines.append(f"disagreements with people: {len(judged.disagreements)}")
     for d in judged.disagreements:
         lines += _shared_lines(d)

@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING
 
 from chatbot.terminal import say
 
-from ..errors import InputError
-from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..chart import p_text
+from ..errors import EXIT_JUDGE_REFUSED, InputError
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from ..report.compare import Comparison, MetricComparison
 
-EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3 and 4 belong to rag-eval run)
+EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3, 4: rag-eval run; 6: a judge refused)
 GATE_ALPHA = 0.05
 
 
@@ -43,8 +44,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
                    help=f"bootstrap and randomisation resamples (default {DEFAULT_RESAMPLES})")
     p.add_argument("--judged-passed", action="store_true",
-                   help="`passed` reads claim_support_judged in each run whose judge is measured against people "
-                        "(30 shared claims); a run whose judge is not measured keeps the human `passed`")
+                   help="`passed` reads claim_support_judged in both runs; refused (exit "
+                        f"{EXIT_JUDGE_REFUSED}) unless both runs are judged by the same judge (name and prompt) and "
+                        "each shares 30 claims with people with the lower end of kappa's 95%% interval at least "
+                        "--min-judge-kappa. Without it, `passed` is the people's in both runs")
+    p.add_argument("--min-judge-kappa", type=float, default=DEFAULT_MIN_JUDGE_KAPPA, metavar="K",
+                   help="with --judged-passed: the lower end of kappa's 95%% interval each judge must reach "
+                        f"(default {DEFAULT_MIN_JUDGE_KAPPA:g}: where 'substantial' agreement begins)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print everything as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -64,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
             say(f"{side}: {note}", file=sys.stderr)
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples, primary=args.primary,
-                          judged=args.judged_passed)
+                          judged=args.judged_passed, min_judge_kappa=args.min_judge_kappa)
     for note in result.notes:
         say(f"note: {note}", file=sys.stderr)
     worse = worse_on(result, gate) if gate else []
@@ -111,8 +117,8 @@ def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricCom
     if not worse:
         return [f"gate: B is not significantly worse than A on {', '.join(names)} (Holm-adjusted p > "
                 f"{GATE_ALPHA}); exit 0"]
-    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {m.p_value:.3f} (Holm {p:.3f}), {m.losses} cases worse"
-                      for m, p in worse)
+    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {p_text(m.p_value)} (Holm {p_text(p)}), {m.losses} cases "
+                      "worse" for m, p in worse)
     return [f"gate: B is significantly worse than A on {found}; exit {EXIT_WORSE}"]
 
 

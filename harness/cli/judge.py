@@ -23,6 +23,7 @@ from ..judge.run import JudgeResult, JudgeSettings, judge_run
 from ..judged import judge_agreement
 from ..records import MetricSummary
 from ..runs import read_rows
+from .common import judged_passed_text
 from .review import default_reviews
 
 
@@ -94,7 +95,8 @@ def _report(run_dir: Path, reviews: Path, result: JudgeResult) -> str:
     judged = summary.metrics.get("claims_supported_judged") if summary else None
     human = summary.metrics.get("claims_supported") if summary else None
     agreement = judge_agreement(read_rows(run_dir))
-    return "\n".join([
+    switched = judged_passed_text(summary) if summary else None
+    return "\n".join([*([switched] if switched else []),
         f"{result.judge} (prompt sha256 {result.prompt_sha256[:12]}): {result.answers} answers, {result.claims} "
         f"claims; {result.chat_calls} chat call(s), {result.from_cache} from the cache, {len(result.errors)} "
         f"error(s); verdicts in {reviews}",

@@ -45,7 +45,7 @@ from ..review.store import (
 )
 from ..runs import read_manifest, read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .common import agreement_text, judge_agreement_text
+from .common import agreement_text, judge_agreement_text, judged_passed_text
 
 _KEYS = """keys (type ? to see them again):
   on an answer:  Enter accept the offered claims · e edit them · k skip this answer
@@ -188,10 +188,11 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
     review, counts = summary.human_claim_review, summary.claims
     claims = summary.metrics.get("claims_supported")
     mean = "n/a" if claims is None or claims.mean is None else f"{claims.mean:.3f}"
+    switched = judged_passed_text(summary)
     return (f"{run_dir}: {review['reviewed']} reviewed, {review['pending']} pending; claims supported {mean} "
             f"over {claims.scored if claims else 0} answers with claims; claims: {counts.agreed} agreed, "
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
-            f"{counts.one_reviewer} by one reviewer; reviews in {path}")
+            f"{counts.one_reviewer} by one reviewer; reviews in {path}" + (f"\n{switched}" if switched else ""))
 
 
 def _user() -> str:

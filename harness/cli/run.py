@@ -17,9 +17,9 @@ from chatbot.terminal import ProgressBar, say
 
 from ..cases import describe_selection
 from ..chart import fmt
-from ..errors import InputError
+from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..evaluate import prepare, run_evaluation
-from ..judged import judge_note
+from ..judged import judge_note, judge_refusal
 from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
@@ -28,6 +28,7 @@ from ..settings import RunSettings, host_flags, resolve
 from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
+from .common import judged_passed_text
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -86,7 +87,12 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                           f"{DEFAULT_SECONDS_PER_CALL:g})")
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
-                          "the judge is measured against people (30 shared claims); recorded in the manifest")
+                          "the judge earns it: the lower end of kappa's 95%% interval against people at least "
+                          "--min-judge-kappa over 30 shared claims; recorded in the manifest. Until then exit "
+                          f"{EXIT_JUDGE_REFUSED}, with the people's `passed` (docs/judge.md)")
+    run.add_argument("--min-judge-kappa", type=float, metavar="K",
+                     help="with --judged-passed: the lower end of kappa's 95%% interval the judge must reach "
+                          f"(default {d.min_judge_kappa:g}: where 'substantial' agreement begins)")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
     add_answer_args(p, fill=False)
@@ -175,6 +181,11 @@ def run(args: argparse.Namespace) -> int:
         say(f"error: every one of the {summary.rows} rows errored; nothing was measured (see the rows' "
               "`error` field)", file=sys.stderr)
         return EXIT_ALL_ERRORED
+    refused = None if result.judge is None else judge_refusal([("this run", result.judge)], compared=False)
+    if refused is not None:  # the run is complete, with the people's `passed`; CI must not read it as the judge's
+        say(f"error: {refused}\nthe run is complete with the people's `passed`; once the judge earns it, "
+            f"`rag-eval review {result.run_dir} --apply` (or any re-score) switches it", file=sys.stderr)
+        return EXIT_JUDGE_REFUSED
     return EXIT_BELOW_THRESHOLD if failed else 0
 
 
@@ -258,6 +269,9 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
     if summary.repeat_stability:
         flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]
         lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]
+    judged = judged_passed_text(summary)
+    if judged:
+        lines += ["", judged]
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.answer_statuses.items()))
     review = summary.human_claim_review
     lines += ["", f"answer statuses: {statuses}",

@@ -11,6 +11,7 @@ from typing import Callable, TextIO
 
 from chatbot.terminal import clock, printable, say
 
+from ..chart import p_text
 from ..errors import InputError
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard import WORSE, Leaderboard
@@ -89,7 +90,7 @@ def _gate(board: Leaderboard) -> int:
         say(f"gate: no cell is significantly worse than the baseline {board.baseline} on {board.primary}; exit 0",
               file=sys.stderr)
         return 0
-    cells = "; ".join(f"{e.label} (delta {e.delta:+.3f}, Holm p {e.p_holm:.3f})" for e in worse
+    cells = "; ".join(f"{e.label} (delta {e.delta:+.3f}, Holm p {p_text(e.p_holm)})" for e in worse
                       if e.delta is not None and e.p_holm is not None)
     say(f"gate: significantly worse than the baseline {board.baseline} on {board.primary}: {cells}; "
           f"exit {EXIT_WORSE}", file=sys.stderr)

@@ -40,6 +40,7 @@ from .run_files import (
     MANIFEST_FORMAT,
     ClaimCounts,
     CollectionRecord,
+    JudgedPassedSummary,
     JudgeRecord,
     JudgeSummary,
     Manifest,
@@ -58,7 +59,7 @@ from .schemas import published_schemas
 __all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "STATUSES", "VERDICTS", "AnswerRecord", "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
            "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
-           "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus", "QuoteValidation",
-           "RerunRecord", "RescoredFromRecord", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord",
-           "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict",
-           "VersionsRecord", "field_problem", "in_bulk", "published_schemas"]
+           "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",
+           "QuoteValidation", "RerunRecord", "RescoredFromRecord", "RetrievedPassage", "ReviewerVerdict", "Row",
+           "RunSettingsRecord", "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer", "SystemRecord",
+           "SystemReply", "Verdict", "VersionsRecord", "field_problem", "in_bulk", "published_schemas"]

@@ -49,6 +49,23 @@ class JudgeSummary(_Record):
     text: str = Field(description="the line every view shows beside judged metrics")
 
 
+class JudgedPassedSummary(_Record):
+    """A summary's `judged_passed`, in a run that asked for --judged-passed: whether the judge earned its say over
+    `passed` (kappa's lower bound at least the floor over at least the minimum shared claims), and why not."""
+
+    applied: bool = Field(description="`passed` reads the judge's verdicts where no person's exists")
+    judge: str | None
+    prompt_sha256: str | None = None
+    shared_claims: int
+    kappa: float | None
+    interval: tuple[float | None, float | None]
+    interval_note: str | None = None
+    min_kappa: float = Field(description="--min-judge-kappa: the floor for kappa's lower bound")
+    min_shared: int
+    refusal: str | None = None
+    text: str
+
+
 class Summary(BaseModel):
     """summary.json. `na_as_pass`: not-applicable values were counted as 1.0 in the means."""
 
@@ -67,6 +84,7 @@ class Summary(BaseModel):
         default=None, description="per origin (hand-written, drafted), when a run has both: the same metrics "
                                   "over each group, since the model that drafted a case may be the one answering")
     judge: JudgeSummary | None = Field(default=None, description="when a judge rated the answers")
+    judged_passed: JudgedPassedSummary | None = Field(default=None, description="when the run asked --judged-passed")
 
     def mean(self, metric: str) -> float | None:
         found = self.metrics.get(metric)
@@ -74,7 +92,7 @@ class Summary(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         # repeat_stability and judge are absent unless a case was repeated or judged; a metric's null mean stays
-        absent = {k for k in ("repeat_stability", "judge") if getattr(self, k) is None}
+        absent = {k for k in ("repeat_stability", "judge", "judged_passed") if getattr(self, k) is None}
         return self.model_dump(mode="json", exclude=absent or None)
 
 
@@ -175,6 +193,7 @@ class RunSettingsRecord(_Section):
     chat_model: str | None = None
     min_quote_words: int | None = None
     judged_passed: bool = False
+    min_judge_kappa: float | None = Field(default=None, description="None: before the floor was recorded (0.6)")
     lexical_k: int | None = Field(default=None, description="scored saved outputs: BM25 top k for missing ids")
     na_as_pass: bool = False
 

@@ -58,9 +58,18 @@ def _judge_part(label: str, name: str, judged: JudgeAgreement) -> str:
     return (f"<h3>{label}: {esc(name)}: judge against people</h3><p>judge {esc(judged.judge)}: "
             f"{esc(judged.headline())}; {judged.n} shared claims ({esc(judged.sample_text())}); percent agreement "
             f"{fmt(a.percent_agreement)} {esc(a.percent_interval.text())}</p>"
-            f"<table><tr><th>judge / human</th>{head}</tr>{confusion}</table>"
+            f"<table><tr><th>judge / human</th>{head}</tr>{confusion}</table>{_per_verdict_table(judged)}"
             "<table><tr><th>case</th><th>claim</th><th>human</th><th>judge</th></tr>"
             + (rows or '<tr><td colspan="4">no disagreements with people</td></tr>') + "</table>")
+
+
+def _per_verdict_table(judged: JudgeAgreement) -> str:
+    """Per human verdict: the judge's precision and recall against people, with 95 % Wilson intervals."""
+    rows = "".join(f"<tr><th>{esc(v.category)}</th><td>{esc(v.precision_text())}</td><td>{esc(v.recall_text())}</td>"
+                   "</tr>" for v in judged.per_verdict())
+    return ('<table><tr><th>verdict</th><th>precision (the judge\'s verdict is the people\'s)</th>'
+            "<th>recall (the people's verdict found by the judge)</th></tr>" + rows + "</table>"
+            '<p class="muted">95% Wilson intervals.</p>')
 
 
 def agreement_section(runs: Sequence[LoadedRun]) -> str:

@@ -4,15 +4,20 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 - A metric is paired on a case when it is non-null in both runs. Means, delta and the tests use paired cases
   only, so `delta == mean_b - mean_a` exactly. A case answered several times (`repeat`) contributes the mean of
   its repeats, so the unit of resampling is always the case.
-- Bootstrap interval: resample the n per-case differences d = b - a with replacement, `resamples` times, take
-  the mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method).
-- p-value: paired randomisation (sign-flip) test, two-sided. Under "no difference" each d_i is as likely to be
-  -d_i, so p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + resamples) over random sign vectors s. When
-  2**n <= resamples (and n <= 16) every sign vector is enumerated instead and p is exact: #{...} / 2**n;
-  `p_method` says which (`exact` or `monte-carlo`), per metric, since n differs between metrics.
+- Interval, 95 %: when 16 or fewer cases differ, the inverted sign-flip test (the deltas the exact test does not
+  reject; it excludes 0 exactly when p <= 0.05); otherwise the paired bootstrap: resample the n per-case
+  differences d = b - a with replacement, `resamples` times, take the mean of each resample, and report the 2.5th
+  and 97.5th percentiles (percentile method). `ci_method` says which, per metric.
+- p-value: paired randomisation (sign-flip) test, two-sided, over the cases that differ (a tie counts for nothing):
+  exact two-sided binomial when every differing case differs by the same amount (0/1 metrics), exact over every
+  sign vector when 16 or fewer cases differ, Monte-Carlo sign flips above; `p_method` (`exact-binomial`, `exact`,
+  `monte-carlo`) says which, per metric (`harness/stats/paired.py`).
 - Errored cases (one rule, shared with the sweep leaderboard): an errored row counts 0 on the primary metric
   (default `passed`), so errors never make a run look better; on every other metric it has no value and is left
   out, as in summaries. `errored` counts the errored compared cases of each run.
+- `passed` is read the same way in both runs: the people's, also in a run that recorded --judged-passed; with
+  `judged` (--judged-passed), the judge's in both, once each run's judge has earned it and one judge (name and
+  prompt) judged both (`harness.judged.judge_refusal`), else JudgeRefused and no comparison.
 - The p-values are per metric and not corrected across metrics; the primary metric is the one to decide on.
 - win / tie / loss: cases where B is better / equal / worse than A. The cases behind wins are `fixed` (for a
   0/1 metric: 0 in A, 1 in B), those behind losses `broke`.
@@ -28,13 +33,13 @@ import numpy as np
 
 from ..cases import refuse_other_selections
 from ..errors import InputError
-from ..judged import judge_agreement, judge_measured, judged_passed
+from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing, passed_from
 from ..metrics import higher_is_better
 from ..records import Row
 from ..runs import LoadedRun, load_run
-from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.mde import minimum_detectable_difference
-from ..stats.paired import exact_sign_flip, paired_stats
+from ..stats.paired import at_floor, paired_stats
 from ..summary import errored_value
 
 __all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
@@ -72,7 +77,14 @@ class MetricComparison:
     broke: tuple[str, ...]
     mde: float | None = None  # smallest difference these cases can detect (80% power, alpha 0.05; harness.stats.mde)
     mde_status: str | None = None  # harness.stats.mde: ok, not detectable with these cases, no case differs, ...
-    p_method: str | None = None  # exact (every sign vector) or monte-carlo (`resamples` random sign vectors)
+    p_method: str | None = None  # exact-binomial, exact (every sign vector) or monte-carlo (random sign vectors)
+    differing: int = 0  # D: cases whose values differ (the only ones the sign-flip test sees)
+    ci_method: str | None = None  # inverted sign-flip (16 or fewer cases differ) or bootstrap
+    mde_method: str | None = None  # harness.stats.mde: exact sign test (0/1), sign-flip, exact or simulated
+
+    def p_at_floor(self, resamples: int) -> bool:
+        """A Monte-Carlo p at its floor 1 / (1 + resamples): no random sign vector was as extreme."""
+        return at_floor(self.p_value, self.p_method, resamples)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
@@ -98,7 +110,9 @@ class Comparison:
     review: dict  # {"a": {"pending": n, "reviewed": n}, "b": {...}} over the compared rows
     primary: str | None = None  # the metric to decide on; None when the runs do not both have it
     errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
-    # {"a": the judge's agreement (summary form) or None, "b": ..., "judged_passed": {"a": bool, "b": bool}}
+    # {"a": the judge's agreement (summary form) or None, "b": ...; with --judged-passed "judged_passed": {"a": the
+    # judge's standing (harness.judged.JudgeStanding), "b": ...}; without, "people_passed": the runs that recorded
+    # --judged-passed, whose `passed` compare read as the people's}
     judge: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the readers of the two runs' manifests said (an older format, say)
 
@@ -110,18 +124,33 @@ class Comparison:
 
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
-                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES,
-                 primary: str | None = None, judged: bool = False) -> Comparison:
-    """Load two run directories and compare them (see the module docstring for the definitions). With `judged`
-    (--judged-passed), `passed` reads claim_support_judged in each run whose judge is measured against people."""
+                 seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES, primary: str | None = None,
+                 judged: bool = False, min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA) -> Comparison:
+    """Load two run directories and compare them (see the module docstring for the definitions). `passed` is read
+    the same way in both runs: with `judged` (--judged-passed) from claim_support_judged, which needs both runs'
+    judge to earn it (`harness.judged.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a run
+    that recorded --judged-passed."""
     a, b = load_run(run_a), load_run(run_b)
-    switched = {}
+    note: dict[str, Any]
     if judged:
-        switched = {"a": judge_measured(a.rows), "b": judge_measured(b.rows)}
-        a, b = replace(a, rows=tuple(judged_passed(a.rows))), replace(b, rows=tuple(judged_passed(b.rows)))
-    result = replace(compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples,
-                                  primary=primary), notes=a.notes + b.notes)
-    return replace(result, judge=result.judge | {"judged_passed": switched}) if judged else result
+        standings = [(f"run {side}", judge_standing(run.rows, floor=min_judge_kappa,
+                                                   prompt_sha256=judge_prompt(run.manifest)))
+                     for side, run in (("A", a), ("B", b))]
+        refused = judge_refusal(standings, compared=True)
+        if refused is not None:
+            raise refused
+        note = {"judged_passed": {side: s.to_json() for side, (_, s) in zip("ab", standings)}}
+    else:
+        note = {"people_passed": [side for side, run in (("a", a), ("b", b)) if _recorded_judged(run)]}
+    a, b = (replace(run, rows=tuple(passed_from(run.rows, judged=judged))) if judged or _recorded_judged(run) else run
+            for run in (a, b))
+    result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
+    return replace(result, judge=result.judge | note, notes=a.notes + b.notes)
+
+
+def _recorded_judged(run: LoadedRun) -> bool:
+    """The run asked for --judged-passed: its rows' `passed` may be the judge's."""
+    return run.manifest.settings.judged_passed
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
@@ -224,14 +253,14 @@ def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: di
 def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row], *, seed: int,
                     resamples: int, is_primary: bool) -> MetricComparison:
     ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b, is_primary)
-    stats = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
+    s = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
     diff = (np.array(b) - np.array(a)) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
     fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
     broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
-    mde = minimum_detectable_difference(a, b)
-    return MetricComparison(name, len(ids), unpaired, *stats, len(fixed), len(ids) - len(fixed) - len(broke),
-                            len(broke), fixed, broke, mde.mde, mde.status,
-                            ("exact" if exact_sign_flip(len(ids), resamples) else "monte-carlo") if ids else None)
+    mde = minimum_detectable_difference(a, b, seed=seed)
+    return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
+                            len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
+                            mde.status, s.p_method, s.differing, s.ci_method, mde.method)
 
 
 def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:

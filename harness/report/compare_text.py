@@ -8,10 +8,12 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
+from ..chart import floor_text, p_text
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS
 from ..stats.mde import NOT_DETECTABLE
-from ..stats.paired import exact_sign_flip
+from ..stats.paired import EXACT, EXACT_BINOMIAL, INVERTED, MONTE_CARLO
+from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
 
 __all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
@@ -34,8 +36,9 @@ def _ci(m: MetricComparison) -> str:
     return "n/a" if m.ci_low is None else f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]"
 
 
-def _p(m: MetricComparison) -> str:
-    return "n/a" if m.p_value is None else f"{m.p_value:.3f}"
+def _p(m: MetricComparison, resamples: int) -> str:
+    """The p to four decimals; a Monte-Carlo p at its floor as `< 1e-4` (at 10,000 resamples), never 0."""
+    return p_text(m.p_value, floor_of=resamples if m.p_at_floor(resamples) else None)
 
 
 def _value(value: Any) -> str:
@@ -43,23 +46,38 @@ def _value(value: Any) -> str:
         else value
 
 
+_P_METHODS = ((EXACT_BINOMIAL, "exact binomial"), (EXACT, "exact"), (MONTE_CARLO, "Monte-Carlo"))
+
+
 def _p_method(c: Comparison) -> str:
-    """Which metrics' sign-flip p is exact and which Monte-Carlo: it depends on each metric's n."""
-    exact = [m.metric for m in c.metrics if m.p_method == "exact"]
-    sampled = [m.metric for m in c.metrics if m.p_method == "monte-carlo"]
-    largest = max((n for n in range(1, 64) if exact_sign_flip(n, c.resamples)), default=0)
-    rule = (f"exact (every sign vector) up to n = {largest}, Monte-Carlo ({c.resamples} resamples) above"
-            if largest else f"Monte-Carlo ({c.resamples} resamples) at every n")
-    which = ("all exact" if not sampled else "all Monte-Carlo" if not exact
-             else f"exact for {', '.join(exact)}; Monte-Carlo for the others")
-    return f"sign-flip p: {rule}; here {which}"
+    """How each metric's sign-flip p was computed: it depends on how many of its cases differ, and by how much."""
+    rule = (f"sign-flip p over the cases that differ (ties count for nothing): exact binomial when they all differ "
+            f"by the same amount (0/1 metrics), exact over every sign vector when {MAX_ENUMERATED} or fewer differ, "
+            f"Monte-Carlo ({c.resamples} resamples; `{floor_text(c.resamples)}` at its floor) "
+            "above")
+    groups = [(label, [m.metric for m in c.metrics if m.p_method == key]) for key, label in _P_METHODS]
+    used = [(label, names) for label, names in groups if names]
+    if len(used) == 1:
+        return f"{rule}; here all {used[0][0]}"
+    return f"{rule}; here " + "; ".join(f"{label} for {', '.join(names)}" for label, names in used)
+
+
+def _ci_method(c: Comparison) -> str:
+    """Which metrics' interval inverts the exact test and which is the bootstrap."""
+    inverted = [m.metric for m in c.metrics if m.ci_method == INVERTED]
+    rule = (f"interval: the inverted sign-flip test when {MAX_ENUMERATED} or fewer cases differ (it excludes 0 "
+            "exactly when p <= 0.05), the paired bootstrap over cases above")
+    if not inverted:
+        return f"{rule}; here all bootstrap"
+    return f"{rule}; here inverted for {', '.join(inverted)}" + ("" if len(inverted) == len(c.metrics) else
+                                                                 ", bootstrap for the others")
 
 
 def _header(c: Comparison) -> list[str]:
     scope = f"cases tagged {c.tag!r}" if c.tag else "all shared cases"
     lines = [f"A: {c.run_a}", f"B: {c.run_b}",
-             f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} paired bootstrap interval over cases "
-             f"and sign-flip randomisation p, {c.resamples} resamples, seed {c.seed}", _p_method(c)]
+             f"compared: {c.cases} cases ({scope}); B - A; {c.confidence:.0%} interval and sign-flip randomisation p, "
+             f"{c.resamples} resamples, seed {c.seed}", _p_method(c), _ci_method(c)]
     if c.primary:
         lines.append(f"primary metric: {c.primary}. The p-values are per metric and not corrected across the "
                      f"{len(c.metrics)} metrics: decide on {c.primary}; read the others as diagnostics")
@@ -75,13 +93,23 @@ def _header(c: Comparison) -> list[str]:
     lines.append(f"human claim review: A {ra['reviewed']} reviewed, {ra['pending']} pending; "
                  f"B {rb['reviewed']} reviewed, {rb['pending']} pending (a pending claim counts in no claim "
                  "metric; until it is reviewed, `passed` covers the automatic checks only)")
-    switched = c.judge.get("judged_passed")
-    if switched is not None:
-        on = [side.upper() for side in ("a", "b") if switched.get(side)]
-        lines.append("--judged-passed: `passed` reads claim_support_judged in " + (" and ".join(on) or "neither run")
-                     + "".join(f"; {s.upper()} keeps the human `passed` ({judge_note(c.judge.get(s))})"
-                               for s in ("a", "b") if not switched.get(s)))
-    return lines
+    return lines + _judged_passed_lines(c)
+
+
+def _judged_passed_lines(c: Comparison) -> list[str]:
+    """Whose `passed` this is: the judge's in both runs (--judged-passed, each judge's standing), or the people's
+    in both, also in a run that recorded --judged-passed."""
+    standings = c.judge.get("judged_passed")
+    if standings:
+        a, b = standings["a"], standings["b"]
+        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's lower bound >= "
+                f"{a['min_kappa']:g} over >= {a['min_shared']} shared claims); A: {a['text']}; B: {b['text']}"]
+    recorded = c.judge.get("people_passed")
+    if recorded:
+        runs = " and ".join(side.upper() for side in recorded)
+        return [f"{runs} recorded --judged-passed; compare reads the people's `passed` in both runs "
+                "(--judged-passed reads the judge's in both)"]
+    return []
 
 
 def _judge_lines(c: Comparison, name: str) -> list[str]:
@@ -92,13 +120,18 @@ def _judge_lines(c: Comparison, name: str) -> list[str]:
 
 
 def _mde_notes(c: Comparison) -> list[str]:
-    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05, with "
-             "the test compare runs: the exact sign test for 0/1 metrics, the paired t-test otherwise, from the "
-             "observed discordance or spread); a smaller delta needs more cases (`rag-eval draft`)."]
+    lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05) with the "
+             "test compare runs: for 0/1 metrics the exact sign test at the observed share of differing cases; for "
+             "the others the sign-flip test with the differing cases keeping their sizes, each going either way "
+             f"(exact up to {MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Never above the largest "
+             "difference the cases allow (all that differ going one way); a smaller delta needs more cases "
+             "(`rag-eval draft`)."]
     blind = [m for m in c.metrics if m.mde_status == NOT_DETECTABLE]
     if blind:
-        lines.append(f"n/d: not detectable with these cases ({', '.join(m.metric for m in blind)}): even if every "
-                     "case that differs went one way, the test would have less than 80% power; add cases.")
+        few = ", ".join(f"{m.metric} ({m.differing} differ)" for m in blind)
+        lines.append(f"n/d: not detectable with these cases: {few}. Even if every case that differs went one way "
+                     "the test would have less than 80% power; with 5 or fewer differing cases no p can reach 0.05 "
+                     "(the smallest is 2 / 2**D). Add cases.")
     return lines
 
 
@@ -109,7 +142,7 @@ def render_table(c: Comparison) -> str:
     for m in c.metrics:
         name = m.metric + (" *" if m.metric == c.primary else "")
         lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
+                     f"{_ci(m):<18}{_p(m, c.resamples):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
         lines += _judge_lines(c, m.metric)
     if c.primary:
         lines.append("* primary metric")
@@ -153,10 +186,10 @@ def _disagreements(c: Comparison) -> list[str]:
            and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
     if not odd:
         return []
-    names = ", ".join(f"{m.metric} (p {m.p_value:.3f}, {m.p_method})" for m in odd)
-    return [f"note: for {names} the interval excludes 0 but p > 0.05. With few cases, or few that differ, the "
-            "percentile bootstrap interval is too narrow, while the sign-flip p holds its level; read these as not "
-            "yet shown, and add cases."]
+    names = ", ".join(f"{m.metric} (p {_p(m, c.resamples)}, {m.p_method}, {m.differing} cases differ)" for m in odd)
+    return [f"note: for {names} the bootstrap interval excludes 0 but p > 0.05. Near 0.05 the percentile "
+            "bootstrap is a little too narrow, while the sign-flip p holds its level; read these as not yet shown, "
+            "and add cases."]
 
 
 def _diff_lines(c: Comparison) -> list[str]:
@@ -182,7 +215,7 @@ def render_markdown(c: Comparison) -> str:
     for m in c.metrics:
         name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
         lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
+                     f"{_ci(m)} | {_p(m, c.resamples)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
     if any(m.metric in JUDGED_METRICS for m in c.metrics):
         lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
     lines += ["", *_mde_notes(c), *_disagreements(c)]

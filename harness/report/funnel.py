@@ -19,8 +19,10 @@ text), so it can be redone by hand from rows.jsonl. A case counts at the FIRST s
 6. `passed`: none of the above. Such a case can still carry a note ("first retrieved at rank 2").
 
 `other` collects rows whose only failing reasons are of a kind this module does not know (a reason added to
-`harness.rows` later), so that no failure is counted as a pass. On rows without malformed replies the `passed`
-stage holds exactly the rows whose `passed` metric is 1.0.
+`harness.rows` later), and rows whose `passed` is 0 for a reason no stage names (a judge's verdict under
+`--judged-passed`: the reasons are the people's), so that no failure is counted as a pass. A claim reviewers
+disagree on is a note, not a failure: it is pending, and counts in no claim metric until it is resolved. On rows
+without malformed replies the `passed` stage holds exactly the rows whose `passed` metric is 1.0.
 """
 
 from __future__ import annotations
@@ -68,6 +70,8 @@ KINDS: tuple[Kind, ...] = (
     _k("no-citation", "no passage cited", r"^no passage cited$"),
     _k("malformed", "malformed reply", r"^the system's reply was malformed$"),
     _k("fact-missing", "fact missing from the answer", r"^fact .*not in answer"),
+    _k("claim-disagreement", "claim reviewers disagree on (pending; a note)",
+       r"^claim .* in disagreement between reviewers$"),
     _k("claim", "claim not supported (human review)", r"^(claim .* (unsupported|contradicted)|answered, but no "
                                                        r"claim is annotated)$"),
 )
@@ -110,8 +114,8 @@ def stage_of(row: Row) -> str:
         return "citation"
     if kinds & {"answered-unanswerable", "no-answer", "malformed"} or row.answer.status == "malformed_output":
         return "decision"
-    if "other" in kinds:
-        return "other"
+    if "other" in kinds or row.metrics.get("passed") == 0.0:
+        return "other"  # a failure the stages do not name is never counted as a pass
     return "passed"
 
 

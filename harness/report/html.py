@@ -26,7 +26,7 @@ from .compare import manifest_diff
 from .funnel import stage
 from .markup import CSP_META, WRAP_CSS, attr, esc
 from .row_warnings import count_warnings, warning_lines
-from .sections import CaseIndex, breakdown_section, contents_section, funnel_section, index_cases
+from .sections import CaseIndex, breakdown_section, contents_section, failing_text, funnel_section, index_cases
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
 
@@ -193,7 +193,9 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
     keys = [k for k in index.keys if index.failing(k) == failing]
     anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
     head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
-    out = [f'<h2 id="{anchor}">{title} ({len(keys)})</h2><table><tr><th>case</th>{head}</tr>']
+    count = failing_text(index, len(runs)) if failing else f"{len(keys)}" + (" passing in both" if len(runs) > 1
+                                                                            else "")
+    out = [f'<h2 id="{anchor}">{title} ({count})</h2><table><tr><th>case</th>{head}</tr>']
     for key in keys:
         cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
                         for r, s in zip(index.rows[key], index.stages[key]))

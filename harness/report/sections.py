@@ -19,7 +19,7 @@ from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stag
 from .markup import attr, esc
 
 __all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
-           "breakdown_metrics"]
+           "breakdown_metrics", "failing_text"]
 
 Key = tuple[str, int]
 NO_EVIDENCE = "(no evidence: should abstain)"
@@ -80,7 +80,7 @@ def funnel_section(runs: Sequence[LoadedRun]) -> str:
     totals = [len(run.rows) for run in runs]
     head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
     out = ['<section id="funnel" class="funnel"><h2>Where cases were lost</h2>',
-           '<p class="muted">Each case counts once, at the first stage it fails, in the order below; '
+           '<p class="muted">Per run: each case counts once, at the first stage it fails, in the order below; '
            'the stages read the failure reasons and statuses stored on each row.</p>',
            f"<table><tr><th>stage</th>{head}<th>definition</th></tr>"]
     for st in STAGES:
@@ -100,18 +100,28 @@ def _funnel_cell(count: int, total: int, key: str) -> str:
             f'<div class="track"><div class="fill {colour}" style="width:{share * 100:.1f}%"></div></div></td>')
 
 
+def failing_text(index: CaseIndex, n_runs: int) -> str:
+    """How many cases fail, and in which run: `29` for one run, `29: failing in A or B (A 27, B 28)` for two."""
+    failing = [k for k in index.keys if index.failing(k)]
+    if n_runs == 1:
+        return str(len(failing))
+    return f"{len(failing)}: failing in A or B ({_per_run(index, failing, n_runs, _fails)})"
+
+
 def contents_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
-    """Links to every case grouped by failure kind, by tag and by document; each group folds open."""
+    """Links to every case grouped by failure kind, by tag and by document; each group folds open. Every count
+    says what it counts: per run, labelled A and B, as in the funnel, and `in A or B` for a union of cases."""
+    n = len(runs)
     failing = sum(1 for k in index.keys if index.failing(k))
     out = ['<nav id="contents"><h2>Contents</h2><p>',
-           f'<a href="#failing">failing cases ({failing})</a> · <a href="#passing">passing cases '
-           f'({len(index.keys) - failing})</a> · <a href="#funnel">funnel</a> · <a href="#breakdown">breakdown by '
-           'tag and document</a> · <a href="#summary">summary</a> · <a href="#charts">charts</a></p>']
-    out.append(_groups("By where it was lost", _by_stage(index), index, len(runs)))
-    out.append(_groups("By failure kind", _by_kind(runs, index), index, len(runs)))
-    out.append(_groups("By tag", _by_label(index, lambda r: r.tags or (NO_TAG,)), index, len(runs)))
-    out.append(_groups("By document", _by_label(index, lambda r: documents_of(r) or (NO_EVIDENCE,)), index,
-                       len(runs)))
+           f'<a href="#failing">failing cases ({failing_text(index, n)})</a> · <a href="#passing">passing cases '
+           f'({len(index.keys) - failing}{" passing in both" if n > 1 else ""})</a> · <a href="#funnel">funnel</a> · '
+           '<a href="#breakdown">breakdown by tag and document</a> · <a href="#summary">summary</a> · '
+           '<a href="#charts">charts</a></p>']
+    out.append(_groups("By where it was lost", _by_stage(index), index, n, lost=True))
+    out.append(_groups("By failure kind", _by_kind(runs, index), index, n, union=True))
+    out.append(_groups("By tag", _by_label(index, lambda r: r.tags or (NO_TAG,)), index, n))
+    out.append(_groups("By document", _by_label(index, lambda r: documents_of(r) or (NO_EVIDENCE,)), index, n))
     out.append("</nav>")
     return "\n".join(out)
 
@@ -144,14 +154,38 @@ def _by_label(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[
     return dict(sorted(out.items()))
 
 
-def _groups(title: str, groups: dict[str, list[Key]], index: CaseIndex, n_runs: int) -> str:
+def _fails(index: CaseIndex, key: Key, run: int) -> bool:
+    return index.stages[key][run] not in (None, "passed")
+
+
+def _per_run(index: CaseIndex, keys: Sequence[Key], n_runs: int, counted: Callable[[CaseIndex, Key, int], bool]
+             ) -> str:
+    """`A 18, B 20`: how many of `keys` each run counts."""
+    return ", ".join(f"{label} {sum(1 for k in keys if counted(index, k, i))}" for label, i in zip("AB", range(n_runs)))
+
+
+def _summary(label: str, keys: Sequence[Key], index: CaseIndex, n_runs: int, *, lost: bool, union: bool) -> str:
+    """What a group counts. A funnel stage: the cases each run loses there (the funnel's numbers), then the union
+    when there are two runs; otherwise the cases in the group and how many of them fail in each run."""
+    if lost:
+        stage_key = next(s.key for s in STAGES if s.label == label)
+        if n_runs == 1:
+            return f"{label}: {len(keys)} cases"
+        at = _per_run(index, keys, n_runs, lambda ix, k, i: ix.stages[k][i] == stage_key)
+        return f"{label}: {at} ({len(keys)} cases lost there in A or B)"
+    if n_runs == 1:
+        return f"{label}: {len(keys)} cases, {sum(1 for k in keys if _fails(index, k, 0))} failing"
+    where = " with it in A or B" if union else ""
+    return f"{label}: {len(keys)} cases{where}; failing: {_per_run(index, keys, n_runs, _fails)}"
+
+
+def _groups(title: str, groups: dict[str, list[Key]], index: CaseIndex, n_runs: int, *, lost: bool = False,
+            union: bool = False) -> str:
     items = []
     for label, keys in groups.items():
-        failing = [sum(1 for k in keys if index.stages[k][i] not in (None, "passed")) for i in range(n_runs)]
-        fail_text = " / ".join(str(f) for f in failing)
         links = " ".join(_link(index, k, n_runs) for k in keys)
-        items.append(f"<li><details><summary>{esc(label)}: {len(keys)} cases, {fail_text} failing"
-                     f"{' (A / B)' if n_runs > 1 else ''}</summary><p>{links}</p></details></li>")
+        summary = _summary(label, keys, index, n_runs, lost=lost, union=union)
+        items.append(f"<li><details><summary>{esc(summary)}</summary><p>{links}</p></details></li>")
     return f"<h3>{esc(title)}</h3><ul class=\"toc\">" + ("".join(items) or "<li>none</li>") + "</ul>"
 
 

@@ -243,8 +243,13 @@ class ReviewBook:
 
     def latest_judge(self) -> str | None:
         """The judge whose review was written last (by `reviewed_at`), or None when no judge rated anything."""
+        latest = self.latest_judge_review()
+        return None if latest is None else latest.reviewer
+
+    def latest_judge_review(self) -> Review | None:
+        """The judge's review written last (by `reviewed_at`): its reviewer and prompt digest; None without one."""
         judged = [r for r in self.reviews.values() if is_judge(r.reviewer)]
-        return max(judged, key=lambda r: (r.reviewed_at, r.reviewer)).reviewer if judged else None
+        return max(judged, key=lambda r: (r.reviewed_at, r.reviewer)) if judged else None
 
     def judges(self) -> list[str]:
         """Every judge reviewer name in the book, sorted."""

@@ -54,8 +54,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     _check(rows, cases, cases_path, manifest)
     ks = manifest.ks
     new_rows = [score_row(r, cases[r.case_id], ks) for r in rows]  # the review is carried over
-    if manifest.settings.judged_passed:  # as the source run did, once its judge is measured
-        new_rows = judged_passed(new_rows)
+    new_rows, standing = judged_passed(new_rows, manifest)  # as the source run asked: once its judge earns it
     target = new_run_dir(out if out is not None else source.parent,
                          label or f"{manifest.settings.label or 'run'}-rescored")
     new_manifest = manifest.model_copy(update={
@@ -72,7 +71,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
         writer.close()
     old = read_summary(source)
     summary = summarize(read_rows(target), manifest.metrics, manifest.collection.to_json(),
-                        na_as_pass=old.na_as_pass if old else False)
+                        na_as_pass=old.na_as_pass if old else False, judged=standing)
     write_json(target / SUMMARY, summary.to_json())
     # A rescored copy of an interrupted run is just as incomplete as its source.
     new_manifest = new_manifest.model_copy(update={"status": manifest.status, "ended_at": utc_now()})

@@ -183,12 +183,11 @@ def rewrite_run(run_dir: Path, manifest: Manifest, reviews: ReviewBook | Mapping
     """`apply_to_run` for a caller that holds the run lock and has read the run's manifest."""
     book, ks = as_book(reviews), manifest.ks
     rows = [apply_reviews(r, book, ks, judge=run_judge(manifest)) for r in read_rows(run_dir)]
-    if manifest.settings.judged_passed:
-        rows = judged_passed(rows)
+    rows, standing = judged_passed(rows, manifest)  # --judged-passed recorded in the run: once the judge earns it
     write_rows(run_dir, rows)
     old = read_summary(run_dir)
     summary = summarize(rows, manifest.metrics, old.collection if old else manifest.collection.to_json(),
-                        na_as_pass=old.na_as_pass if old else False)
+                        na_as_pass=old.na_as_pass if old else False, judged=standing)
     write_json(run_dir / SUMMARY, summary.to_json())
     return summary
 

@@ -5,8 +5,9 @@ minimum detectable difference, agreement between raters.
 from chatbot.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
-    "paired": ("exact_sign_flip", "holm", "mean_interval", "paired_stats"),
+    "paired": ("holm", "mean_interval", "paired_stats", "sign_flip_p"),
     "mde": ("minimum_detectable_difference",),
+    "precision_recall": ("per_category", "wilson_interval"),
     "agreement": ("Agreement", "AgreementReport", "measure_agreement"),
 }
 __all__, __getattr__ = lazy_exports("harness.stats", _WHERE)

@@ -5,8 +5,10 @@ Definitions (per cell c, compared with the baseline b on the primary metric):
   the mean of its repeats; the caller passes one value per case). `n` counts them. An errored case counts 0 on
   the primary metric (`harness.summary.errored_value`, the rule `rag-eval compare` uses too); `errored`
   counts a cell's errored cases among those it is ranked on.
-- mean, baseline_mean, delta, the 95 % bootstrap interval of the delta and the two-sided sign-flip p-value come
-  from `harness.stats.paired.paired_stats`, exactly as `rag-eval compare` computes them, with the same seed.
+- mean, baseline_mean, delta, the 95 % interval of the delta (`ci_method`: the inverted sign-flip test when 16
+  or fewer cases differ, else the bootstrap) and the two-sided sign-flip p-value (`p_method`: exact binomial,
+  exact or Monte-Carlo) come from `harness.stats.paired.paired_stats`, exactly as `rag-eval
+  compare` computes them, with the same seed.
 - mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases
   (`harness.stats.paired.mean_interval`, the same draws), drawn on the chart.
 - p_holm: Holm's step-down adjustment of the p-values across all compared cells (the baseline is not compared
@@ -74,6 +76,8 @@ class Entry:
     pareto: bool = False
     errored: int = 0  # the cell's errored cases among those it is ranked on (each counted 0 on the primary metric)
     judge: str | None = None  # when the primary metric reads judged verdicts: the judge's agreement with people
+    p_method: str | None = None  # how p was computed (harness.stats.paired): exact-binomial, exact or monte-carlo
+    ci_method: str | None = None  # the delta's interval: inverted sign-flip (16 or fewer cases differ) or bootstrap
 
 
 @dataclass(frozen=True)
@@ -160,10 +164,11 @@ def _paired(base: CellResults, cell: CellResults, seed: int, resamples: int) -> 
     pairs = [(va, vb) for k, va in base.values.items() if va is not None and (vb := cell.values.get(k)) is not None]
     a = np.array([float(va) for va, _ in pairs])
     b = np.array([float(vb) for _, vb in pairs])
-    mean_a, mean_b, delta, low, high, p = paired_stats(a, b, seed=seed, resamples=resamples)
+    s = paired_stats(a, b, seed=seed, resamples=resamples)
     own_low, own_high = _own_interval(b, seed, resamples)
-    return Entry(cell.label, False, len(pairs), mean_b, own_low, own_high, mean_a, delta, low, high, p, None, UNPAIRED,
-                 *_costs(cell), errored=len(cell.errored & set(cell.values)))
+    return Entry(cell.label, False, len(pairs), s.mean_b, own_low, own_high, s.mean_a, s.delta, s.ci_low, s.ci_high,
+                 s.p_value, None, UNPAIRED, *_costs(cell), errored=len(cell.errored & set(cell.values)),
+                 p_method=s.p_method, ci_method=s.ci_method)
 
 
 def _baseline_entry(base: CellResults, seed: int, resamples: int) -> Entry:

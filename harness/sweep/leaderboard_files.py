@@ -15,8 +15,10 @@ from xml.sax.saxutils import escape
 
 from chatbot.store import atomic_write_text
 
+from ..chart import floor_text, p_text
 from ..errors import InputError
 from ..report.markup import md
+from ..stats.paired import at_floor
 from .leaderboard import Entry, Leaderboard, Selection
 
 __all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "leaderboard_svg", "leaderboard_text",
@@ -74,19 +76,22 @@ def _num(value: float | None, digits: int = 3, *, signed: bool = False) -> str:
     return f"{value:+.{digits}f}" if signed else f"{value:.{digits}f}"
 
 
-def _p(value: float | None) -> str:
-    if value is None:
-        return "n/a"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+def _p(value: float | None, entry: Entry, resamples: int) -> str:
+    """A p as compare shows it; a Monte-Carlo p at its floor as `< 1e-4`, and its Holm-adjusted value as below the
+    adjusted figure (`< 0.0003`): the raw p is below its floor, not equal to it."""
+    if not at_floor(entry.p_value, entry.p_method, resamples) or value is None:
+        return p_text(value)
+    return floor_text(resamples) if value == entry.p_value else f"< {p_text(value)}"
 
 
-def _cells(entry: Entry) -> list[str]:
+def _cells(entry: Entry, resamples: int) -> list[str]:
     ci = "n/a" if entry.ci_low is None else f"[{_num(entry.ci_low, signed=True)}, {_num(entry.ci_high, signed=True)}]"
     return [entry.label + (" (baseline)" if entry.is_baseline else ""), str(entry.n), str(entry.errored),
             _num(entry.mean),
             "-" if entry.is_baseline else _num(entry.delta, signed=True), "-" if entry.is_baseline else ci,
-            _p(entry.p_value), _p(entry.p_holm), entry.verdict, _num(entry.latency_p50_ms, 0),
-            _num(entry.latency_p90_ms, 0), _num(entry.tokens_mean, 1), "yes" if entry.pareto else ""]
+            _p(entry.p_value, entry, resamples), _p(entry.p_holm, entry, resamples), entry.verdict,
+            _num(entry.latency_p50_ms, 0), _num(entry.latency_p90_ms, 0), _num(entry.tokens_mean, 1),
+            "yes" if entry.pareto else ""]
 
 
 def _about(board: Leaderboard) -> str:
@@ -94,13 +99,14 @@ def _about(board: Leaderboard) -> str:
     subset = f" on the {board.cases} baseline cases tagged {board.tag!r}" if board.tag else f" on {board.cases} cases"
     return (f"primary metric {board.primary} ({direction} is better){subset}; baseline {board.baseline}; "
             f"alpha {board.alpha:g} after Holm's correction over {sum(not e.is_baseline for e in board.entries)} "
-            f"comparisons; paired bootstrap 95% intervals and sign-flip p-values, seed {board.seed}, "
+            f"comparisons; 95% intervals (the inverted sign-flip test when 16 or fewer cases differ, else the paired "
+            f"bootstrap) and sign-flip p-values, seed {board.seed}, "
             f"{board.resamples} resamples; an errored case counts 0 on {board.primary} (column errored)")
 
 
 def leaderboard_text(board: Leaderboard, selection: Selection | None = None) -> str:
     """A fixed-width table for the terminal, then the selection, if any."""
-    rows = [list(_HEADERS), *(_cells(e) for e in board.entries)]
+    rows = [list(_HEADERS), *(_cells(e, board.resamples) for e in board.entries)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADERS))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -118,7 +124,8 @@ def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None,
         return "| " + " | ".join(md(c) for c in cells) + " |"
 
     parts = ["# Sweep leaderboard", "", md(_about(board)) + ".", "", row(_HEADERS), row(["---"] * len(_HEADERS)),
-             *(row(_cells(e)) for e in board.entries), "", *(f"- {md(line)}" for line in _judge_lines(board)), ""]
+             *(row(_cells(e, board.resamples)) for e in board.entries), "",
+             *(f"- {md(line)}" for line in _judge_lines(board)), ""]
     if chart:
         parts += [f"![{board.primary} against median latency per case]({chart})", ""]
     lines = _selection_lines(selection)
@@ -141,10 +148,10 @@ def _selection_lines(selection: Selection | None) -> list[str]:
     confirmed = selection.confirm.entry(selection.selected)
     chose = (f"selected on {selection.select_on!r}: {selection.selected} (delta {_num(chosen.delta, signed=True)}, "
              f"{chosen.verdict} after Holm over {len(selection.select.entries) - 1} cells)")
+    p = _p(confirmed.p_value, confirmed, selection.confirm.resamples)
     held = (f"confirmed on {selection.confirm_on!r} against the baseline: delta "
             f"{_num(confirmed.delta, signed=True)} [{_num(confirmed.ci_low, signed=True)}, "
-            f"{_num(confirmed.ci_high, signed=True)}], p {_p(confirmed.p_value)} over {confirmed.n} cases: "
-            f"{confirmed.verdict}")
+            f"{_num(confirmed.ci_high, signed=True)}], p {p} over {confirmed.n} cases: {confirmed.verdict}")
     return [chose, held]
 
 

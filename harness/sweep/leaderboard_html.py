@@ -26,7 +26,7 @@ def leaderboard_html(board: Leaderboard, selection: Selection | None, plan: Swee
     head = "".join(f"<th>{esc(h)}</th>" for h in _HEADERS)
     rows = []
     for entry in board.entries:
-        cells = _cells(entry)
+        cells = _cells(entry, board.resamples)
         tds = "".join(f'<td class="{attr(entry.verdict)}">{esc(c)}</td>' if i == 8 else f"<td>{esc(c)}</td>"
                       for i, c in enumerate(cells))
         rows.append(f'<tr class="{"baseline" if entry.is_baseline else "cell"}">{tds}</tr>')

@@ -36,9 +36,9 @@ from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..errors import InputError, RunStopped, SweepStopped
+from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
-from ..judged import judge_agreement, judge_note
+from ..judged import judge_agreement, judge_note, judge_prompt, judge_refusal, judge_standing
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
@@ -89,6 +89,7 @@ def run_sweep(plan: SweepPlan, flags: Mapping[str, Any], *, grid: Sequence[str] 
         sweep_dir = Path(resume)
         _check_same(sweep_dir, plan, flags, grid)
     run_dirs = _run_cells(sweep_dir, plan, progress, on_cell, argv, cell_progress)
+    _refuse_unearned_judges(sweep_dir, plan, run_dirs)
     board, selection = leaderboard_of(plan, run_dirs)
     files = write_leaderboard(sweep_dir, board, selection)
     files["html"] = write_leaderboard_html(sweep_dir / "leaderboard.html", board, selection, plan)
@@ -279,6 +280,20 @@ def _check_same(sweep_dir: Path, plan: SweepPlan, flags: Mapping[str, Any], grid
 
 
 # -- the leaderboard ------------------------------------------------------------------------------------------
+def _refuse_unearned_judges(sweep_dir: Path, plan: SweepPlan, run_dirs: Sequence[Path]) -> None:
+    """--judged-passed: no leaderboard until every cell's judge has earned its say over `passed` and every cell is
+    judged by the same judge (`harness.judged.judge_refusal`); the finished cells are kept."""
+    standings = [(f"cell {c.label}", judge_standing(read_rows(d), floor=c.settings.min_judge_kappa,
+                                                    prompt_sha256=judge_prompt(read_manifest(d))))
+                 for c, d in zip(plan.cells, run_dirs) if c.settings.judged_passed]
+    refused = judge_refusal(standings, compared=True) if standings else None
+    if refused is not None:
+        raise JudgeRefused(f"{refused}\nevery cell is kept in {sweep_dir}; judge and calibrate each (rag-eval judge "
+                           f"CELL, rag-eval review CELL --calibrate 40), then write the leaderboard with: rag-eval "
+                           f"sweep --resume {sweep_dir}")
+
+
+
 def cell_results(label: str, rows: Sequence[Row], primary: str) -> CellResults:
     """A cell's per-case primary metric, latency (the server's total_ms, else the row's wall time) and tokens,
     each the mean over the case's repeats. An errored case counts 0 on the primary metric (`errored_value`, the

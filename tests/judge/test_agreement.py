@@ -58,6 +58,13 @@ def test_agreement_json_has_the_judge_and_its_hand_worked_kappa(run_dir, server,
     assert j["confusion"]["supported"]["supported"] == 1 and j["confusion"]["unsupported"]["supported"] == 1
     assert j["confusion"]["unsupported"]["unsupported"] == 2
     assert j["measured"] is False and j["text"].startswith("judge not measured yet: review 26 more claims")
+    # per verdict: the judge's one "supported" is the people's (1/1) and finds 1 of their 2; its three
+    # "unsupported" are the people's 2 times and find both of theirs
+    supported, unsupported, contradicted = j["per_verdict"]
+    assert (supported["precision"], supported["recall"], unsupported["precision"], unsupported["recall"]) == (
+        1.0, 0.5, pytest.approx(2 / 3), 1.0)
+    assert supported["recall_interval"] == pytest.approx([0.0945, 0.9055], abs=1e-4)  # Wilson, 1 of 2
+    assert (contradicted["judged"], contradicted["reference"], contradicted["precision"]) == (0, 0, None)
     (d,) = j["disagreements"]
     assert d["human"] == "supported" and d["judge"] == "unsupported" and d["claim"] == claims[1]
     assert data["claims"] == 0  # people's agreement among themselves: one reviewer, nothing shared
@@ -65,6 +72,7 @@ def test_agreement_json_has_the_judge_and_its_hand_worked_kappa(run_dir, server,
     text = capsys.readouterr().out
     assert f"judge {JUDGE} against people: 4 shared claims; the reviewers' own choice" in text
     assert "human: supported" in text and f"{JUDGE}: unsupported" in text
+    assert "  unsupported   0.667 [0.208, 0.939] (2/3)    1.000 [0.342, 1.000] (2/2)" in text
 
 
 def test_ten_shared_claims_are_not_measured_yet_in_every_view(run_dir, server, tmp_path, capsys):  # noqa: F811
@@ -82,12 +90,15 @@ def test_ten_shared_claims_are_not_measured_yet_in_every_view(run_dir, server, t
     lines = capsys.readouterr().out.splitlines()
     at = next(i for i, line in enumerate(lines) if line.startswith("claims_supported_judged"))
     assert lines[at + 1].strip().startswith(f"A: {not_yet}") and lines[at + 2].strip().startswith(f"B: {not_yet}")
-    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50", "--judged-passed"]) == 0
-    out = capsys.readouterr().out
-    assert "`passed` reads claim_support_judged in neither run; A keeps the human `passed`" in out
+    # a judge not measured never fills in `passed`: --judged-passed is refused, with the numbers, not ignored
+    assert main(["compare", str(run_dir), str(run_dir), "--resamples", "50", "--judged-passed"]) == 6
+    out, err = capsys.readouterr()
+    assert not out and "refused: only 10 claims shared with people, 30 needed" in err
     assert main(["report", str(run_dir), "--out", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert not_yet in page and "judge against people" in page
+    # per verdict: the rule's judge and the person agree on all 10 "supported" (Wilson: 10 / (10 + z**2) = 0.722)
+    assert "<tr><th>supported</th><td>1.000 [0.722, 1.000] (10/10)</td><td>1.000 [0.722, 1.000] (10/10)</td>" in page
 
 
 @pytest.mark.parametrize("sizes, n, expected", [
@@ -148,7 +159,10 @@ def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
     agreement = measure_agreement([{"ann": h, "j": "supported"} for h in humans], resamples=200)
     judged = JudgeAgreement("j", agreement, shared)
     assert judged.headline() == f"judge j: kappa 0.000 {NO_VARIATION} vs people over 30 shared claims"
-    assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000" not in judge_agreement_text(judged)
+    text = judge_agreement_text(judged)
+    assert judged.summary_json()["interval_note"] == NO_VARIATION and "[0.000, 0.000]" not in text
+    # its recall of "unsupported" is 0 of 15, and Wilson's interval still says how far that may be from 0
+    assert "  unsupported   n/a (0/0)                     0.000 [0.000, 0.204] (0/15)" in text
 
 
 def test_a_judge_agreeing_on_every_mixed_verdict_shows_its_interval():

@@ -36,9 +36,9 @@ def test_an_offline_run_exports_one_line_per_case(tmp_path, capsys):
         for name in metrics:
             value = row.metrics.get(name)
             assert line[name] == ("" if value is None else repr(float(value)))  # not applicable stays empty
-        assert line["failure_stage"] == stage_of(row)
+        assert line["failure_stage"] == ("" if row.metrics.get("passed") == 1.0 else stage_of(row))
         assert line["failure_reasons"] == " | ".join(row.failure_reasons)
-    assert {line["failure_stage"] for line in lines} >= {"passed"}
+    assert "" in {line["failure_stage"] for line in lines} and "passed" not in {line["failure_stage"] for line in lines}
 
 
 def test_cells_a_spreadsheet_would_run_are_defused():
@@ -53,3 +53,11 @@ def test_cells_a_spreadsheet_would_run_are_defused():
     assert lines[1]["failure_reasons"] == "error: \tboom"
     assert [guard(t) for t in ("=1", "+1", "-1", "@1", "\r1", "a=1", "")] == \
         ["'=1", "'+1", "'-1", "'@1", "'\r1", "a=1", ""]
+
+
+def test_failure_stage_is_empty_when_passed_is_1():
+    # passed 1 with a note (a claim reviewers disagree on) exported failure_stage "other" (issue #29)
+    rows = [make_row("c1", {"passed": 1.0}), make_row("c2", {"passed": 0.0})]
+    rows[0] = rows[0].model_copy(update={"failure_reasons": ("claim 'x' in disagreement between reviewers",)})
+    lines = list(csv.DictReader(io.StringIO(rows_csv(rows, ["passed"]))))
+    assert [(x["passed"], x["failure_stage"]) for x in lines] == [("1.0", ""), ("0.0", "other")]

@@ -101,6 +101,17 @@ def test_an_unknown_reason_is_never_a_pass():
     assert stage_of(row.model_copy(update={"failure_reasons": ("a sentence written by a later version",)})) == "other"
 
 
+def test_a_claim_in_disagreement_is_a_note_and_a_failure_no_stage_names_is_never_a_pass():
+    # A row whose only reason is a claim reviewers disagree on: the claim is pending, `passed` is 1, and so is its
+    # stage (it was "other", and the export wrote passed 1.0 beside failure_stage "other").
+    row = _row("passed-abstained")
+    noted = row.model_copy(update={"failure_reasons": ("claim 'x' in disagreement between reviewers",)})
+    assert kind_of(noted.failure_reasons[0]).key == "claim-disagreement" and stage_of(noted) == "passed"
+    # `passed` 0 for a reason no stage names (a judge's verdict under --judged-passed): "other", never a pass
+    judged = row.model_copy(update={"metrics": row.metrics | {"passed": 0.0}})
+    assert stage_of(judged) == "other"
+
+
 def test_kind_keys_are_unique():
     assert len({k.key for k in KINDS}) == len(KINDS)
 
@@ -150,7 +161,7 @@ def test_every_contents_link_has_its_anchor(bundle):
         assert f"<summary>{tag}: " in page
     assert "<summary>collection/standort-hamburg-de.pdf: 9 cases" in page
     counts = funnel(bundle.rows)
-    assert f"<summary>lost at retrieval: {counts['retrieval']} cases, {counts['retrieval']} failing</summary>" in page
+    assert f"<summary>lost at retrieval: {counts['retrieval']} cases</summary>" in page  # the funnel's count
     assert "<summary>lost at citation validation:" not in page  # no case was lost there: no empty group
 
 
@@ -178,7 +189,17 @@ def test_vs_keeps_a_as_the_baseline(bundle, tmp_path):
     assert len(index.keys) == 195
     failing = [k for k in index.keys if index.failing(k)]
     assert list(index.keys[:len(failing)]) == failing  # failing in either run first
-    assert f'id="failing">Failing cases ({len(failing)})' in page
+    # one count on one page: each group says per run what the funnel says, and names a union as one (issue #29:
+    # "lost at retrieval 20" above "lost at retrieval: 25 cases, 21 / 21 failing" and "failing cases (29)")
+    per_run = f"A {195 - a['passed']}, B {195 - b['passed']}"
+    assert f'id="failing">Failing cases ({len(failing)}: failing in A or B ({per_run}))' in page
+    assert f'failing cases ({len(failing)}: failing in A or B ({per_run}))</a>' in page
+    lost = [k for k in index.keys if "retrieval" in index.stages[k]]
+    assert (f"<summary>lost at retrieval: A {a['retrieval']}, B {b['retrieval']} ({len(lost)} cases lost there in A "
+            "or B)</summary>") in page
+    assert re.search(r"<summary>evidence not retrieved: \d+ cases with it in A or B; failing: A \d+, B \d+</summary>",
+                     page)
+    assert f'id="passing">Passing cases ({195 - len(failing)} passing in both)' in page
 
 
 def test_hostile_case_ids_and_tags_are_escaped_in_anchors_and_contents(tmp_path):

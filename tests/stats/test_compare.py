@@ -17,6 +17,7 @@ from harness.records import Manifest
 from harness.report.compare import compare_rows, compare_runs, manifest_diff
 from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
+from harness.stats.mde import NOT_DETECTABLE
 from harness.stats.paired import paired_stats
 from tests.support.rowkit import make_row as _row
 
@@ -63,30 +64,63 @@ def test_identical_runs_have_p_one_and_a_zero_interval():
 @pytest.mark.parametrize("n, expected", [
     (5, 2 / 32),  # exact: only the all-plus and all-minus sign vectors reach |mean| = 1
     (10, 2 / 1024),
+    (20, 2 / 2**20),  # 0/1 differences: the exact binomial at any n, never a Monte-Carlo floor
 ])
 def test_exact_sign_flip_p_when_every_case_improves(n, expected):
-    _, _, delta, low, high, p = paired_stats(np.zeros(n), np.ones(n))
-    assert (delta, low, high) == (1.0, 1.0, 1.0)
-    assert p == pytest.approx(expected)
+    s = paired_stats(np.zeros(n), np.ones(n))
+    assert (s.delta, s.differing, s.p_method) == (1.0, n, "exact-binomial")
+    assert s.p_value == pytest.approx(expected, rel=1e-12)
+
+
+def test_ties_count_for_nothing_and_16_differing_cases_are_enumerated():
+    # 200 cases of which 16 differ by unequal amounts: every one of the 2**16 sign vectors of those 16 is
+    # enumerated, whatever n; the p is the share of them at least as extreme (worked out here by brute force).
+    rng = np.random.default_rng(5)
+    d = np.zeros(200)
+    d[:16] = rng.choice([-1.0, 1.0], 16) * rng.uniform(0.1, 1.0, 16)
+    s = paired_stats(np.zeros(200), d)
+    signs = np.array(np.meshgrid(*[[1.0, -1.0]] * 16)).reshape(16, -1).T
+    assert (s.differing, s.p_method) == (16, "exact")
+    assert s.p_value == pytest.approx(np.mean(np.abs(signs @ d[:16]) >= abs(d.sum()) - 1e-12), rel=1e-12)
+    d[16] = 0.05  # a 17th differing case of another size: random sign vectors
+    assert paired_stats(np.zeros(200), d).p_method == "monte-carlo"
 
 
 def test_monte_carlo_p_is_smoothed():
-    # 2**20 sign vectors > 10,000 resamples: random flips; the two extreme vectors are (almost surely) never
-    # drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
-    p = paired_stats(np.zeros(20), np.ones(20))[-1]
-    assert p == pytest.approx(1 / 10_001)
+    # 20 cases better by unequal amounts: 2**20 sign vectors, drawn at random; the two extreme vectors are (almost
+    # surely) never drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
+    s = paired_stats(np.zeros(20), 1 + np.arange(20) / 100)
+    assert s.p_method == "monte-carlo" and s.p_value == pytest.approx(1 / 10_001) and s.at_floor
+
+
+def test_a_method_that_did_not_change_keeps_its_digits():
+    # Golden numbers from paired_stats at commit badb7fc (before issue #29), same inputs and seeds: the percentile
+    # bootstrap and the Monte-Carlo p of 40 unequal differences among 60, and the bootstrap of a 0/1 metric whose
+    # 40 differing cases are more than 16 (its p, Monte-Carlo then, is now the exact binomial).
+    rng = np.random.default_rng(29)
+    a = np.round(rng.random(60), 2)
+    b = a.copy()
+    b[:40] = np.round(rng.random(40), 2)
+    s = paired_stats(a, b, seed=3)
+    assert (s.p_method, s.ci_method) == ("monte-carlo", "bootstrap")
+    assert (s.ci_low, s.ci_high, s.p_value) == (-0.10283333333333333, 0.059166666666666666, 6019 / 10_001)
+    a, b = np.zeros(120), np.zeros(120)
+    b[:15], a[15:30], b[30:40] = 1.0, 1.0, 1.0
+    s = paired_stats(a, b, seed=5)
+    assert (s.ci_low, s.ci_high) == (-0.025, 0.18333333333333332) and s.p_method == "exact-binomial"
 
 
 def test_bootstrap_width_matches_the_normal_approximation_and_is_seeded():
     rng = np.random.default_rng(7)
     a, b = np.zeros(400), (rng.random(400) < 0.3).astype(float)
-    mean_a, mean_b, delta, low, high, _ = paired_stats(a, b, seed=3)
+    s = paired_stats(a, b, seed=3)
     se = math.sqrt(b.mean() * (1 - b.mean()) / len(b))
-    assert low < delta < high
-    assert (high - low) == pytest.approx(2 * 1.96 * se, rel=0.1)
+    assert s.ci_low < s.delta < s.ci_high
+    assert (s.ci_high - s.ci_low) == pytest.approx(2 * 1.96 * se, rel=0.1)
     c = rng.random(400)  # continuous values, so that another seed moves the percentiles
     assert paired_stats(a, c, seed=3) == paired_stats(a, c, seed=3)
-    assert paired_stats(a, c, seed=3)[3:5] != paired_stats(a, c, seed=4)[3:5]
+    first, other = paired_stats(a, c, seed=3), paired_stats(a, c, seed=4)
+    assert (first.ci_low, first.ci_high) != (other.ci_low, other.ci_high)
 
 
 def test_repeats_are_averaged_per_case():
@@ -208,36 +242,112 @@ def test_compare_reports_the_smallest_detectable_difference():
     assert (facts.mde, facts.mde_status) == (None, "no case differs")  # no spread to scale by
     assert "mde_status" in hit.to_dict()
     for text in (render_table(c), render_markdown(c)):
-        assert "n/d: not detectable with these cases (hit@1)" in text
+        assert "n/d: not detectable with these cases: hit@1 (4 differ)" in text
     wide = _run("B", [_row(f"c{i}", {"hit@1": 0.0 if i < 9 else 1.0, "facts": 1.0}) for i in range(18)])
     assert next(m for m in compare_rows(a, wide).metrics if m.metric == "hit@1").mde <= 9 / 18
 
 
-def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
-    # 4 cases, each better by 1: every bootstrap resample has mean 1 (interval [1, 1]), while the exact sign-flip
-    # p is 2 / 2**4 = 0.125. The table says why the two disagree instead of letting either read as a result.
+def test_recall_with_one_differing_case_and_rr_with_three_print_not_detectable():
+    # Issue #29's constructed cases: recall@1 (fractional: two evidence items) differs on 1 case, rr on 3; compare
+    # printed "MDE 0.017" and "MDE 0.015" (p 0.237) from a paired t power. The sign-flip test's smallest p with D
+    # differing cases is 2 / 2**D: 1 and 0.25 here, so nothing is detectable.
     from harness.report.compare_text import render_markdown, render_table
-    a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(4)])
-    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 1.0}) for i in range(4)])
+    metrics = ("recall@1", "rr")
+    a = _run("A", [_row(f"c{i}", {"recall@1": 0.5, "rr": 1.0}) for i in range(57)] +
+             [_row("x1", {"recall@1": 0.5, "rr": 1 / 2}), _row("x2", {"recall@1": 0.5, "rr": 1 / 3}),
+              _row("x3", {"recall@1": 1.0, "rr": 1.0})], metrics=metrics)
+    b = _run("B", [_row(f"c{i}", {"recall@1": 0.5, "rr": 1.0}) for i in range(57)] +
+             [_row("x1", {"recall@1": 0.5, "rr": 1.0}), _row("x2", {"recall@1": 0.5, "rr": 1 / 2}),
+              _row("x3", {"recall@1": 0.5, "rr": 1 / 4})], metrics=metrics)
     c = compare_rows(a, b)
-    hit = next(m for m in c.metrics if m.metric == "hit@1")
-    assert hit.ci_low == hit.ci_high == 1.0 and hit.p_value == pytest.approx(0.125)
-    for text in (render_table(c), render_markdown(c)):
-        assert "note: for hit@1 (p 0.125, exact) the interval excludes 0 but p > 0.05" in text
+    for m, differing in zip(c.metrics, (1, 3)):
+        assert (m.differing, m.mde, m.mde_status, m.mde_method) == (differing, None, NOT_DETECTABLE,
+                                                                    "sign-flip, exact")
+    table = render_table(c)
+    assert all(line.split()[-1] == "n/d" for line in table.splitlines() if line.startswith(("recall@1 ", "rr ")))
+    for text in (table, render_markdown(c)):
+        assert "n/d: not detectable with these cases: recall@1 (1 differ), rr (3 differ)." in text
 
 
-def test_p_method_is_exact_or_monte_carlo_by_n():
-    # 2**13 <= 10,000 resamples < 2**14: 13 cases are enumerated, 14 are sampled.
+def test_with_few_differing_cases_the_interval_inverts_the_exact_test():
+    # 195 cases, 5 better by 1 in B, the rest tied: the exact p is 2 / 2**5 = 0.0625, and the percentile bootstrap
+    # interval was [+0.005, +0.051], excluding 0 on the same line (issue #29). The inverted interval is the deltas
+    # whose q (the share of differing cases going B's way) the exact test does not reject: the low end solves
+    # q**5 = 0.025, delta = (2q - 1) * 5/195; the high end is every differing case B's way, 5/195.
+    a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(195)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 5 else 0.0, "facts": 1.0}) for i in range(195)])
+    c = compare_rows(a, b)
+    hit = c.metrics[0]
+    assert (hit.p_value, hit.p_method, hit.ci_method, hit.differing) == (0.0625, "exact-binomial",
+                                                                        "inverted sign-flip", 5)
     from harness.report.compare_text import render_table
-    for n, method in ((13, "exact"), (14, "monte-carlo"), (162, "monte-carlo")):
-        a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(n)])
-        b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1.0}) for i in range(n)])
+    assert ("interval: the inverted sign-flip test when 16 or fewer cases differ (it excludes 0 exactly when p <= "
+            "0.05), the paired bootstrap over cases above; here inverted for hit@1, facts") in render_table(c)
+    assert hit.ci_low == pytest.approx((2 * 0.025 ** (1 / 5) - 1) * 5 / 195, abs=1e-12) and hit.ci_low < 0
+    assert hit.ci_high == pytest.approx(5 / 195)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_the_inverted_interval_excludes_zero_exactly_when_p_is_at_most_005(seed):
+    # Random differences, up to 16 differing cases among 40, some of equal sizes: interval and p agree in kind.
+    rng = np.random.default_rng(seed)
+    d = np.zeros(40)
+    differing = rng.integers(1, 17)
+    sizes = rng.choice([1.0, 0.5, 1 / 3, 0.25], differing) if seed % 2 else np.ones(differing)
+    d[:differing] = sizes * np.where(rng.random(differing) < rng.uniform(0.5, 1.0), 1.0, -1.0)
+    s = paired_stats(np.zeros(40), d)
+    assert s.ci_method == "inverted sign-flip"
+    assert s.ci_low <= s.delta <= s.ci_high and -np.abs(d).mean() - 1e-12 <= s.ci_low
+    assert s.ci_high <= np.abs(d).mean() + 1e-12
+    assert (s.ci_low > 0 or s.ci_high < 0) == (s.p_value <= 0.05)
+
+
+def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
+    # 200 cases, 14 better in B and 5 worse: 19 differ, so the interval is the percentile bootstrap, whose low end
+    # is +0.005 (seed 0), while the exact binomial p is 2 * P(X <= 5), X ~ Binomial(19, 1/2) = 0.0636. The table
+    # says why the two disagree instead of letting either read as a result.
+    from harness.report.compare_text import render_markdown, render_table
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0 if 14 <= i < 19 else 0.0, "facts": 1.0}) for i in range(200)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 14 else 0.0, "facts": 1.0}) for i in range(200)])
+    c = compare_rows(a, b)
+    hit = c.metrics[0]
+    assert (hit.ci_method, hit.differing, hit.ci_low) == ("bootstrap", 19, pytest.approx(0.005))
+    assert hit.p_value == pytest.approx(2 * sum(math.comb(19, k) for k in range(6)) / 2**19)
+    for text in (render_table(c), render_markdown(c)):
+        assert ("note: for hit@1 (p 0.0636, exact-binomial, 19 cases differ) the bootstrap interval excludes 0 but "
+                "p > 0.05") in text
+
+
+def test_p_method_follows_the_differing_cases():
+    # A 0/1 metric is the exact binomial at any n; a metric of unequal differences is enumerated up to 16 differing
+    # cases and sampled above, whatever n and the resamples.
+    from harness.report.compare_text import render_table
+    for n, rr, method in ((13, "exact-binomial", "exact"), (16, "exact-binomial", "exact"),
+                          (17, "exact-binomial", "monte-carlo"), (162, "exact-binomial", "monte-carlo")):
+        a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 0.0}) for i in range(n)])
+        b = _run("B", [_row(f"c{i}", {"hit@1": float(i % 2), "facts": 1 / (2 + i)}) for i in range(n)])
         c = compare_rows(a, b)
-        assert {m.p_method for m in c.metrics} == {method}
+        assert [m.p_method for m in c.metrics] == [rr, method]
         text = render_table(c)
-        assert "sign-flip p: exact (every sign vector) up to n = 13, Monte-Carlo (10000 resamples) above" in text
-        assert ("here all exact" if method == "exact" else "here all Monte-Carlo") in text
-    assert compare_rows(A, B, resamples=8).metrics[0].p_method == "monte-carlo"  # 2**4 sign vectors > 8
+        assert ("sign-flip p over the cases that differ (ties count for nothing): exact binomial when they all "
+                "differ by the same amount (0/1 metrics), exact over every sign vector when 16 or fewer differ, "
+                "Monte-Carlo (10000 resamples; `< 1e-4` at its floor) above") in text
+        label = "exact" if method == "exact" else "Monte-Carlo"
+        assert f"here exact binomial for hit@1; {label} for facts" in text
+    assert compare_rows(A, B, resamples=8).metrics[0].p_method == "exact-binomial"
+
+
+def test_a_monte_carlo_p_at_its_floor_prints_below_one_in_ten_thousand():
+    from harness.report.compare_text import render_markdown, render_table
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0, "facts": 0.25}) for i in range(30)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0, "facts": 0.5 + i / 100}) for i in range(30)])
+    c = compare_rows(a, b)
+    facts = c.metrics[1]
+    assert (facts.p_method, facts.p_value) == ("monte-carlo", pytest.approx(1 / 10_001))
+    line = next(x for x in render_table(c).splitlines() if x.startswith("facts"))
+    assert line.split()[-4:-2] == ["<", "1e-4"]  # the p column (then W/T/L, MDE); never 0.000
+    assert "| < 1e-4 |" in render_markdown(c)
+    assert facts.to_dict()["p_value"] == pytest.approx(1 / 10_001)  # JSON keeps the number
 
 
 def _with_errors():

@@ -13,9 +13,11 @@ import pytest
 
 from harness.cli import main
 from harness.cli.compare import EXIT_WORSE
-from harness.runs import read_manifest, read_rows
+from harness.records import Manifest
+from harness.runs import read_manifest, read_rows, write_json, write_rows
 from tests.conftest import REPO, SAMPLE_DOCS
 from tests.fake_ollama import overlap_rule
+from tests.support.rowkit import make_row
 
 PROMPT = (REPO / "chatbot" / "prompts" / "default.txt").read_text(encoding="utf-8")
 MARK = "Answer in one sentence."  # what the second prompt adds; the rule below keys on it
@@ -142,3 +144,31 @@ def test_sweep_fail_if_worse(server, tmp_path, setup, capsys):
     assert main([*args, "--fail-if-worse"]) == EXIT_WORSE
     assert "gate: significantly worse than the baseline" in capsys.readouterr().err
     assert main(args) == 0  # without the flag a worse cell is a finding, not a failure
+
+
+def _written(path, rows, metrics=("passed",)):
+    """A run directory holding `rows` (no system behind it): what compare reads."""
+    path.mkdir(parents=True)
+    write_json(path / "manifest.json", Manifest(run_id=path.name, status="complete", metrics=list(metrics)).to_json())
+    write_rows(path, rows)
+    return path
+
+
+def test_4_better_13_worse_on_passed_is_one_exact_p_and_one_verdict_for_every_seed(tmp_path, capsys):
+    # 40 cases: 4 pass only in B, 13 only in A, 23 the same. The exact two-sided binomial on the 17 discordant
+    # cases is P(X <= 4) + P(X >= 13), X ~ Binomial(17, 1/2) = 2 * 3214 / 2**17 = 0.04904 (scipy.stats.binomtest
+    # gives 0.049041748046875). Monte-Carlo sign flips printed 0.045-0.050 over seeds 0-9, and the gate exited 0
+    # with one seed and 5 with the others (issue #29).
+    a = [make_row(f"c{i:02d}", {"passed": 0.0 if i < 4 else 1.0 if i < 17 else float(i % 2)}) for i in range(40)]
+    b = [make_row(f"c{i:02d}", {"passed": 1.0 if i < 4 else 0.0 if i < 17 else float(i % 2)}) for i in range(40)]
+    run_a, run_b = _written(tmp_path / "a", a), _written(tmp_path / "b", b)
+    for seed in range(10):
+        code = main(["compare", str(run_a), str(run_b), "--fail-if-worse", "passed", "--seed", str(seed)])
+        out, err = capsys.readouterr()
+        line = next(x for x in out.splitlines() if x.startswith("passed"))
+        assert line.split()[-3:-1] == ["0.0490", "4/23/13"], line  # p, W/T/L
+        assert code == EXIT_WORSE and "p 0.0490 (Holm 0.0490), 13 cases worse" in err
+    assert main(["compare", str(run_a), str(run_b), "--json"]) == 0
+    (passed,) = json.loads(capsys.readouterr().out)["metrics"]
+    assert passed["p_value"] == pytest.approx(2 * 3214 / 2**17, rel=1e-12)
+    assert (passed["p_method"], passed["differing"]) == ("exact-binomial", 17)

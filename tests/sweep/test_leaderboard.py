@@ -79,7 +79,9 @@ def test_numbers_are_compares_paired_stats_with_holm_and_verdicts():
     board = build_leaderboard(base, [base, better, worse, same], primary="passed", seed=7, resamples=2000)
     got = board.entry("better")
     expect = paired_stats(np.array([0.0] * 10 + [1.0] * 10), np.ones(20), seed=7, resamples=2000)
-    assert (got.baseline_mean, got.mean, got.delta, got.ci_low, got.ci_high, got.p_value) == expect
+    assert (got.baseline_mean, got.mean, got.delta, got.ci_low, got.ci_high, got.p_value, got.p_method) == (
+        expect.mean_a, expect.mean_b, expect.delta, expect.ci_low, expect.ci_high, expect.p_value, expect.p_method)
+    assert got.p_method == "exact-binomial" and got.p_value == 2 / 2**10  # 10 of 20 fixed, the others tied
     raw = [board.entry(name).p_value for name in ("better", "worse", "same")]
     assert [board.entry(name).p_holm for name in ("better", "worse", "same")] == holm(raw)
     assert {e.label: e.verdict for e in board.entries} == {"base": "baseline", "better": "better", "worse": "worse",
@@ -87,6 +89,18 @@ def test_numbers_are_compares_paired_stats_with_holm_and_verdicts():
     assert [e.label for e in board.entries] == ["better", "base", "same", "worse"]  # by delta
     assert {e.label for e in board.entries if e.pareto} == {"better", "worse", "base"}  # "same" loses to base
     assert board.entry("base").mean == 0.5 and board.entry("base").n == 20 and board.cases == 20
+
+
+def test_a_monte_carlo_floor_prints_below_its_floor_and_so_does_its_holm_value():
+    from harness.sweep.leaderboard_files import leaderboard_text
+    base = cell("base", [0.1] * 30)
+    far = [cell(f"far-{i}", [0.5 + j / 100 for j in range(30)]) for i in range(3)]  # 30 unequal gains: Monte-Carlo
+    board = build_leaderboard(base, far, primary="facts")
+    entry = board.entry("far-0")
+    assert (entry.p_method, entry.p_value, entry.p_holm) == ("monte-carlo", pytest.approx(1 / 10_001),
+                                                             pytest.approx(3 / 10_001))
+    line = next(x for x in leaderboard_text(board, None).splitlines() if x.lstrip().startswith("far-0"))
+    assert "< 1e-4" in line and "< 0.0003" in line and "0.000 " not in line
 
 
 def test_holm_can_turn_a_nominal_win_into_indistinguishable():
