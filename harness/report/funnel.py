@@ -19,8 +19,8 @@ text), so it can be redone by hand from rows.jsonl. A case counts at the FIRST s
 6. `passed`: none of the above. Such a case can still carry a note ("first retrieved at rank 2").
 
 `other` collects rows whose only failing reasons are of a kind this module does not know (a reason added to
-`harness.rows` later), so that no failure is counted as a pass. On rows without malformed replies the `passed`
-stage holds exactly the rows whose `passed` metric is 1.0.
+`harness.rows` later), so that no failure is counted as a pass. The `passed` stage holds exactly the rows whose
+`passed` metric is 1.0 (a malformed reply is no abstention: it fails `passed` too).
 """
 
 from __future__ import annotations
