@@ -31,11 +31,13 @@ import jsonschema
 
 from .errors import InputError, ModelServerError
 from .model_server import ChatReply, ModelServer
+from .text import clip
 
-__all__ = ["CHARS_PER_TOKEN", "Asker", "ChatOptions", "Failed", "KeyLocks", "Outcome", "ParsedReplies",
+__all__ = ["CHARS_PER_TOKEN", "ERROR_CHARS", "Asker", "ChatOptions", "Failed", "KeyLocks", "Outcome", "ParsedReplies",
            "PromptTemplate", "Replied", "ReplyStore", "over_budget", "read_reply", "sha256", "split_thinking"]
 
 CHARS_PER_TOKEN = 3  # a conservative estimate: real tokenizers give 3.5-4.5 characters a token for English
+ERROR_CHARS = 1_000  # what a Failed outcome keeps of a message that quotes the reply
 
 
 def sha256(text: str) -> str:
@@ -147,9 +149,9 @@ def read_reply(content: str, schema: dict | jsonschema.protocols.Validator, *,
         return Failed(f"reply is not JSON ({exc.msg} at character {exc.pos})")
     validator = jsonschema.Draft202012Validator(schema) if isinstance(schema, dict) else schema
     error = jsonschema.exceptions.best_match(validator.iter_errors(parsed))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        return Failed(f"reply does not match the {schema_name} at {where}: {error.message}")
+    if error is not None:  # the message repeats the offending value, which may be a runaway reply's whole text
+        where = clip("/".join(str(p) for p in error.absolute_path) or "top level", 200)
+        return Failed(clip(f"reply does not match the {schema_name} at {where}: {error.message}", ERROR_CHARS))
     return Replied(parsed)
 
 
