@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import string
 import threading
 from collections.abc import Iterable
@@ -31,6 +30,7 @@ import jsonschema
 
 from .errors import InputError, ModelServerError
 from .model_server import ChatReply, ModelServer
+from .store import UnsafeFile, atomic_write_text, read_bytes
 from .text import clip
 
 __all__ = ["CHARS_PER_TOKEN", "ERROR_CHARS", "Asker", "ChatOptions", "Failed", "KeyLocks", "Outcome", "ParsedReplies",
@@ -256,7 +256,8 @@ class Asker:
 
 class ParsedReplies:
     """Drafting's store: parsed replies as small JSON files, `<root>/<key[:2]>/<key>.json`, keyed by (model digest,
-    template SHA-256, SHA-256 of the rendered prompt, options with think, schema). A damaged file is a miss."""
+    template SHA-256, SHA-256 of the rendered prompt, options with think, schema). A damaged file, or one whose
+    reply does not match its digest (`reply_sha256`; files from before it are read as they are), is a miss."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -276,13 +277,18 @@ class ParsedReplies:
 
     def get(self, key: str, schema: dict) -> Replied | None:
         try:
-            return Replied(json.loads(self._path(key).read_text(encoding="utf-8"))["reply"], from_cache=True)
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = json.loads(read_bytes(self._path(key), below=self.root).decode("utf-8"))
+            if "reply_sha256" in entry and entry["reply_sha256"] != _digest(entry["reply"]):
+                return None  # edited by hand or damaged: asked again and rewritten
+            return Replied(entry["reply"], from_cache=True)
+        except (OSError, ValueError, KeyError, TypeError, UnsafeFile):
             return None
 
     def put(self, key: str, asker: Asker, outcome: Replied, reply: ChatReply, prompt: str) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"reply": outcome.reply}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        """Kept atomically through folders opened without following links, with the digest of the reply."""
+        entry = {"reply": outcome.reply, "reply_sha256": _digest(outcome.reply)}
+        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False), below=self.root)
+
+
+def _digest(reply: Any) -> str:
+    return sha256(json.dumps(reply, sort_keys=True, ensure_ascii=False))
