@@ -203,7 +203,8 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
                       hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
                       done_reason=reply.done_reason, usage=_usage(reply), **base)
 
-    problem = _size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings, window)
+    problem = (_size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings, window)
+               or _stop_problem(reply))
     if problem:
         return judged("malformed_output", withheld, "", (), (problem,))
     outcome = read_reply(content, _ANSWER_VALIDATOR, schema_name="answer schema")
@@ -248,6 +249,22 @@ def _length_problem(reply: ChatReply, content: str, thinking_chars: int, setting
                 f"before num_predict={settings.budget} (done_reason: length); raise --num-predict and "
                 "--num-ctx")
     return f"reply cut off at num_predict={settings.budget} (done_reason: length); raise --num-predict"
+
+
+# Finish reasons saying the model did something other than answer (OpenAI-compatible servers): the reply is
+# malformed_output with this reason, never parsed, whatever its content holds. `refusal` is what a client reports
+# for a reply whose `refusal` field is set.
+_NOT_AN_ANSWER = {
+    "tool_calls": "the model called a tool instead of answering in the answer schema",
+    "function_call": "the model called a function instead of answering in the answer schema",
+    "content_filter": "the server's content filter stopped the reply",
+    "refusal": "the model refused to answer in the answer schema",
+}
+
+
+def _stop_problem(reply: ChatReply) -> str | None:
+    why = _NOT_AN_ANSWER.get(reply.done_reason or "")
+    return f"{why} (done_reason: {reply.done_reason})" if why else None
 
 
 def _usage(reply: ChatReply) -> dict:

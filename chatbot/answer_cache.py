@@ -7,10 +7,12 @@ repeats are three distinct calls. The entry stores the reply as the server sent 
 token usage, so a cached cell reports the timings it really had. Judging the reply (JSON, quotes) is not cached:
 it reruns on every use.
 
-Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically. A damaged, foreign or mis-shaped
-entry reads as missing; a reply with non-finite numbers or more than `MAX_REPLY_CHARS` of text is never stored.
-A cache folder that cannot be written (read-only, full) is read but not written: `problem` says why, once, and
-answering goes on uncached. A reply served from the cache carries `cached=True` (rows show it as `usage.cached`).
+Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically through folders opened without
+following links. A damaged, foreign or mis-shaped entry reads as missing, and so does one whose reply does not
+match the digest it carries (`reply_sha256`); a reply with non-finite numbers or more than `MAX_REPLY_CHARS` of
+text is never stored. A cache folder that cannot be written (read-only, full, a link in place of a subfolder) is
+read but not written: `problem` says why, once, and answering goes on uncached. A reply served from the cache
+carries `cached=True` (rows show it as `usage.cached`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .asking import KeyLocks
 from .errors import InputError
 from .index import Hit, cache_root
 from .model_server import ChatReply
-from .store import atomic_write_text
+from .store import UnsafeFile, atomic_write_text, read_bytes
 
 __all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "CachingGenerator", "answer_key", "reply_problem"]
 
@@ -72,6 +74,7 @@ class AnswerCache:
         self.root = Path(root)
         self._lock = threading.Lock()  # atomic_write_text's temp name is per process, not per thread
         self.problem: str | None = None  # set when the folder cannot be written: reads go on, writes stop
+        self.discarded = 0  # entries that failed their digest, read as missing
 
     def check_writable(self) -> str | None:
         """Why new entries cannot be stored (the folder cannot be made or written), else None; checked by
@@ -81,14 +84,15 @@ class AnswerCache:
             self.root.mkdir(parents=True, exist_ok=True)
             atomic_write_text(probe, "")
             probe.unlink()
-        except OSError as exc:
+        except (OSError, UnsafeFile) as exc:
             self._disable(exc)
         return self.problem
 
-    def _disable(self, exc: OSError) -> None:
+    def _disable(self, exc: Exception) -> None:
         if self.problem is None:
-            self.problem = (f"the answer cache {self.root} cannot be written ({exc.strerror or exc}); answers are "
-                            "read from it but new ones are not stored. Fix its permissions or pass --cache-dir")
+            why = getattr(exc, "strerror", None) or exc
+            self.problem = (f"the answer cache {self.root} cannot be written ({why}); answers are read from it but "
+                            "new ones are not stored. Fix its permissions or pass --cache-dir")
 
     @classmethod
     def default(cls, cache_dir: str | Path | None = None) -> AnswerCache:
@@ -99,15 +103,22 @@ class AnswerCache:
         return self.root / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> ChatReply | None:
-        """The stored reply, or None when missing, unreadable, or not a valid entry for this key."""
+        """The stored reply, or None when missing, unreadable, or not a valid entry for this key; an entry whose
+        reply does not match its own digest (`reply_sha256`: edited by hand or damaged) is counted in `discarded`
+        and read as missing, so it is asked again and rewritten. An entry from before the digest is read as it is
+        (asking every stored reply again would cost a sweep its hours)."""
         try:
-            entry = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            entry = json.loads(read_bytes(self._path(key), below=self.root).decode("utf-8"))
+        except (OSError, ValueError, UnsafeFile):
             return None
         if not isinstance(entry, dict) or entry.get("format") != ANSWER_CACHE_FORMAT or entry.get("key") != key:
             return None
         reply = entry.get("reply")
         if not isinstance(reply, dict) or set(reply) != _STORED or reply_problem(reply):
+            return None
+        if "reply_sha256" in entry and entry["reply_sha256"] != _digest(reply):
+            with self._lock:
+                self.discarded += 1
             return None
         return ChatReply(**reply, cached=True)
 
@@ -120,17 +131,21 @@ class AnswerCache:
         data = {k: v for k, v in asdict(reply).items() if k in _STORED}
         if reply_problem(data) or self.problem is not None:
             return False
-        entry = {"format": ANSWER_CACHE_FORMAT, "key": key, "about": dict(about or {}), "reply": data}
+        entry = {"format": ANSWER_CACHE_FORMAT, "key": key, "about": dict(about or {}), "reply": data,
+                 "reply_sha256": _digest(data)}
         text = json.dumps(entry, ensure_ascii=False, allow_nan=False, default=str) + "\n"
-        path = self._path(key)
         with self._lock:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write_text(path, text)
-            except OSError as exc:  # read-only or full: this answer stands, it is just not kept
+            try:  # its folders are opened without following links: a planted link is refused, not written through
+                atomic_write_text(self._path(key), text, below=self.root)
+            except (OSError, UnsafeFile) as exc:  # read-only, full or a link: this answer stands, just not kept
                 self._disable(exc)
                 return False
         return True
+
+
+def _digest(reply: Mapping[str, Any]) -> str:
+    text = json.dumps(reply, sort_keys=True, ensure_ascii=False, allow_nan=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def reply_problem(data: Mapping[str, Any]) -> str | None:

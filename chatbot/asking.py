@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import string
 import threading
 from collections.abc import Iterable
@@ -31,13 +30,16 @@ import jsonschema
 
 from .errors import InputError, ModelServerError
 from .model_server import ChatReply, ModelServer
+from .store import UnsafeFile, atomic_write_text, read_bytes
+from .text import clip
 
-__all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "LONGER_WINDOW", "Asker", "ChatOptions", "Failed", "KeyLocks",
-           "Outcome", "ParsedReplies", "PromptTemplate", "Replied", "ReplyStore", "default_num_predict",
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "ERROR_CHARS", "LONGER_WINDOW", "Asker", "ChatOptions", "Failed",
+           "KeyLocks", "Outcome", "ParsedReplies", "PromptTemplate", "Replied", "ReplyStore", "default_num_predict",
            "over_budget", "read_reply", "sha256", "split_thinking", "window_advice"]
 
 CHARS_PER_TOKEN = 3  # a conservative estimate: real tokenizers give 3.5-4.5 characters a token for English
 DEFAULT_NUM_PREDICT = 4096
+ERROR_CHARS = 1_000  # what a Failed outcome keeps of a message that quotes the reply
 
 
 def default_num_predict(window: int | None, *, thinks: bool) -> int:
@@ -168,9 +170,9 @@ def read_reply(content: str, schema: dict | jsonschema.protocols.Validator, *,
         return Failed(f"reply is not JSON ({exc.msg} at character {exc.pos})")
     validator = jsonschema.Draft202012Validator(schema) if isinstance(schema, dict) else schema
     error = jsonschema.exceptions.best_match(validator.iter_errors(parsed))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "top level"
-        return Failed(f"reply does not match the {schema_name} at {where}: {error.message}")
+    if error is not None:  # the message repeats the offending value, which may be a runaway reply's whole text
+        where = clip("/".join(str(p) for p in error.absolute_path) or "top level", 200)
+        return Failed(clip(f"reply does not match the {schema_name} at {where}: {error.message}", ERROR_CHARS))
     return Replied(parsed)
 
 
@@ -281,7 +283,8 @@ class Asker:
 
 class ParsedReplies:
     """Drafting's store: parsed replies as small JSON files, `<root>/<key[:2]>/<key>.json`, keyed by (model digest,
-    template SHA-256, SHA-256 of the rendered prompt, options with think, schema). A damaged file is a miss."""
+    template SHA-256, SHA-256 of the rendered prompt, options with think, schema). A damaged file, or one whose
+    reply does not match its digest (`reply_sha256`; files from before it are read as they are), is a miss."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
@@ -301,13 +304,18 @@ class ParsedReplies:
 
     def get(self, key: str, schema: dict) -> Replied | None:
         try:
-            return Replied(json.loads(self._path(key).read_text(encoding="utf-8"))["reply"], from_cache=True)
-        except (OSError, ValueError, KeyError, TypeError):
+            entry = json.loads(read_bytes(self._path(key), below=self.root).decode("utf-8"))
+            if "reply_sha256" in entry and entry["reply_sha256"] != _digest(entry["reply"]):
+                return None  # edited by hand or damaged: asked again and rewritten
+            return Replied(entry["reply"], from_cache=True)
+        except (OSError, ValueError, KeyError, TypeError, UnsafeFile):
             return None
 
     def put(self, key: str, asker: Asker, outcome: Replied, reply: ChatReply, prompt: str) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"reply": outcome.reply}, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, path)
+        """Kept atomically through folders opened without following links, with the digest of the reply."""
+        entry = {"reply": outcome.reply, "reply_sha256": _digest(outcome.reply)}
+        atomic_write_text(self._path(key), json.dumps(entry, ensure_ascii=False), below=self.root)
+
+
+def _digest(reply: Any) -> str:
+    return sha256(json.dumps(reply, sort_keys=True, ensure_ascii=False))

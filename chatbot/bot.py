@@ -114,8 +114,9 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     if (docs is None) == (index_dir is None):
         raise InputError("give either a documents folder (--docs) or a saved index (--index), not both")
     template = answer_template(settings.prompt_path)
+    pages = PageCache.at(cache_dir)
     if documents is None:
-        documents = read_documents(docs, cache=PageCache.at(cache_dir)) if docs is not None else []
+        documents = read_documents(docs, cache=pages) if docs is not None else []
     saved = Index.load(index_dir) if index_dir is not None else None
     if saved is not None:
         embedding = _saved_embedding(saved)
@@ -137,7 +138,7 @@ def open_chatbot(*, docs: str | Path | None = None, index_dir: str | Path | None
     settings = settings.resolved(generator.server_window, thinks=generator.thinks(settings))  # num_predict decided
     warnings = (_version_warnings(server, generator.think_value(settings))
                 + _think_warnings(settings.chat_model, chat_info.capabilities, settings.think)
-                + duplicate_warnings(documents))
+                + duplicate_warnings(documents) + ((pages.problem,) if pages.problem else ()))
     retriever = choose(settings.retriever, ServerRetriever(embedder, index, embedding), index.chunks)
     return Chatbot(client, server, index, documents, retriever, generator, settings, template, warnings,
                    embed_client=None if embedder is client else embedder,

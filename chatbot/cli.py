@@ -117,8 +117,9 @@ def answer_settings(args: argparse.Namespace) -> AnswerSettings:
 
 def _cmd_pages(args: argparse.Namespace) -> int:
     """List the good files' pages, then report the bad files (exit 2), so one pass shows everything."""
-    folder = read_folder(args.docs, cache=PageCache.at())
-    for warning in duplicate_warnings(folder.documents):
+    cache = PageCache.at()
+    folder = read_folder(args.docs, cache=cache)
+    for warning in duplicate_warnings(folder.documents) + ((cache.problem,) if cache.problem else ()):
         say(f"warning: {warning}", file=sys.stderr)
     for doc in folder.documents:
         chunks = chunk_pages(list(doc.pages), chunk_settings(args))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -21,7 +22,14 @@ from .errors import BadReply, InputError, InputTooLong
 from .model_server import ModelServer
 from .ollama_client import prefixes_for
 from .pdfs import Document
-from .store import atomic_write_text, cache_root, default_cache_dir  # noqa: F401 (re-exported)
+from .store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
+    UnsafeFile,
+    atomic_write_bytes,
+    atomic_write_text,
+    cache_root,
+    default_cache_dir,
+    read_bytes,
+)
 from .versions import software_versions
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -64,9 +72,9 @@ class EmbeddingCache:
     def get(self, key: str) -> np.ndarray | None:
         """The cached vector, or None when it is missing or unusable (damaged, not one finite row): then the
         caller embeds again and `put` overwrites the entry."""
-        try:
-            vector = np.load(self._path(key), allow_pickle=False)
-        except (OSError, ValueError, EOFError):
+        try:  # its folders are opened without following links: a planted link is never read through
+            vector = np.load(io.BytesIO(read_bytes(self._path(key), below=self.root)), allow_pickle=False)
+        except (OSError, ValueError, EOFError, UnsafeFile):
             return None
         usable = vector.ndim == 1 and vector.size > 0 and vector.dtype.kind == "f" and np.isfinite(vector).all()
         return vector if usable else None
@@ -74,12 +82,10 @@ class EmbeddingCache:
     def put(self, key: str, vector: np.ndarray) -> None:
         if vector.ndim != 1 or not np.isfinite(vector).all():  # the client refuses these; never cache one anyway
             raise ValueError(f"refusing to cache a vector of shape {vector.shape} with non-finite values")
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            np.save(fh, vector.astype(np.float32), allow_pickle=False)
-        os.replace(tmp, path)
+        data = io.BytesIO()
+        np.save(data, vector.astype(np.float32), allow_pickle=False)
+        # atomic, and never through a link planted in place of a subfolder (UnsafeFile says so and stops)
+        atomic_write_bytes(self._path(key), data.getvalue(), below=self.root)
 
 
 @dataclass(frozen=True)

@@ -93,3 +93,21 @@ def cited_passage(passages: Sequence[tuple[str, str]], source_id: str, quote: st
     texts = [text for sid, text in passages if sid == source_id]
     needle = fold(quote)
     return next((text for text in texts if needle and needle in fold(text)), texts[0] if texts else None)
+
+
+_CUT = re.compile(r" … \[cut: [\d,]+ characters in all\]$")
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` when it has at most `limit` characters; else its start and a marker saying how long it was
+    (" … [cut: 6,000,000 characters in all]"), `limit` characters in all, so a clipped text is never cut twice.
+    For text from outside (a model's reply, a server's error) that goes into a file people read again."""
+    if len(text) <= limit:
+        return text
+    mark = f" … [cut: {len(text):,} characters in all]"
+    return text[:max(limit - len(mark), 0)] + mark
+
+
+def is_clipped(text: str) -> bool:
+    """Whether `text` ends with the marker `clip` puts there: what is left of it is not what was written."""
+    return _CUT.search(text) is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
@@ -198,19 +198,37 @@ def pypdf_mismatch(manifest: str | Path) -> str | None:
 _CRITERIA = ("only_tag", "only_ids", "ids_sha256", "limit", "sample", "seed")
 
 
-def read_ids(spec: str) -> list[str]:
-    """The ids `--only-ids` names: a file's lines (blank lines and `#` comments skipped), else `id,id,...`."""
-    path = Path(spec)
-    if path.is_file():
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputError(f"--only-ids {spec}: cannot read the file ({exc})") from exc
-        ids = [line.strip() for line in lines if line.strip() and not line.lstrip().startswith("#")]
-    else:
-        ids = [part.strip() for part in spec.split(",") if part.strip()]
+def read_ids(spec: str, known: Collection[str] = ()) -> tuple[list[str], str]:
+    """The ids `--only-ids` names, and how it was read, for the manifest and the `selected:` line (`@FILE` for a
+    file, else the list as given). `@FILE` is a file of ids, one a line (blank lines and `#` comments skipped, a
+    UTF-8 byte-order mark dropped). A bare value is a file when one exists by that name, unless every part of it
+    is also an id of the cases (`known`): then it is refused as ambiguous, naming both readings. Anything else is
+    `id,id,...`. An empty value, or one naming no id, is refused."""
+    value = spec.lstrip("\ufeff")
+    if not value.strip():
+        raise InputError("--only-ids is empty; give a file of case ids (@FILE, one a line) or id,id,...")
+    listed = [part.strip() for part in value.split(",") if part.strip()]
+    if value.startswith("@"):
+        return _ids_in(Path(value[1:]), spec), value
+    if Path(value).is_file():
+        if listed and set(listed) <= set(known):
+            raise InputError(f"--only-ids {spec!r} is both a file here and a list of {len(listed)} case id(s); write "
+                             f"--only-ids @{value} for the file, or rename the file to select those ids")
+        return _ids_in(Path(value), spec), f"@{value}"
+    if not listed:
+        raise InputError(f"--only-ids {spec!r}: no case id in it; give a file of ids (@FILE) or id,id,...")
+    return listed, value
+
+
+def _ids_in(path: Path, spec: str) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise InputError(f"--only-ids {spec}: cannot read the file ({why})") from exc
+    ids = [line.strip().lstrip("\ufeff") for line in lines if line.strip() and not line.lstrip().startswith("#")]
     if not ids:
-        raise InputError(f"--only-ids {spec!r}: no case id in it; give a file of ids (one a line) or id,id,...")
+        raise InputError(f"--only-ids {spec}: the file names no case id (one a line; # starts a comment)")
     return ids
 
 
@@ -223,23 +241,27 @@ def select_cases(cases: Sequence[Case], s: RunSettings) -> tuple[list[Case], dic
             known = sorted({t for c in cases for t in c.tags})
             raise InputError(f"--only-tag {' '.join(s.only_tag)}: no case carries it; tags in {s.cases}: "
                              f"{', '.join(known) or 'none'}")
-    ids: list[str] = read_ids(s.only_ids) if s.only_ids else []
-    if ids:
+    ids: list[str] = []
+    shown = None
+    if s.only_ids is not None:  # an empty value is refused, never "every case"
+        ids, shown = read_ids(s.only_ids, {c.id for c in cases})
         unknown = sorted(set(ids) - {c.id for c in cases})
         if unknown:
-            raise InputError(f"--only-ids: {len(unknown)} id(s) not in {s.cases}: {', '.join(unknown[:10])}"
-                             + (" …" if len(unknown) > 10 else "") + "; correct or remove them")
+            hint = " (and no file has that name; @FILE names a file)" if not shown.startswith("@") and len(ids) == 1 \
+                else ""
+            raise InputError(f"--only-ids: {len(unknown)} id(s) not in {s.cases}: {', '.join(map(repr, unknown[:10]))}"
+                             + (" …" if len(unknown) > 10 else "") + f"{hint}; correct or remove them")
         chosen = [c for c in chosen if c.id in set(ids)]
     if s.limit is not None:
         chosen = chosen[:s.limit]
     elif s.sample is not None and s.sample < len(chosen):
         keep = set(random.Random(s.seed).sample(range(len(chosen)), s.sample))
         chosen = [c for i, c in enumerate(chosen) if i in keep]
-    return chosen, _record(s, ids, len(chosen), len(cases))
+    return chosen, _record(s, ids, shown, len(chosen), len(cases))
 
 
-def _record(s: RunSettings, ids: list[str], selected: int, total: int) -> dict[str, Any]:
-    criteria: dict[str, Any] = {"only_tag": list(s.only_tag), "only_ids": s.only_ids,
+def _record(s: RunSettings, ids: list[str], shown: str | None, selected: int, total: int) -> dict[str, Any]:
+    criteria: dict[str, Any] = {"only_tag": list(s.only_tag), "only_ids": shown,
                                 "ids_sha256": hashlib.sha256("\n".join(sorted(ids)).encode()).hexdigest()
                                 if ids else None,
                                 "limit": s.limit, "sample": s.sample, "seed": s.seed if s.sample else None}

@@ -96,14 +96,16 @@ class RunResult:
 
 
 def prepare(settings: RunSettings, progress: Progress | None = None, *,
-            documents: list[Document] | None = None) -> Prepared:
+            documents: list[Document] | None = None, cache: PageCache | None = None) -> Prepared:
     """Read the documents (unless given, already read from `settings.docs`) and cases, check every label
     against the documents (before any model call), then select the cases the settings ask for. The check that
-    evidence quotes fit in one chunk applies to systems whose chunks are our chunker's (`label_checks_chunks`)."""
+    evidence quotes fit in one chunk applies to systems whose chunks are our chunker's (`label_checks_chunks`).
+    Page text comes through `cache` (default: the page cache of `settings.cache_dir`; its `problem` is the
+    caller's to show)."""
     if documents is None:
         documents = read_documents(settings.docs,
                                    (lambda d, t: progress("reading PDFs", d, t)) if progress else None,
-                                   cache=PageCache.at(settings.cache_dir))
+                                   cache=cache or PageCache.at(settings.cache_dir))
     chunks = (chunk_pages([p for d in documents for p in d.pages], settings.chunking())
               if traits_for(settings.system).label_checks_chunks else None)
     cases, selection = select_cases(load_checked_cases(settings.cases, documents, chunks), settings)
@@ -121,7 +123,8 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
     directory is locked while this process writes it. `documents` are `settings.docs` already read (a sweep
     reads them once for all its cells). `rerun_of` names a finished run whose errored cases are asked again into
     the new run; its other rows are carried over as they are (its setup must be the same)."""
-    documents, cases, selection = prepare(settings, progress, documents=documents)
+    page_cache = PageCache.at(settings.cache_dir)
+    documents, cases, selection = prepare(settings, progress, documents=documents, cache=page_cache)
     reviews = load_reviews(settings.cases)  # read before the index build, so a broken file fails early
     fresh = _manifest(settings, documents, argv).model_copy(update={"selection": selection})
     with ExitStack() as stack:
@@ -135,6 +138,8 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
         done |= {row.key for row in carried}
         system = system or load_system(settings.system, SystemContext(settings, documents, progress, status))
         description = _described(system, settings.system)
+        if page_cache.problem:  # said with the system's warnings: printed by the CLI, kept in the manifest
+            description = description.model_copy(update={"warnings": (*description.warnings, page_cache.problem)})
         if resume is None:
             target = (_fresh_dir(Path(run_dir).absolute()) if run_dir is not None  # absolute: as above
                       else new_run_dir(Path(settings.out).absolute(), settings.label))

@@ -35,10 +35,13 @@ class Retrieved:
 class Observation:
     """One case and what the system did, as plain data.
 
-    `answered` means the user saw an answer (status answered); `abstained` the system gave none. `cited` are the
-    page ids of its citations; `quotes_valid` None when no citation could be checked. `claims` holds one
-    supported flag per reviewed claim, None while nobody has reviewed the answer; `judged_claims` the same for
-    the judged claims (a person's verdict where settled, else a judge's; `rag-eval judge`)."""
+    `answered` means the user saw an answer (status answered); `abstained` the system decided to give none.
+    `broken` means no decision was made: the system's reply could not be produced or parsed (status
+    malformed_output: cut at the token limit, not JSON, a refusal or a tool call in place of the answer), which is
+    never an abstention (`behaviour`). `cited` are the page ids of its citations; `quotes_valid` None when no
+    citation could be checked. `claims` holds one supported flag per reviewed claim, None while nobody has
+    reviewed the answer; `judged_claims` the same for the judged claims (a person's verdict where settled, else a
+    judge's; `rag-eval judge`)."""
 
     evidence: tuple[Evidence, ...]
     facts: tuple[tuple[str, ...], ...]
@@ -51,6 +54,7 @@ class Observation:
     quotes_valid: bool | None
     claims: tuple[bool, ...] | None
     judged_claims: tuple[bool, ...] | None = None
+    broken: bool = False
 
     @cached_property
     def first_ranks(self) -> tuple[int | None, ...]:
@@ -185,17 +189,19 @@ def key_point_coverage(o: Observation, k: int | None = None) -> float | None:
 
 
 def behaviour(o: Observation, k: int | None = None) -> float:
-    """The one abstention rule: 1.0 when the system answered an answerable case or gave no answer to an
-    unanswerable one, else 0.0."""
+    """The one abstention rule: 1.0 when the system answered an answerable case or decided to give no answer to
+    an unanswerable one, else 0.0. A broken reply (`Observation.broken`) is no decision: 0.0 whatever the label."""
+    if o.broken:
+        return 0.0
     return float(o.abstained == o.should_abstain)
 
 
 def citation_precision(o: Observation, k: int | None = None) -> float:
     """Share of the distinct cited pages that were both retrieved and expected. With no citation: 1.0 when
-    the case should abstain (citing nothing is right), else 0.0."""
+    the case should abstain (citing nothing is right), else 0.0; a broken reply cites nothing by accident: 0.0."""
     cited = list(dict.fromkeys(o.cited))
     if not cited:
-        return 1.0 if o.should_abstain else 0.0
+        return 1.0 if o.should_abstain and not o.broken else 0.0
     expected = {page_of(e.source_id) for e in o.evidence}
     good = {r.page_id for r in o.retrieved} & expected
     return sum(c in good for c in cited) / len(cited)
@@ -268,8 +274,8 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
     MetricSpec("rr", False, "reciprocal rank of the first relevant passage among all retrieved (null without "
                             "evidence)", reciprocal_rank, aliases=("mrr",), is_retrieval=True),
     MetricSpec("facts", False, "share of labelled facts found in the answer (null when none or abstain)", facts),
-    MetricSpec("behaviour", False, "answered when it should, abstained when it should", behaviour,
-               aliases=("behavior",)),
+    MetricSpec("behaviour", False, "answered when it should, abstained when it should; a malformed or cut reply is "
+                                   "no abstention: 0", behaviour, aliases=("behavior",)),
     MetricSpec("quote_valid", False, "every citation passed quote validation (null without citations)",
                quote_valid, feeds_passed=True),
     MetricSpec("claims_supported", False, "share of reviewed claims supported (null until reviewed)",
@@ -278,7 +284,8 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
                                           "evidence)", retrieval_recall, "retrieval recall", is_retrieval=True,
                feeds_passed=True),
     MetricSpec("citation_precision", False, "share of cited pages both retrieved and expected (no citation: 1 "
-                                            "if it should abstain)", citation_precision, "citation precision",
+                                            "if it should abstain, 0 for a malformed reply)", citation_precision,
+               "citation precision",
                feeds_passed=True),
     MetricSpec("claim_support", False, "share of reviewed claims supported; answered with none annotated: 0 "
                                        "(null until reviewed)", claim_support, "claim support", feeds_passed=True),

@@ -66,12 +66,13 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = [(p.source_id, p.text) for p in answer.retrieved]
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
+    status = _status(answer, citations)
     record = AnswerRecord(
-        status=_status(answer, citations), text=answer.details.get("shown", "" if answer.abstains else answer.answer),
+        status=status, text=answer.details.get("shown", "" if answer.abstains else answer.answer),
         model_answer=answer.answer, answer_sha256=answer_sha256(answer.answer), raw=answer.raw,
         citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
-        abstained=answer.abstains)
+        abstained=decided_abstain(status, answer.abstains))
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
     page_warnings += _duplicate_id_warnings(answer)
     reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
@@ -118,7 +119,7 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
         cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
         quotes_valid=all(c.valid for c in checked) if checked else None,
-        claims=_claim_flags(row), judged_claims=_judged_flags(row))
+        claims=_claim_flags(row), judged_claims=_judged_flags(row), broken=row.answer.status in BROKEN)
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
@@ -146,8 +147,22 @@ def _judged_flags(row: Row) -> tuple[bool, ...] | None:
     return tuple(c.verdict == "supported" for c in row.judged_claims)
 
 
+# A reply that could not be produced or parsed: no decision to answer or to abstain was made (DESIGN.md). A model's
+# malformed, cut, refused or tool-calling reply is `malformed_output`; `error` is a failure of the harness or the
+# server (its row has no metrics at all).
+BROKEN: frozenset[Status] = frozenset({"malformed_output", "error"})
+
+
+def decided_abstain(status: Status, abstains: bool) -> bool:
+    """Whether the system decided to give no answer: never for a broken reply (`BROKEN`), whatever it says."""
+    return abstains and status not in BROKEN
+
+
 def _abstained(row: Row) -> bool:
-    return row.answer.abstained if row.answer.abstained is not None else row.answer.status != "answered"
+    """The row's decision to abstain, by `decided_abstain`; rows written before the `abstained` field (or before a
+    broken reply stopped counting as one) are read by the same rule, so a rescore of an old run applies it."""
+    stored = row.answer.abstained if row.answer.abstained is not None else row.answer.status != "answered"
+    return decided_abstain(row.answer.status, stored)
 
 
 def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[FactResult],
@@ -163,15 +178,15 @@ def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[Fa
         elif rank > 1:
             reasons.append(f"expected {what}, first retrieved at rank {rank}")
     abstained, status = _abstained(row), row.answer.status
-    if case.abstain and not abstained:
+    if status in BROKEN:  # no decision was made: behaviour fails whatever the label (the cause: answer.reasons)
+        reasons.append("the system's reply was malformed")
+    elif case.abstain and not abstained:
         reasons.append("answered an unanswerable question")
     elif not case.abstain and abstained:
         reasons.append(f"gave no answer to an answerable question (status {status})")
     reasons.extend(f"citation: {r}" for r in citation_reasons)
     reasons.extend(_citation_precision_reasons(case, row))
-    reasons.extend(_claim_reasons(row, abstained))
-    if status == "malformed_output":
-        reasons.append("the system's reply was malformed")
+    reasons.extend(_claim_reasons(row, abstained or status in BROKEN))
     if not case.abstain:
         reasons.extend(_missed(f.fact) for f in facts if not f.found)
     return tuple(reasons)

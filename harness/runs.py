@@ -22,7 +22,7 @@ from typing import IO, Sequence
 
 from pydantic import ValidationError
 
-from chatbot.store import atomic_write_text, open_regular
+from chatbot.store import atomic_write_text, open_regular, read_bytes, remove_stale_temps
 
 from .errors import InputError, RunLocked
 from .records import MANIFEST_FORMAT, Manifest, Row, Summary, field_problem, in_bulk
@@ -134,7 +134,7 @@ def read_rows(run_dir: str | Path) -> list[Row]:
     """Rows of a run. A last line cut by a crash is ignored; any other bad line is an error naming it."""
     path = Path(run_dir) / ROWS
     try:
-        lines = path.read_text(encoding="utf-8").split("\n")
+        lines = read_bytes(path).decode("utf-8").split("\n")  # a link there: "… is a symbolic link", not read
     except OSError as exc:
         raise InputError(f"{path}: cannot read ({exc.strerror}); is {run_dir} a run directory?") from exc
     rows = []
@@ -242,6 +242,10 @@ class RunLock:
         fh.write(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": started_at}) + "\n")
         fh.flush()
         self._fh = fh
+        try:  # nobody else writes here now: what a killed writer left of an atomic write goes
+            remove_stale_temps(self.path.parent)
+        except OSError:
+            pass
         return self
 
     def __enter__(self) -> RunLock:

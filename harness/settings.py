@@ -83,7 +83,7 @@ class RunSettings(ServerSettings):
     system: str = "chatbot"  # chatbot, offline, an entry-point name, package.module:factory or http(s)://...
     abstain_below: float = 2.5  # offline baseline: BM25 score below which it abstains (docs/evaluate.md)
     only_tag: tuple[str, ...] = ()  # a subset of the cases (harness/cases.py): any of these tags
-    only_ids: str | None = None  # a file of case ids (one a line) or id,id,...
+    only_ids: str | None = None  # @FILE or FILE of case ids (one a line), or id,id,... (harness.cases.read_ids)
     limit: int | None = None  # the first N (after the filters above), in file order
     sample: int | None = None  # or N drawn with `seed`, kept in file order
     judged_passed: bool = False  # `passed` reads claim_support_judged once the judge earns it (docs/judge.md)

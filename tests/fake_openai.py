@@ -17,6 +17,9 @@ hashed bag of words, token counts are whitespace tokens, so a run through either
   ``json_schema`` with llama.cpp's 400 (older servers know only ``json_object`` + ``schema``); ``string_errors``:
   error bodies as ``{"error": "<text>"}`` (LM Studio).
 
+A chat rule's ``ChatReply`` with ``done_reason="refusal"`` is sent as a refusal (``content: null``, the text in
+``refusal``), one with ``done_reason="tool_calls"`` as a tool call (its content as the call's arguments).
+
 A model thinks when it reports the ``thinking`` capability and the request does not switch it off
 (``chat_template_kwargs.enable_thinking: false``; on the ``ollama`` kind ``reasoning_effort: "none"``).
 ``FakeOllama.fail_next(429, retry_after=S, path="/v1/chat/completions")`` answers 429 with ``Retry-After: S``.
@@ -171,9 +174,11 @@ def chat(fake: FakeOllama, body: dict, broken: str | None = None) -> Any:
     # the rule sees the request as on /api/chat: the schema as `format`, the budget as `options.num_predict`
     rule_body = {**body, "options": {"num_predict": budget or None}, "format": _schema(body.get("response_format"))}
     reply = fake._answer_chat(rule_body, think)
-    message = _message(d, reply.content, reply.thinking)
+    message, finish = _message(d, reply.content, reply.thinking), reply.done_reason
+    if finish in _NOT_CONTENT:  # the rule's content goes where such a server puts it, not into `content`
+        message, finish = _NOT_CONTENT[finish](reply.content), ("tool_calls" if finish == "tool_calls" else "stop")
     out = {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": body["model"],
-           "choices": [{"index": 0, "message": message, "finish_reason": reply.done_reason, "logprobs": None}],
+           "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
            "system_fingerprint": {"vllm": f"vllm-{d.version}-fake0001", "llama.cpp": d.build_info,
                                   "ollama": "fp_ollama"}[d.kind]}
     completion = _tokens(reply.content) + _tokens(reply.thinking or "")
@@ -183,6 +188,15 @@ def chat(fake: FakeOllama, body: dict, broken: str | None = None) -> Any:
         out["timings"] = {"prompt_n": prompt, "prompt_ms": prompt * 0.001, "predicted_n": completion,
                           "predicted_ms": max(completion, 1) * 0.001}
     return out
+
+
+# A chat rule's done_reason "refusal" or "tool_calls": a reply whose `content` is null and whose text is a refusal,
+# or a tool call (arguments = the rule's content), as OpenAI-compatible servers send them.
+_NOT_CONTENT = {
+    "refusal": lambda text: {"role": "assistant", "content": None, "refusal": text},
+    "tool_calls": lambda text: {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "search", "arguments": text}}]},
+}
 
 
 def _schema(fmt: Any) -> dict | None:

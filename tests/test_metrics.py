@@ -1,6 +1,7 @@
 """Metrics on hand-made Observations. Expected values are worked out by hand in the comments."""
 
 import re
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -103,6 +104,14 @@ def test_behaviour(abstain, abstained, expected):
     o = observation(should_abstain=abstain, abstained=abstained)
     assert m.behaviour(o) == expected
     assert m.compute(o, (1,))["abstention"] == expected  # the tutorial's abstention check is the same rule
+
+
+@pytest.mark.parametrize("abstain", [False, True])
+def test_a_broken_reply_is_no_decision_whatever_the_label(abstain):
+    o = replace(observation(should_abstain=abstain, abstained=abstain), broken=True)
+    values = m.compute(o, (1,))
+    assert values["behaviour"] == values["abstention"] == values["passed"] == 0.0
+    assert values["citation_precision"] == 0.0  # citing nothing by accident earns nothing either
 
 
 @pytest.mark.parametrize("quotes_valid, expected", [(True, 1.0), (False, 0.0), (None, None)])

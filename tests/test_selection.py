@@ -45,7 +45,8 @@ def test_only_ids_from_a_file_or_a_list_then_limit(tmp_path):
     run = _run(tmp_path, "file", "--only-ids", str(listed), "--limit", "2")
     assert _ids(run) == [IDS[2], IDS[5]]  # file order of the cases, then the first two
     selection = read_json(run / "manifest.json")["selection"]
-    assert selection["only_ids"] == str(listed) and len(selection["ids_sha256"]) == 64 and selection["limit"] == 2
+    # recorded as it was read: a file, `@` and its name (issue #27 item 8)
+    assert selection["only_ids"] == f"@{listed}" and len(selection["ids_sha256"]) == 64 and selection["limit"] == 2
     assert _ids(_run(tmp_path, "list", "--only-ids", f"{IDS[3]}, {IDS[0]}")) == [IDS[0], IDS[3]]
 
 
@@ -105,3 +106,49 @@ def test_a_sweep_passes_the_selection_to_every_cell(tmp_path):
     for cell in cells:
         assert read_json(cell / "manifest.json")["selection"]["selected"] == 4
         assert _ids(cell) == [i for i in IDS if "heldout" in TAGS[i]][:4]
+
+
+# -- issue #27 item 8: which reading of --only-ids, a byte-order mark, an empty value ---------------------------
+
+
+def test_at_file_names_a_file_and_the_selected_line_shows_the_choice(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    Path("fixing.txt").write_text(f"{IDS[4]}\n{IDS[1]}\n")
+    run = _run(tmp_path, "at", "--only-ids", "@fixing.txt")
+    assert _ids(run) == [IDS[1], IDS[4]] and read_json(run / "manifest.json")["selection"]["only_ids"] == "@fixing.txt"
+    assert "(only-ids @fixing.txt)" in capsys.readouterr().out
+    _run(tmp_path, "bare", "--only-ids", "fixing.txt")  # a bare name of a file that is no list of ids: the file
+    assert "(only-ids @fixing.txt)" in capsys.readouterr().out
+
+
+def test_a_file_named_like_a_list_of_ids_is_refused_naming_both_readings(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    both = f"{IDS[0]},{IDS[1]}"
+    Path(both).write_text(f"{IDS[7]}\n")  # the file would select another case than the list
+    code = main(["run", "--offline", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--only-ids", both,
+                 "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and f"--only-ids '{both}' is both a file here and a list of 2 case id(s)" in err
+    assert f"--only-ids @{both}" in err and not (tmp_path / "r").exists()
+    assert _ids(_run(tmp_path, "explicit", "--only-ids", f"@{both}")) == [IDS[7]]
+
+
+def test_a_byte_order_mark_is_dropped_from_an_ids_file(tmp_path):
+    listed = tmp_path / "ids.txt"
+    listed.write_bytes(f"\ufeff{IDS[0]}\r\n{IDS[2]}\r\n".encode("utf-8"))  # as Notepad saves it
+    assert _ids(_run(tmp_path, "bom", "--only-ids", f"@{listed}")) == [IDS[0], IDS[2]]
+
+
+@pytest.mark.parametrize("value, message", [
+    ("", "--only-ids is empty"),
+    ("  ", "--only-ids is empty"),
+    (",", "no case id in it"),
+    ("ids.txt", "1 id(s) not in"),  # no such file: read as an id, and the error says no file has that name
+])
+def test_an_empty_or_unknown_only_ids_is_refused(tmp_path, capsys, value, message):
+    code = main(["run", "--offline", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--only-ids", value,
+                 "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and not (tmp_path / "r").exists()
+    if value == "ids.txt":
+        assert "no file has that name; @FILE names a file" in err

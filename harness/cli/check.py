@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from chatbot.cli import add_chunk_args
+from chatbot.page_cache import PageCache
 from chatbot.terminal import say
 
 from ..cases import describe_selection
@@ -35,7 +37,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "func", "command")}
     settings = resolve(flags, args.config)
-    documents, cases, selection = prepare(settings)
+    cache = PageCache.at(settings.cache_dir)
+    documents, cases, selection = prepare(settings, cache=cache)
+    if cache.problem:
+        say(f"warning: {cache.problem}", file=sys.stderr)
     pages = sum(len(d.pages) for d in documents)
     fit = (f"; quotes fit chunks of {settings.chunk_size} characters (overlap {settings.chunk_overlap})"
            if traits_for(settings.system).label_checks_chunks else "")

@@ -182,7 +182,10 @@ def _cases(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
     settings = _settings_for(args)
-    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
+    pages = PageCache.at(settings.cache_dir)
+    documents = read_documents(settings.docs, cache=pages)
+    if pages.problem:
+        say(f"warning: {pages.problem}", file=sys.stderr)
     collection = Collection.of(documents, settings.chunking())
     read = read_drafts(args.drafts)
     drafts = [reverify(d, collection, limits=settings.limits(), abstain_below=settings.abstain_below) for d in read]

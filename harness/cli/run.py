@@ -103,8 +103,10 @@ def add_selection_args(g: argparse._ActionsContainer) -> None:
     """A subset of the cases (run, check, sweep); the manifest records it and compare refuses two selections."""
     g.add_argument("--only-tag", action="append", metavar="NAME",
                    help="only cases carrying this tag (repeatable: any of them)")
-    g.add_argument("--only-ids", metavar="FILE|ID,...",
-                   help="only these cases: a file of case ids, one a line, or ids separated by commas")
+    g.add_argument("--only-ids", metavar="@FILE|ID,...",
+                   help="only these cases: @FILE, a file of case ids (one a line), or ids separated by commas; a "
+                        "bare FILE that exists is read as a file (refused when it is also a list of case ids); "
+                        "an empty value is refused")
     pick = g.add_mutually_exclusive_group()
     pick.add_argument("--limit", type=int, metavar="N", help="only the first N cases (after the filters above)")
     pick.add_argument("--sample", type=int, metavar="N",

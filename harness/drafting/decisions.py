@@ -15,9 +15,10 @@ from chatbot.text import fold
 
 from ..errors import InputError
 from ..inputs import csv_text, open_csv
+from ..records import QUESTION_CHARS
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
-from .verify import Limits, check_draft, is_deictic
+from .verify import Limits, check_draft, is_deictic, too_long
 
 CSV_COLUMNS = ("draft_id", "kind", "source_id", "type", "question", "quote", "facts", "checks", "decision",
                "reason", "reviewer", "resolution")
@@ -105,6 +106,9 @@ def reverify(draft: Draft, collection: Collection, *, limits: Limits = _LIMITS, 
 
 def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, abstain_below: float,
                           note: str) -> Verification:
+    if (oversize := too_long("question", question, QUESTION_CHARS)) is not None:  # nothing more to check
+        return replace(draft.verification, passed=False, reasons=(oversize,),
+                       notes=draft.verification.notes + ((note,) if note else ()))
     reasons = []
     if not fold(question):
         reasons.append(Reason("question_missing", "the draft has no question"))

@@ -19,10 +19,12 @@ from chatbot.asking import Failed, PromptTemplate
 from chatbot.backends import connect
 from chatbot.model_server import preflight, server_window
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL
+from chatbot.text import clip
 
 from ..judge.asking import judge_asker, judge_cache
 from ..judge.run import JudgeSettings, judge_name
 from ..judged import HUMAN
+from ..records import NOTE_CHARS
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
 from .records import Decision, Draft
@@ -68,7 +70,8 @@ def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: Ju
             out.append(draft)
             continue
         reply = outcome.reply
-        out.append(draft.with_judge(Decision(reply["decision"], reply["reason"] or None, name, utc_now())))
+        reason = clip(reply["reason"], NOTE_CHARS) or None  # kept bounded in the drafts file
+        out.append(draft.with_judge(Decision(reply["decision"], reason, name, utc_now())))
     return DraftJudging(name, template.sha256, tuple(out), asked, asker.chat_calls, asker.from_cache,
                         tuple(errors))
 

@@ -22,10 +22,11 @@ from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.model_server import ModelServer, ServerInfo, preflight, server_window
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, Page, read_documents
-from chatbot.text import fold, normalize
+from chatbot.text import clip, fold, normalize
 
 from ..errors import InputError
 from ..metrics import fact_found
+from ..records import NOTE_CHARS, QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
@@ -170,6 +171,9 @@ def _draft_page(ctx: _Context, page: Page, asker: Asker | None = None) -> tuple[
         checked = check_draft(question, quote, facts, page.source_id, ctx.collection.view, ctx.settings.limits())
         verification = Verification(not checked.reasons, checked.reasons, checked.tags, round(checked.overlap, 4),
                                     checked.longest_ngram, checked.language)
+        # kept bounded in the drafts file: a text over its limit failed the checks above and is stored cut
+        question, quote = clip(question, QUESTION_CHARS), clip(quote, QUOTE_CHARS)
+        facts = tuple(clip(f, TERM_CHARS) for f in facts)
         ident = _unique(draft_id("answerable", page.source_id, question, quote), ids)
         drafts.append(Draft(ident, "answerable", page.source_id, question, quote, facts, item["type"],
                             checked.evidence, verification, provenance=provenance))
@@ -287,7 +291,7 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
         if isinstance(outcome, Failed):
             out[i] = _amend(draft, notes=(f"parametric check failed: {outcome.error}",))
         else:
-            answer = outcome.reply["answer"]
+            answer = clip(outcome.reply["answer"], NOTE_CHARS)  # read and kept to its first NOTE_CHARS characters
             known = any(fact_found(answer, [f]) for f in draft.facts)
             out[i] = _amend(draft, tags=("parametric",) if known else (), parametric_answer=answer)
         if progress:
@@ -322,12 +326,14 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
         reasons, best = check_unanswerable(reply["question"].strip(), reply["original"], reply["changed"],
                                            page.source_id, ctx.collection.view.pages, sentences,
                                            ctx.settings.abstain_below)
-        ident = _unique(draft_id("unanswerable", page.source_id, reply["question"], ""), ids)
-        if (first := asked.setdefault(fold(reply["question"]), ident)) != ident:
+        question, original, changed = (clip(reply["question"], QUESTION_CHARS), clip(reply["original"], TERM_CHARS),
+                                       clip(reply["changed"], TERM_CHARS))  # bounded as answerable drafts are
+        ident = _unique(draft_id("unanswerable", page.source_id, question, ""), ids)
+        if (first := asked.setdefault(fold(question), ident)) != ident:
             reasons.append(Reason("duplicate_question", f"the same question as {first}"))
         verification = Verification(not reasons, tuple(reasons), ("unanswerable",), best_bm25=round(best, 4),
-                                    notes=(f"changed {reply['original']!r} to {reply['changed']!r}",))
-        drafts.append(Draft(ident, "unanswerable", page.source_id, reply["question"].strip(), type="unanswerable",
+                                    notes=(f"changed {original!r} to {changed!r}",))
+        drafts.append(Draft(ident, "unanswerable", page.source_id, question.strip(), type="unanswerable",
                             verification=verification, provenance=provenance))
         if progress:
             progress("unanswerable", n + 1, wanted, cached)

@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from chatbot.lexical import LexicalIndex
 from chatbot.text import fold, split_sentences
 
+from ..records import QUESTION_CHARS, TERM_CHARS
 from .language import ALL_STOP_WORDS
 from .records import Reason
-from .verify import is_deictic, words
+from .verify import is_deictic, too_long, words
 
 _NUMBER = re.compile(r"^\d")
 
@@ -59,7 +60,13 @@ def on_some_page(term: str, pages: Mapping[str, str]) -> str | None:
 
 def check_unanswerable(question: str, original: str, changed: str, source_id: str, pages: Mapping[str, str],
                        sentences: Sentences, abstain_below: float) -> tuple[list[Reason], float]:
-    """Reasons an unanswerable draft fails, and its best BM25 sentence score."""
+    """Reasons an unanswerable draft fails, and its best BM25 sentence score (0 for a draft too long to check: a
+    question over QUESTION_CHARS, a term over TERM_CHARS)."""
+    oversize = [r for r in (too_long("question", question, QUESTION_CHARS), too_long("original term", original,
+                                                                                       TERM_CHARS),
+                            too_long("changed term", changed, TERM_CHARS)) if r is not None]
+    if oversize:
+        return oversize, 0.0
     reasons: list[Reason] = []
     if not fold(question):
         return [Reason("question_missing", "the draft has no question")], 0.0

@@ -10,9 +10,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chatbot.text import fold
+from chatbot.text import fold, is_clipped
 
 from ..metrics import fact_found
+from ..records import QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .language import ALL_STOP_WORDS, guess, same_language
 from .records import Reason
 
@@ -173,9 +174,37 @@ def check_question(question: str, quote: str, page_language: str, limits: Limits
     return reasons, tags, overlap, run, {"page": page_language, "question": question_language}
 
 
+def too_long(what: str, text: str, limit: int) -> Reason | None:
+    """A `<what>_too_long` reason when `text` has more than `limit` characters, or was cut when it was stored
+    (`chatbot.text.is_clipped`: what is left is not what the model wrote), else None."""
+    code = f"{what.split()[-1]}_too_long"
+    if is_clipped(text):
+        return Reason(code, f"the {what} was cut to {limit:,} characters when it was stored")
+    if len(text) > limit:
+        return Reason(code, f"the {what} has {len(text):,} characters, more than {limit:,}")
+    return None
+
+
+def length_reasons(question: str, quote: str, facts: Sequence[str], page: str | None) -> list[Reason]:
+    """Reasons an answerable draft is too long to be a case, by length alone (cheap, so a runaway reply costs
+    nothing more): a question over QUESTION_CHARS, a quote over QUOTE_CHARS or longer than its page's text (it
+    cannot be on it), a fact over TERM_CHARS."""
+    found = [too_long("question", question, QUESTION_CHARS), too_long("quote", quote, QUOTE_CHARS),
+             *(too_long("fact", fact, TERM_CHARS) for fact in facts)]
+    reasons = [r for r in found if r is not None]
+    if page is not None and len(quote) > len(page) and not any(r.code == "quote_too_long" for r in reasons):
+        reasons.append(Reason("quote_too_long", f"the quote has {len(quote):,} characters, more than its page "
+                                                f"({len(page):,}): it cannot be on it"))
+    return reasons
+
+
 def check_draft(question: str, quote: str, facts: Sequence[str], source_id: str, view: PageView,
                 limits: Limits = Limits()) -> Checked:
-    """Every deterministic check of an answerable draft (dedupe, round trip and parametric come later)."""
+    """Every deterministic check of an answerable draft (dedupe, round trip and parametric come later); a draft
+    too long to be a case (`length_reasons`) gets those reasons alone."""
+    oversize = length_reasons(question, quote, facts, view.pages.get(source_id))
+    if oversize:
+        return Checked(tuple(oversize), (), (), 0.0, 0, {})
     quote_reasons, evidence = check_quote(source_id, quote, view, limits)
     language = view.languages.get(source_id) or guess(view.pages.get(source_id, ""))
     q_reasons, tags, overlap, run, languages = check_question(question, quote, language, limits)

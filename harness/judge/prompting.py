@@ -6,9 +6,11 @@ introduced by `[source: ID]`, marked `(cited)` when the answer cites it). The re
 exactly one verdict per claim, by number, each with a `source_id` and a verbatim `quote`.
 
 Each quote is validated with the answer path's own rules (`chatbot.citations.check_quote`: a retrieved passage,
-at least `min_quote_words` words, found in that passage after normalize(), case folded). A "supported" whose quote
-fails becomes `unverified` (never counted as supported), the reason kept in the claim's note; another verdict
-keeps its verdict, the failed quote's reason noted.
+at least `min_quote_words` words, found in that passage after normalize(), case folded); a quote longer than the
+longest retrieved passage with the id it names (or, naming none, than every retrieved passage) cannot be on it and
+fails at once, before any normalising. A "supported" whose quote fails becomes `unverified` (never counted as
+supported), the reason kept in the claim's note; another verdict keeps its verdict, the failed quote's reason
+noted. What is stored of a claim is bounded (`Claim.bounded`): a 6 MB quote never reaches the reviews file whole.
 """
 
 from __future__ import annotations
@@ -78,10 +80,20 @@ def parse_verdicts(reply: dict[str, Any], row: Row, claims: Sequence[str], *,
 def _validated(text: str, item: dict[str, Any], passages: list[tuple[str, str]], min_words: int) -> Claim:
     verdict, source_id, quote = item["verdict"], item["source_id"] or None, item["quote"]
     if not quote and verdict != "supported":
-        return Claim(text, verdict, source_id, "", quote)
-    check = check_quote(source_id or "", quote, passages, min_words=min_words)
-    if check.valid:
-        return Claim(text, verdict, source_id, "", quote)
-    if verdict == "supported":
-        return Claim(text, "unverified", source_id, f"quote failed validation: {check.reason}", quote)
-    return Claim(text, verdict, source_id, f"quote failed validation: {check.reason}", quote)
+        return Claim(text, verdict, source_id, "", quote).bounded()
+    reason = (_longer_than_passage(quote, source_id or "", passages)
+              or check_quote(source_id or "", quote, passages, min_words=min_words).reason)
+    if reason is None:
+        return Claim(text, verdict, source_id, "", quote).bounded()
+    note = f"quote failed validation: {reason}"
+    return Claim(text, "unverified" if verdict == "supported" else verdict, source_id, note, quote).bounded()
+
+
+def _longer_than_passage(quote: str, source_id: str, passages: list[tuple[str, str]]) -> str | None:
+    """Why `quote` cannot be on the passage it names, by length alone (characters as sent), else None."""
+    named = [len(text) for sid, text in passages if sid == source_id]
+    longest = max(named or [len(text) for _, text in passages] or [0])
+    if len(quote) <= longest:
+        return None
+    what = "the passage it names" if named else "every retrieved passage"
+    return f"the quote has {len(quote):,} characters, more than {what} ({longest:,})"

@@ -11,7 +11,15 @@ base. Import them from here.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
-from .base import field_problem, in_bulk
+from .base import (
+    NOTE_CHARS,
+    QUESTION_CHARS,
+    QUOTE_CHARS,
+    SOURCE_ID_CHARS,
+    TERM_CHARS,
+    field_problem,
+    in_bulk,
+)
 from .row import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
@@ -56,7 +64,8 @@ from .run_files import (
 )
 from .schemas import published_schemas
 
-__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "STATUSES", "VERDICTS", "AnswerRecord", "Citation",
+__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS", "QUOTE_CHARS",
+           "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord", "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
            "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
            "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",

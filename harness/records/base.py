@@ -1,4 +1,5 @@
-"""The record base every harness record derives from, and helpers for building and reading records."""
+"""The record base every harness record derives from, helpers for building and reading records, and how much of a
+model's text the files people read again keep."""
 
 from __future__ import annotations
 
@@ -8,6 +9,15 @@ from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+
+# Text a model writes into a file people read again (the reviews file, the drafts file) is stored to at most these
+# many characters, cut with a marker (`chatbot.text.clip`): far above any real quote, note, question or fact, so
+# only a runaway reply reaches them, and such a text never passes a check (docs/hardening.md).
+QUOTE_CHARS = 5_000  # a judge's or a drafted quote (a chunk is 2,000 characters by default)
+NOTE_CHARS = 2_000  # a note or reason: a judge's, a claim's note, a draft judge's reason, a parametric answer
+QUESTION_CHARS = 1_000  # a drafted question
+TERM_CHARS = 200  # a drafted fact, or the term an unanswerable draft says it changed
+SOURCE_ID_CHARS = 500  # the source id a judge names
 
 
 class _Record(BaseModel):

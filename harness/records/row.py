@@ -61,8 +61,10 @@ class AnswerRecord(_Record):
     reasons: tuple[str, ...]
     thinking_chars: int = Field(default=0, ge=0)
     done_reason: str | None = None
-    abstained: bool | None = Field(default=None, description="the system gave no answer (None in rows written "
-                                                              "before this field: status != answered)")
+    abstained: bool | None = Field(default=None, description="the system decided to give no answer; false for a "
+                                                              "malformed_output or error row, which made no "
+                                                              "decision (None in rows written before this field: "
+                                                              "status != answered)")
 
 
 Verdict = Literal["supported", "unsupported", "contradicted"]

@@ -137,7 +137,8 @@ class SelectionRecord(_Closed):
     """The `selection` section: the subset of the cases the run answered (`harness/cases.py`); empty for all."""
 
     only_tag: tuple[str, ...] | None = None
-    only_ids: str | None = None
+    only_ids: str | None = Field(default=None, description="--only-ids as it was read: @FILE for a file of ids, "
+                                                           "else the list as given")
     ids_sha256: str | None = Field(default=None, description="SHA-256 of the sorted ids --only-ids named")
     limit: int | None = None
     sample: int | None = None
@@ -146,8 +147,12 @@ class SelectionRecord(_Closed):
     of: int | None = Field(default=None, description="cases in the file")
 
     def criteria(self) -> dict[str, Any]:
-        """What chose the cases (no counts): two runs compare only when theirs are equal."""
-        return {k: v for k, v in self.to_json().items() if k not in ("selected", "of")}
+        """What chose the cases (no counts): two runs compare only when theirs are equal. A file of ids counts by
+        its name whether it was recorded as `@FILE` (how it was read, since issue #27) or, earlier, as given."""
+        out = {k: v for k, v in self.to_json().items() if k not in ("selected", "of")}
+        if isinstance(out.get("only_ids"), str):
+            out["only_ids"] = out["only_ids"].removeprefix("@")
+        return out
 
 
 class JudgeRecord(_Closed):

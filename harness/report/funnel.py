@@ -21,8 +21,9 @@ text), so it can be redone by hand from rows.jsonl. A case counts at the FIRST s
 `other` collects rows whose only failing reasons are of a kind this module does not know (a reason added to
 `harness.rows` later), and rows whose `passed` is 0 for a reason no stage names (a judge's verdict under
 `--judged-passed`: the reasons are the people's), so that no failure is counted as a pass. A claim reviewers
-disagree on is a note, not a failure: it is pending, and counts in no claim metric until it is resolved. On rows
-without malformed replies the `passed` stage holds exactly the rows whose `passed` metric is 1.0.
+disagree on is a note, not a failure: it is pending, and counts in no claim metric until it is resolved. The
+`passed` stage holds exactly the rows whose `passed` metric is 1.0 (a malformed reply is no abstention: it fails
+`passed` too).
 """
 
 from __future__ import annotations

@@ -19,14 +19,19 @@ only, and `judge_review` gives a judge's review of an answer.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, cast
+
+from chatbot.text import clip
 
 from ..judged import claim_key
 from ..records import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
+    NOTE_CHARS,
+    QUOTE_CHARS,
+    SOURCE_ID_CHARS,
     VERDICTS,
     ClaimRecord,
     ClaimResolution,
@@ -59,9 +64,18 @@ class Claim:
     note: str = ""
     quote: str | None = None
 
+    def bounded(self) -> Claim:
+        """This claim as the reviews file keeps it: its quote, note and source id cut (with a marker) to
+        QUOTE_CHARS, NOTE_CHARS and SOURCE_ID_CHARS. The claim itself is the run's answer's sentence, already
+        bounded by --max-reply-chars, and the key reviewers are matched by: kept whole."""
+        return replace(self, source_id=None if self.source_id is None else clip(self.source_id, SOURCE_ID_CHARS),
+                       note=clip(self.note, NOTE_CHARS), quote=None if self.quote is None else clip(self.quote,
+                                                                                                  QUOTE_CHARS))
+
     def to_dict(self) -> dict[str, Any]:
-        data = {"claim": self.claim, "verdict": self.verdict, "source_id": self.source_id, "note": self.note}
-        return data if self.quote is None else data | {"quote": self.quote}
+        claim = self.bounded()  # a file from before these bounds is written back bounded
+        data = {"claim": claim.claim, "verdict": claim.verdict, "source_id": claim.source_id, "note": claim.note}
+        return data if claim.quote is None else data | {"quote": claim.quote}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Claim:

@@ -7,7 +7,7 @@ when it does not."""
 
 from __future__ import annotations
 
-from chatbot.asking import Asker, ChatOptions, Failed, Replied
+from chatbot.asking import ERROR_CHARS, Asker, ChatOptions, Failed, Replied, read_reply
 from chatbot.ollama_client import ClientSettings, OllamaClient
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -34,3 +34,10 @@ def test_without_thinking_the_same_prompt_is_sent(server):
     outcome, reply = asker.request(PROMPT, SCHEMA)
     assert isinstance(outcome, Replied) and outcome.reply == {"ok": True} and reply is not None
     assert asker.chat_calls == 1 and len(server.chat_bodies()) == 1
+
+
+def test_a_schema_error_quoting_a_runaway_value_is_kept_short():
+    outcome = read_reply('{"answer": 1, "citations": "' + "x" * 1_000_000 + '"}',
+                         {"type": "object", "properties": {"citations": {"type": "array"}}})
+    assert isinstance(outcome, Failed) and len(outcome.error) <= ERROR_CHARS
+    assert outcome.error.startswith("reply does not match the schema at citations: 'xxx")

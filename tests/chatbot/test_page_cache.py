@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from importlib import metadata
@@ -79,3 +80,65 @@ def test_check_uses_the_cache_dir(tmp_path):
     cases = SAMPLE_DOCS / "cases.jsonl"
     assert main(["check", "--docs", str(HANDBOOK), "--cases", str(cases), "--cache-dir", str(tmp_path / "c")]) == 0
     assert len(list((tmp_path / "c" / "pages").glob("pypdf-*/*/*.json"))) == 1
+
+
+def _entry(root: Path) -> Path:
+    (entry,) = root.glob("pypdf-*/*/*.json")
+    return entry
+
+
+def test_an_edited_entry_is_discarded_with_one_warning_and_the_pages_extracted_again(tmp_path):
+    # Issue #27 item 7: an entry edited by hand, still valid JSON of the right shape, changed the metrics silently.
+    first = read_documents(HANDBOOK, cache=PageCache(tmp_path))
+    entry = _entry(tmp_path)
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    assert data["sha256"] == first[0].sha256 and len(data["pages_sha256"]) == 64
+    edited = [p.replace("160", "999") for p in data["pages"]]
+    for tampered in (data | {"pages": edited}, data | {"sha256": "0" * 64}):  # edited, or another file's entry
+        entry.write_text(json.dumps(tampered), encoding="utf-8")
+        cache = PageCache(tmp_path)
+        assert read_documents(HANDBOOK, cache=cache) == first and cache.pages_extracted == 4
+        assert cache.discarded == [str(entry)] and cache.problem is not None
+        assert cache.problem.startswith(f"the page-text cache entry {entry} did not match its own digest")
+        assert json.loads(entry.read_text(encoding="utf-8")) == data  # rewritten as extracted
+
+
+def test_an_entry_from_before_the_digest_is_extracted_again_without_a_warning(tmp_path):
+    first = read_documents(HANDBOOK, cache=PageCache(tmp_path))
+    entry = _entry(tmp_path)
+    entry.write_text(json.dumps({"pypdf": "x", "pages": [p.text for p in first[0].pages]}), encoding="utf-8")
+    cache = PageCache(tmp_path)
+    assert read_documents(HANDBOOK, cache=cache) == first and cache.pages_extracted == 4 and cache.problem is None
+    assert "pages_sha256" in json.loads(entry.read_text(encoding="utf-8"))
+
+
+def test_a_run_over_an_edited_cache_scores_what_the_pdf_says_and_warns(tmp_path, capsys):
+    cache, cases = tmp_path / "cache", str(SAMPLE_DOCS / "cases.jsonl")
+
+    def run(label: str) -> dict:
+        assert main(["run", "--offline", "--docs", str(HANDBOOK), "--cases", cases, "--cache-dir", str(cache),
+                     "--out", str(tmp_path / "out"), "--label", label]) in (0, 3)
+        (found,) = (tmp_path / "out").glob(f"*-{label}")
+        return json.loads((found / "summary.json").read_text(encoding="utf-8"))["metrics"]
+
+    before = run("clean")
+    entry = _entry(cache / "pages")
+    data = json.loads(entry.read_text(encoding="utf-8"))
+    entry.write_text(json.dumps(data | {"pages": [p.replace("160", "170") for p in data["pages"]]}), encoding="utf-8")
+    capsys.readouterr()
+    assert run("edited") == before
+    assert "warning: the page-text cache entry" in capsys.readouterr().err
+
+
+def test_a_cache_subfolder_replaced_by_a_link_is_never_written_or_read_through(tmp_path):
+    first = read_documents(HANDBOOK, cache=PageCache(tmp_path / "pages"))
+    entry = _entry(tmp_path / "pages")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / entry.name).write_text(entry.read_text(encoding="utf-8").replace("160", "999"), encoding="utf-8")
+    shutil.rmtree(entry.parent)
+    entry.parent.symlink_to(outside)  # pages/pypdf-<v>/<aa> -> outside
+    cache = PageCache(tmp_path / "pages")
+    assert read_documents(HANDBOOK, cache=cache) == first  # not read through the link: extracted again
+    assert cache.hits == 0 and cache.stored == 0 and "is a symbolic link" in (cache.problem or "")
+    assert [p.name for p in outside.iterdir()] == [entry.name] and "999" in (outside / entry.name).read_text()

@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.text import fold, normalize
+from chatbot.text import clip, fold, is_clipped, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -36,3 +36,13 @@ def test_fold_remembers_recent_texts():
     hits = fold.cache_info().hits
     assert fold(passage) == first == normalize(passage).casefold()
     assert fold.cache_info().hits == hits + 1
+
+
+@given(st.text(max_size=300), st.integers(min_value=60, max_value=200))
+def test_clip_keeps_short_text_and_cuts_long_text_once_with_a_marker(text, limit):
+    cut = clip(text, limit)
+    if len(text) <= limit:
+        assert cut == text
+    else:
+        assert len(cut) == limit and is_clipped(cut) and cut.endswith(f"[cut: {len(text):,} characters in all]")
+    assert clip(cut, limit) == cut  # never cut twice

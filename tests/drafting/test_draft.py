@@ -23,7 +23,7 @@ from chatbot.text import fold
 from harness.cases import load_checked_cases
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
-from harness.drafting.records import draft_schema, read_drafts
+from harness.drafting.records import draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
 from tests.conftest import HANDBOOK, REPO
 from tests.fake_ollama import ChatReply, FakeOllama
@@ -291,3 +291,38 @@ def test_no_server_at_all_is_a_clear_error(tmp_path, capsys):
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(tmp_path / "d.jsonl"), "--host",
                  "http://127.0.0.1:9", "--retries", "0"]) == 1
     assert "ollama serve" in capsys.readouterr().err and not (tmp_path / "d.jsonl").exists()
+
+
+def test_runaway_draft_replies_fail_and_the_drafts_file_stays_small(drafting, tmp_path):
+    # Issue #27 item 6: 2.5 MB questions, quotes, facts, terms and parametric answers (each one "token" to the test
+    # server, which would cut a reply of more than --num-predict whitespace tokens) beside one good draft a page.
+    huge = "Hotel-costs-are-reimbursed-up-to-EUR-160-per-night." * 50_000  # three in a reply fit the 10 MB body cap
+
+    def runaway(body: dict) -> dict:
+        reply = rules.draft_rule(body)
+        if "drafts" in reply:  # a page: a runaway quote, question and fact, then the page's first good draft
+            return {"drafts": [{"question": huge, "quote": "x", "facts": ["25"], "type": "number"},
+                               {"question": "How long is the notice?", "quote": huge, "facts": ["2"], "type": "rule"},
+                               {**reply["drafts"][0], "facts": [huge]}, reply["drafts"][0]]}
+        if "answer" in reply:
+            return {"answer": huge}
+        return reply | {"question": huge, "changed": huge}
+
+    drafting.chat_rule = runaway
+    run = run_drafting(_settings(drafting, tmp_path, unanswerable=2, per_page=4))
+    assert not [d for d in run.drafts if d.kind == "error"]
+    runaway_drafts = [d for d in run.drafts if d.kind == "answerable"
+                      and any(r.code.endswith("_too_long") for r in d.verification.reasons)]
+    assert len(runaway_drafts) == 3 * 4 and not any(d.verification.passed for d in runaway_drafts)
+    assert {r.code for d in runaway_drafts for r in d.verification.reasons} == {"question_too_long", "quote_too_long",
+                                                                                "fact_too_long"}
+    unanswerable = [d for d in run.drafts if d.kind == "unanswerable"]
+    assert len(unanswerable) == 2 and all({"question_too_long", "term_too_long"} <= {r.code for r in
+                                                                                    d.verification.reasons}
+                                          and not d.verification.passed for d in unanswerable)
+    assert all(len(d.question) <= 1_000 and len(d.quote) <= 5_000 and all(len(f) <= 200 for f in d.facts)
+               for d in run.drafts)
+    passed = [d for d in run.drafts if d.verification.passed]  # a page's good draft: its parametric answer cut
+    assert passed and all(len(d.verification.parametric_answer or "") == 2_000 for d in passed)
+    write_drafts(tmp_path / "drafts.jsonl", list(run.drafts))  # as `rag-eval draft` writes them
+    assert (tmp_path / "drafts.jsonl").stat().st_size < 100_000

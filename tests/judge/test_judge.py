@@ -211,3 +211,23 @@ def test_the_standalone_test_server_takes_the_judge_rule_for_runs_by_hand(run_di
         server.wait()
     judged = read_json(run_dir / "judge.json")
     assert judged["errors"] == [] and judged["chat_calls"] == len(answered(run_dir))
+
+
+def test_a_six_megabyte_quote_is_invalid_and_the_reviews_file_stays_small(run_dir, server):
+    # Issue #27 item 6: the judge "supports" every claim with a 6 MB quote (one "token" to the test server, which
+    # would cut a reply of more than --num-predict whitespace tokens).
+    huge = "Hotel-costs-are-reimbursed-up-to-EUR-160-per-night,-including-breakfast." * 85_000
+    assert len(huge) > 6_000_000
+    scripted = judge_rule()
+    server.chat_rule = lambda body: {"verdicts": [v | {"verdict": "supported", "quote": huge}
+                                                  for v in scripted(body)["verdicts"]]}
+    rows_before = (run_dir / "rows.jsonl").stat().st_size
+    assert judge(run_dir, server) == 0
+    reviews = run_dir.parent.parent / "cases.reviews.jsonl"
+    claims = [c for r in read_reviews(reviews).reviews.values() for c in r.claims]
+    assert len(claims) >= len(answered(run_dir))
+    assert all(c.verdict == "unverified" and "more than the passage it names" in c.note for c in claims)
+    assert all(len(c.quote) == 5_000 and c.quote.endswith(f"[cut: {len(huge):,} characters in all]") for c in claims)
+    assert reviews.stat().st_size < 6_000 * len(claims)  # the bounded fields, never the quote whole
+    assert (run_dir / "rows.jsonl").stat().st_size < rows_before + 6_000 * len(claims)  # judged claims: the same
+    assert (run_dir / "judge.json").stat().st_size < 10_000

@@ -63,14 +63,14 @@ def _row(name: str):
 def test_each_row_lands_at_its_first_failing_stage(name):
     row = _row(name)
     assert stage_of(row) == name.split("-")[0], row.failure_reasons
-    # "passed every check" agrees with the `passed` metric (no malformed reply among these)
-    if name != "decision-malformed" and row.error is None:
+    # "passed every check" agrees with the `passed` metric, a malformed reply included
+    if row.error is None:
         assert (stage_of(row) == "passed") == (row.metrics["passed"] == 1.0)
 
 
-def test_a_malformed_reply_fails_the_decision_even_when_abstaining_was_right():
+def test_a_malformed_reply_fails_the_decision_even_where_abstaining_was_right():
     row = _row("decision-malformed")
-    assert row.answer.status == "malformed_output" and row.metrics["behaviour"] == 1.0
+    assert row.answer.status == "malformed_output" and row.metrics["behaviour"] == 0.0 == row.metrics["passed"]
     assert stage_of(row) == "decision"
 
 
