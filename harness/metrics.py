@@ -61,6 +61,12 @@ class Observation:
     def folded_answer(self) -> str:
         return fold(self.answer)
 
+    @cached_property
+    def facts_found(self) -> tuple[bool, ...]:
+        """Per labelled fact, whether the answer holds it (`found_in`): one search per fact and case, shared by
+        the metrics that read facts and the row's fact results."""
+        return tuple(found_in(self.folded_answer, f) for f in self.facts)
+
 
 # ---------------------------------------------------------------- the shared rules
 
@@ -181,7 +187,7 @@ def key_point_coverage(o: Observation, k: int | None = None) -> float | None:
     """Share of required points (facts) found in the answer, whatever the abstain label; None without any."""
     if not o.facts:
         return None
-    return sum(found_in(o.folded_answer, f) for f in o.facts) / len(o.facts)
+    return sum(o.facts_found) / len(o.facts)
 
 
 def behaviour(o: Observation, k: int | None = None) -> float:
@@ -235,7 +241,7 @@ def claim_support_judged(o: Observation, k: int | None = None) -> float | None:
 
 
 def _judged(o: Observation) -> Observation:
-    return replace(o, claims=o.judged_claims)
+    return o if o.judged_claims == o.claims else replace(o, claims=o.judged_claims)
 
 
 # ---------------------------------------------------------------- the registry
@@ -334,14 +340,17 @@ def higher_is_better(name: str) -> bool:
 
 def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
     """Every registered metric of one case, and `passed`."""
-    values: dict[str, float | None] = {}
-    for spec in REGISTRY.values():
-        if spec.at_k:
-            values.update({f"{spec.family}@{k}": spec.fn(o, k) for k in ks})
-        else:
-            values[spec.family] = spec.fn(o, 0)
+    values: dict[str, float | None] = {name: fn(o, k) for name, fn, k in _plan(tuple(ks))}
     values["passed"] = passed_of(values)
     return values
+
+
+@lru_cache(maxsize=64)
+def _plan(ks: tuple[int, ...]) -> tuple[tuple[str, Callable[[Observation, int], float | None], int], ...]:
+    """(metric name, function, k) for every registered metric at these ks, in `metric_names` order."""
+    return tuple(item for spec in REGISTRY.values()
+                 for item in ([(f"{spec.family}@{k}", spec.fn, k) for k in ks] if spec.at_k
+                              else [(spec.family, spec.fn, 0)]))
 
 
 def passed_of(values: dict[str, float | None], *, judged: bool = False) -> float:

@@ -123,7 +123,7 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
-    facts = tuple(FactResult(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
+    facts = tuple(FactResult(fact=f, found=found) for f, found in zip(case.facts, obs.facts_found))
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
         "fact_results": facts,
