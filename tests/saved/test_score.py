@@ -417,3 +417,16 @@ def test_charts_have_one_bar_per_check_and_mark_not_applicable():
     assert "|#####     |" in lines[2]
     svg = ET.fromstring(svg_bars(bars, title="a < b"))
     assert len([e for e in svg.iter() if e.get("class") == "bar"]) == 2
+
+
+def test_long_lists_show_their_first_items_a_count_and_the_export_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.saved.score.FAILED_SHOWN", 2)
+    monkeypatch.setattr("harness.saved.score.LEXICAL_SHOWN", 1)
+    assert main(["score", "--cases", str(CASES), "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    run_dir = _one_run_dir(tmp_path)
+    title = (f"failed cases: 5 of 10 (the first 2 shown; every row: rag-eval export {run_dir} --csv rows.csv)")
+    assert title in out and "W03 " in out and "W04 " in out and "W05 " not in out
+    assert "retrieved ids from the lexical retriever (top 2): W01 and 2 more" in out
+    assert (run_dir / "failed.txt").read_text().startswith(title)
+    assert len(read_rows(run_dir)) == 10  # every row is written; only the lists are short
