@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._lazy import lazy_exports
 from ._version import __version__
+from .lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .answer import ANSWER_SCHEMA as ANSWER_SCHEMA

@@ -1,4 +1,5 @@
-"""Terminal helpers shared by the two CLIs (never used by library code).
+"""Terminal helpers shared by the two CLIs: progress bars, the parser that suggests a flag, exit codes. Library
+code builds lines and never prints; the sweep's progress text borrows `clock` from here to format durations.
 
 Everything the CLIs print goes through `say` (or `printable`): text from systems, PDFs and CSVs may hold escape
 sequences that clear the screen, retitle the window or draw fake text, or bidi overrides that reverse a line.

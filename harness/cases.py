@@ -264,8 +264,7 @@ def _short(text: str, limit: int = 60) -> str:
 
 def refuse_other_selections(a: LoadedRun, b: LoadedRun, *, shared_only: bool) -> None:
     """compare's rule: two runs made with different case selections are not compared unless `shared_only`."""
-    sel_a, sel_b = ({k: v for k, v in (getattr(r.manifest, "selection", None) or {}).items() if k in _CRITERIA}
-                    for r in (a, b))
+    sel_a, sel_b = (r.manifest.selection.criteria() for r in (a, b))
     if sel_a != sel_b and not shared_only:
         raise InputError(f"{a.name} and {b.name} ran on different selections of cases (A: "
                          f"{describe_selection(sel_a)}; B: {describe_selection(sel_b)}); pass --shared-only to "

@@ -1,5 +1,7 @@
 """The harness's exceptions, in one place. Each is a `RagError` (the CLIs map those to exit codes); bad input is
-the chatbot's `InputError` (exit 2), re-exported here so harness code names one module for its errors."""
+the chatbot's `InputError` (exit 2), re-exported here: harness code takes `InputError` and `RagError` from this
+module. What goes wrong with a model server is the model-server seam's own (`chatbot.errors`: ServerUnreachable,
+ModelMissing, ...), imported from there by the few modules that tell those apart."""
 
 from __future__ import annotations
 

@@ -18,24 +18,27 @@ from pydantic import ValidationError
 from chatbot import __version__
 from chatbot.answer import answer_template
 from chatbot.chunking import chunk_pages
-from chatbot.errors import InputError, ModelMissing, ServerBusy, ServerUnreachable
+from chatbot.errors import ModelMissing, ServerBusy, ServerUnreachable
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import open_regular
 from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
-from .errors import RunStopped, SystemDown
+from .errors import InputError, RunStopped, SystemDown
 from .judged import judged_passed
 from .metrics import metric_names
 from .records import (
+    MANIFEST_FORMAT,
     CollectionRecord,
     Manifest,
+    PromptTemplateRecord,
     Row,
     RunSettingsRecord,
     Summary,
     SystemAnswer,
     SystemRecord,
+    VersionsRecord,
     field_problem,
 )
 from .review.store import apply_reviews, load_reviews, run_judge
@@ -138,8 +141,7 @@ def run_evaluation(settings: RunSettings, *, progress: Progress | None = None, a
             manifest = fresh.model_copy(update={"run_id": target.name, "system": description,
                                                 "collection": _collection(documents, system)})
             if (judge := reviews.latest_judge()) is not None:  # its verdicts on unchanged answers fill judged metrics
-                manifest = Manifest.model_validate(manifest.to_json() | {"judge": {"reviewer": judge,
-                                                                                   "from": "reviews file"}})
+                manifest = manifest.model_copy(update={"judge": {"reviewer": judge, "from": "reviews file"}})
             if rerun_of is not None:
                 manifest = manifest.model_copy(update={"rerun_of": {"run": str(rerun_of), "carried": len(carried)}})
                 write_rows(target, carried)
@@ -232,7 +234,7 @@ def _resumable(run_dir: Path, fresh: Manifest) -> tuple[Manifest, set[tuple[str,
         raise InputError(f"{run_dir}: cannot resume, the run would mix two setups:\n  " + "\n  ".join(changes))
     _drop_partial_line(run_dir / ROWS)
     done = {row.key for row in read_rows(run_dir)}
-    resumed = [*(getattr(saved, "resumed_at", None) or []), utc_now()]
+    resumed = (*(saved.resumed_at or ()), utc_now())
     return saved.model_copy(update={"resumed_at": resumed}), done
 
 
@@ -261,7 +263,7 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
-    pypdf_then, pypdf_now = (dict(getattr(m, "versions", None) or {}).get("pypdf") for m in (saved, fresh))
+    pypdf_then, pypdf_now = (m.versions.pypdf if m.versions else None for m in (saved, fresh))
     if pypdf_then and pypdf_then != pypdf_now:  # another pypdf extracts other page text: other passages and labels
         changes.append(f"pypdf {pypdf_then} -> {pypdf_now} (page text may differ); install pypdf=={pypdf_then} to "
                        "resume")
@@ -400,17 +402,17 @@ def _collection(documents: list[Document], system: System) -> CollectionRecord:
 
 def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
     """Everything but the system's description, which needs the system (added by the caller)."""
-    extra: dict[str, Any] = {}
+    template = None
     if traits_for(settings.system).uses_prompt_template:  # checked on resume before the index build
-        template = answer_template(settings.prompt)
-        extra["prompt_template"] = {"source": template.source, "sha256": template.sha256}
+        found = answer_template(settings.prompt)
+        template = PromptTemplateRecord(source=found.source, sha256=found.sha256)
     return Manifest(
-        run_id="", started_at=utc_now(), package_version=__version__, git_commit=_git_commit(), command=argv,
-        versions=software_versions(),
+        format=MANIFEST_FORMAT, run_id="", started_at=utc_now(), package_version=__version__,
+        git_commit=_git_commit(), command=argv, versions=VersionsRecord.model_validate(software_versions()),
         settings=RunSettingsRecord.model_validate(settings.to_dict()), metrics=metric_names(settings.k),
         inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
-        **extra)
+        prompt_template=template)
 
 
 def _git_commit() -> str | None:

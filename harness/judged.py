@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from chatbot.text import normalize
 
 from . import metrics as m
-from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeVerdict, Row, Verdict
+from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeSummary, JudgeVerdict, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 
 __all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "SampleKey", "Shared", "claim_key",
@@ -106,8 +106,10 @@ def _judged(claim: JudgeClaim, human: HumanClaim | None, judge: str) -> JudgedCl
                        source_id=claim.source_id, quote=claim.quote, reason=claim.note or None)
 
 
-def judge_note(block: Mapping[str, Any] | None) -> str:
-    """The line shown beside judged metrics, from a summary's `judge` block (None: no judge)."""
+def judge_note(block: Mapping[str, Any] | JudgeSummary | None) -> str:
+    """The line shown beside judged metrics, from a summary's `judge` (its record, or as JSON; None: no judge)."""
+    if isinstance(block, JudgeSummary):
+        return block.text
     return NO_JUDGE if not block else str(block.get("text", NO_JUDGE))
 
 

@@ -22,11 +22,10 @@ from typing import IO, Sequence
 
 from pydantic import ValidationError
 
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text, open_regular
 
-from .errors import RunLocked
-from .records import Manifest, Row, field_problem, in_bulk
+from .errors import InputError, RunLocked
+from .records import MANIFEST_FORMAT, Manifest, Row, Summary, field_problem, in_bulk
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -88,11 +87,46 @@ def read_json(path: Path) -> dict:
 
 
 def read_manifest(run_dir: str | Path) -> Manifest:
+    """A run's manifest.json (errors name the file and field); see `read_manifest_noting`."""
+    return read_manifest_noting(run_dir)[0]
+
+
+def read_manifest_noting(run_dir: str | Path) -> tuple[Manifest, tuple[str, ...]]:
+    """The manifest and what its reader should be told of it: a manifest without a format version (format 1,
+    before versions) reads with today's sections, and a key this code does not know is left out and named. Of a
+    manifest of today's format, an unknown key is refused; a newer format than this code knows is refused."""
     path = Path(run_dir) / MANIFEST
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"{path}: not a run manifest (expected a JSON object)")
+    version = data.get("format", 1)
+    if isinstance(version, int) and not isinstance(version, bool) and version > MANIFEST_FORMAT:
+        raise InputError(f"{path}: manifest format {version} was written by a newer pdf-rag-eval (this one reads "
+                         f"formats 1 to {MANIFEST_FORMAT}); upgrade pdf-rag-eval to read it")
+    notes = []
+    if version == 1:
+        known = {f.alias or name for name, f in Manifest.model_fields.items()}
+        unknown = sorted(set(data) - known)
+        data = {k: v for k, v in data.items() if k in known}
+        notes.append(f"{path}: manifest format 1 (written before format versions), read as format "
+                     f"{MANIFEST_FORMAT}" + (f"; left out keys it does not know: {', '.join(unknown)}" if unknown
+                                             else ""))
     try:
-        return Manifest.model_validate(read_json(path))
+        return Manifest.model_validate(data), tuple(notes)
     except ValidationError as exc:
         raise InputError(f"{path}: not a run manifest ({field_problem(exc)})") from exc
+
+
+def read_summary(run_dir: str | Path) -> Summary | None:
+    """A run's summary.json, or None when the run has none yet (it stopped before its last row)."""
+    path = Path(run_dir) / SUMMARY
+    if not path.exists():
+        return None
+    try:
+        return Summary.model_validate(read_json(path))
+    except ValidationError as exc:
+        raise InputError(f"{path}: not a run summary ({field_problem(exc)}); rag-eval review RUN --apply writes "
+                         "it again from the rows") from exc
 
 
 @in_bulk
@@ -126,18 +160,21 @@ def write_rows(run_dir: Path, rows: Sequence[Row]) -> None:
 
 @dataclass(frozen=True)
 class LoadedRun:
-    """A run directory read into memory: its name, path, rows and manifest."""
+    """A run directory read into memory: its name, path, rows and manifest, and what its reader should be told
+    of the manifest (`read_manifest_noting`)."""
 
     name: str
     path: Path
     rows: tuple[Row, ...]
     manifest: Manifest
+    notes: tuple[str, ...] = ()
 
 
 def load_run(path: str | Path) -> LoadedRun:
     """Read rows.jsonl and manifest.json of a run directory (errors name the file)."""
     path = Path(path)
-    return LoadedRun(path.name, path, tuple(read_rows(path)), read_manifest(path))
+    manifest, notes = read_manifest_noting(path)
+    return LoadedRun(path.name, path, tuple(read_rows(path)), manifest, notes)
 
 
 def find_run(spec: str | Path, out: str | Path) -> tuple[Path, str | None]:

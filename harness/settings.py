@@ -8,11 +8,11 @@ from typing import Any
 
 from chatbot.answer import AnswerSettings
 from chatbot.chunking import ChunkSettings
-from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
 from chatbot.model_server import ClientSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
+from .errors import InputError
 from .inputs import check_values, read_toml
 
 _ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
@@ -24,7 +24,31 @@ AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_pred
 
 
 @dataclass(frozen=True)
-class RunSettings:
+class ServerSettings:
+    """How to reach the model servers: the fields runs and drafting share (flat, as flags and config keys)."""
+
+    host: str | None = None
+    hosts: tuple[str, ...] = ()  # several servers (`--host` given more than once); empty: `host` alone
+    backend: str = _CLIENT.backend  # ollama | openai: the API the chat server(s) speak
+    embed_host: str | None = None  # a separate embedding server (None: the chat server)
+    embed_backend: str | None = None  # its API (None: `backend`)
+    api_key_env: str | None = None  # the name of the variable holding the API key, never the key
+    timeout: float = _CLIENT.timeout_s
+    retries: int = _CLIENT.retries
+    backoff: float = _CLIENT.backoff_s
+
+    def servers(self) -> tuple[str | None, ...]:
+        """The model servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
+        return self.hosts or (self.host,)
+
+    def client(self) -> ClientSettings:
+        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
+                              backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
+                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
+
+
+@dataclass(frozen=True)
+class RunSettings(ServerSettings):
     """Everything that decides what a run measures. Written whole into the run's manifest."""
 
     docs: str = "sample_docs"
@@ -41,15 +65,6 @@ class RunSettings:
     doc_prefix: str | None = None
     query_prefix: str | None = None
     batch_size: int = _EMBED.batch_size
-    host: str | None = None
-    hosts: tuple[str, ...] = ()  # several servers (`--host` given more than once); empty: `host` alone
-    backend: str = _CLIENT.backend  # ollama | openai: the API the chat server(s) speak
-    embed_host: str | None = None  # a separate embedding server (None: the chat server)
-    embed_backend: str | None = None  # its API (None: `backend`)
-    api_key_env: str | None = None  # the name of the variable holding the API key, never the key
-    timeout: float = _CLIENT.timeout_s
-    retries: int = _CLIENT.retries
-    backoff: float = _CLIENT.backoff_s
     num_ctx: int = _ANSWER.num_ctx
     num_predict: int = _ANSWER.num_predict
     seed: int = _ANSWER.seed
@@ -99,20 +114,11 @@ class RunSettings:
     def to_dict(self) -> dict:
         return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts), "only_tag": list(self.only_tag)}
 
-    def servers(self) -> tuple[str | None, ...]:
-        """The model servers to use, in order: `hosts`, else the one `host` (None: $OLLAMA_HOST or default)."""
-        return self.hosts or (self.host,)
-
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
 
     def embedding(self) -> EmbedSettings:
         return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
-
-    def client(self) -> ClientSettings:
-        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
-                              backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
-                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
 
     def answering(self) -> AnswerSettings:
         think = {"auto": None, "on": True, "off": False}[self.think]

@@ -146,7 +146,7 @@ class Summarizer:
                        human_claim_review={"pending": self._pending, "reviewed": self._rows - self._pending},
                        claims=ClaimCounts(**self._claims),
                        repeat_stability=self._stability() if self._repeated else None,
-                       by_origin=by_origin, **({"judge": judge.summary_json()} if judge is not None else {}))
+                       by_origin=by_origin, judge=judge.summary_json() if judge is not None else None)
 
     def _stability(self) -> dict:
         """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.

@@ -4,8 +4,8 @@
   in order, in one temporary folder holding a copy of what they need (sample_docs/, examples/, evaluate_rag.py),
   with this venv first on PATH, the folder as HOME and cache, and OLLAMA_HOST pointing at a port where nothing
   listens (a block that needs a model server fails fast instead of finding one). Every block must exit 0.
-- Every relative link points to an existing file (and heading), except the pages other work items write
-  (PENDING); every repository path and every `harness.…`/`chatbot.…` name the docs give in backticks exists.
+- Every relative link points to an existing file (and heading); every repository path and every
+  `harness.…`/`chatbot.…` name the docs give in backticks exists.
 - README.md stays a front door: at most 200 non-empty lines, the two set-up commands `.ci/run` relies on first.
 """
 
@@ -32,10 +32,9 @@ except ModuleNotFoundError:  # Python 3.10: the project depends on tomli there
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 MARKER = "sh runnable"
-# docs/ pages that other work items write: linking to them before they land is fine (after, they are checked).
-PENDING = {"metrics.md", "scale.md", "backends.md", "judge.md", "hardening.md", "daily.md"}
 PAGES = ["README.md", "chatbot.md", "evaluate.md", "your-system.md", "compare-and-report.md", "review.md",
-         "drafting.md", "sweeps.md", "architecture.md"]
+         "drafting.md", "sweeps.md", "architecture.md", "metrics.md", "scale.md", "backends.md", "judge.md",
+         "hardening.md", "hardening-inputs.md", "daily.md", "daily-compare.md"]
 COPIED = ["sample_docs", "examples", "evaluate_rag.py"]  # what the runnable blocks may use, copied per file
 BLOCK_TIMEOUT_S = 600  # a hang, not a slow machine: the blocks take seconds on an idle one
 
@@ -201,8 +200,7 @@ def anchors(path: Path) -> set[str]:
 
 
 def broken_links(path: Path, *, root: Path = REPO) -> list[str]:
-    """Relative links of `path` to a missing file, or to a heading its Markdown file lacks; links to the PENDING
-    pages of `root`/docs are let through."""
+    """Relative links of `path` to a missing file, or to a heading its Markdown file lacks."""
     where = path.relative_to(root)
     problems = []
     for target in _LINK.findall(prose(path.read_text(encoding="utf-8"))):
@@ -210,8 +208,6 @@ def broken_links(path: Path, *, root: Path = REPO) -> list[str]:
             continue
         file, _, anchor = target.partition("#")
         resolved = (path.parent / file).resolve() if file else path
-        if resolved.parent == (root / "docs").resolve() and resolved.name in PENDING and not resolved.exists():
-            continue  # not written yet; once it lands its links and headings are checked like any other
         if not resolved.exists():
             problems.append(f"{where}: link to {target} (no such file)")
         elif anchor and resolved.suffix == ".md" and anchor not in anchors(resolved):
@@ -233,6 +229,7 @@ def test_a_broken_link_is_found(tmp_path):
     assert broken_links(page, root=tmp_path) == [
         "docs/page.md: link to missing.md (no such file)",
         "docs/page.md: link to README.md#no-such-heading (no such heading)",
+        "docs/page.md: link to metrics.md (no such file)",
         "docs/page.md: link to README.md#not-a-heading (no such heading)"]
 
 
@@ -253,7 +250,7 @@ def missing_paths(text: str) -> list[str]:
     out = []
     for found in _PATH.findall(text):
         path = REPO / found.rstrip("/")
-        if not path.exists() and not (path.parent == DOCS and path.name in PENDING):
+        if not path.exists():
             out.append(found)
     return out
 
@@ -296,7 +293,7 @@ def test_docs_pages_named_in_the_code_exist():
     """Help texts and error messages send readers to docs pages; those pages exist."""
     named = {m for p in [*REPO.glob("chatbot/**/*.py"), *REPO.glob("harness/**/*.py")]
              for m in re.findall(r"docs/([\w-]+\.md)", p.read_text(encoding="utf-8"))}
-    assert {n for n in named if n not in PENDING and not (DOCS / n).exists()} == set()
+    assert {n for n in named if not (DOCS / n).exists()} == set()
 
 
 # -- the front door ----------------------------------------------------------------------------------------------
@@ -316,4 +313,11 @@ def test_readme_is_a_front_door():
 def test_docs_holds_every_page_and_the_index_links_them():
     assert [p for p in PAGES if not (DOCS / p).exists()] == []
     index = (DOCS / "README.md").read_text(encoding="utf-8")
-    assert [p for p in [*PAGES[1:], *sorted(PENDING)] if f"]({p})" not in index] == []
+    assert [p for p in PAGES[1:] if f"]({p})" not in index] == []
+    assert sorted(p.name for p in DOCS.glob("*.md")) == sorted(PAGES), "a page of docs/ missing from PAGES"
+
+
+def test_the_tests_page_names_every_test_file():
+    page = (REPO / "tests" / "README.md").read_text(encoding="utf-8")
+    files = sorted(str(p.relative_to(REPO / "tests")) for p in (REPO / "tests").rglob("test_*.py"))
+    assert [f for f in files if f"`{f}`" not in page and f"`{f.rpartition('/')[2]}`" not in page] == []

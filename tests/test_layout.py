@@ -1,6 +1,9 @@
-"""The house keeps its shape: the import graph is read from the source (ast), never by importing it.
+"""The house keeps its shape: the import graph is read from the source (ast), never by importing it; imports
+inside functions count like any other, so a lazy import cannot dodge the order.
 
-No import cycle among project modules; `chatbot/` never imports `harness`; the system seam
+The families stand on the floors `docs/architecture.md` draws (`FLOORS`): every import between two families runs
+down, none sideways or up, and no family imports another in a circle. No import cycle among project modules;
+`chatbot/` never imports `harness`; the system seam
 (`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
 instead of testing the `--system` string; `harness/` keeps at most 24 top-level entries; and one name per meaning
 (one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
@@ -21,6 +24,11 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 PACKAGES = ("chatbot", "harness")
+# The families, from the top floor down (docs/architecture.md, "The floors"). A family is a folder of harness/, a
+# flat module of it, or a whole package; a package's face (`__init__.py`) only hands names on and is left out.
+FLOORS = (("cli",), ("sweep",), ("evaluate", "drafting"), ("report", "judge", "saved"), ("review",), ("summary",),
+          ("judged", "rows"), ("metrics", "stats"), ("cases",), ("settings",), ("inputs", "runs", "systems"),
+          ("errors", "records", "chart"), ("chatbot",))
 MAX_HARNESS_ENTRIES = 24
 SYSTEM_NAMES = {"chatbot", "offline", "http", "python"}
 
@@ -115,6 +123,59 @@ def test_the_graph_resolves_relative_and_package_imports():
     assert {"harness.systems", "chatbot", "chatbot.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
 
 
+def family(module: str) -> str:
+    """`harness.review.store` -> review, `harness.summary` -> summary, `chatbot.text` -> chatbot."""
+    parts = module.split(".")
+    return parts[0] if parts[0] != "harness" or len(parts) == 1 else parts[1]
+
+
+def family_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]]:
+    """(family, family it imports) -> the module imports behind that arrow; faces (`__init__`) left out."""
+    arrows: dict[tuple[str, str], list[str]] = {}
+    for module, deps in graph.items():
+        if module in ("chatbot", "harness") or _MODULES[module].name == "__init__.py":
+            continue
+        for dep in deps:
+            if family(module) != family(dep):
+                arrows.setdefault((family(module), family(dep)), []).append(f"{module} -> {dep}")
+    return arrows
+
+
+def wrong_way(arrows: dict[tuple[str, str], list[str]], floors=FLOORS) -> list[str]:
+    """Every arrow that does not run down to a lower floor, or names a family no floor holds."""
+    floor = {name: i for i, names in enumerate(floors) for name in names}
+    bad = []
+    for (a, b), why in sorted(arrows.items()):
+        if a not in floor or b not in floor:
+            bad.append(f"{a if a not in floor else b}: on no floor of FLOORS (add it, and to docs/architecture.md)")
+        elif floor[a] >= floor[b]:
+            bad.append(f"{a} -> {b} runs {'sideways' if floor[a] == floor[b] else 'up'}: {', '.join(why[:3])}")
+    return bad
+
+
+_MODULES = _modules()
+
+
+def test_every_family_import_runs_down_the_floors():
+    assert wrong_way(family_arrows(import_graph())) == []
+
+
+def test_no_family_imports_another_in_a_circle():
+    families: dict[str, set[str]] = {}
+    for a, b in family_arrows(import_graph()):
+        families.setdefault(a, set()).add(b)
+    assert cycles(families) == []
+
+
+def test_the_floor_check_sees_an_arrow_up_and_sideways():  # so that the tests above cannot pass by seeing nothing
+    arrows = {("judged", "review"): ["harness.judged -> harness.review.book"], ("report", "saved"): ["x -> y"],
+              ("cli", "sweep"): ["harness.cli.sweep -> harness.sweep.run"], ("new", "records"): ["n -> r"]}
+    assert wrong_way(arrows) == ["judged -> review runs up: harness.judged -> harness.review.book",
+                                 "new: on no floor of FLOORS (add it, and to docs/architecture.md)",
+                                 "report -> saved runs sideways: x -> y"]
+    assert ("judge", "drafting") not in family_arrows(import_graph())  # the judge asks through chatbot/asking.py
+
+
 def test_nothing_imports_upward():
     """Only the CLI layer imports the CLI, and no module imports a package it sits in (its `__init__`), but a
     package's `__main__`, which runs it."""
@@ -167,6 +228,16 @@ def test_the_name_test_detector_sees_name_tests(tmp_path):
     sample.write_text('if s.system == "x": pass\nif name in ("chatbot", "offline"): pass\n'
                       'if spec.startswith(("http://", "https://")): pass\nok = is_builtin(spec)\n')
     assert [f.split(":")[0] for f in _system_string_tests(sample)] == ["line 1", "line 2", "line 3", "line 4"]
+
+
+def test_every_family_face_hands_on_names_that_exist():
+    import importlib
+    for package in sorted(m for m, p in _MODULES.items() if p.name == "__init__.py"):
+        face = importlib.import_module(package)
+        missing = [n for n in getattr(face, "__all__", ()) if not hasattr(face, n)]
+        assert missing == [], f"{package}.__all__ names what it does not have: {missing}"
+        if package.count(".") == 1 and family(package) in {f for floor in FLOORS for f in floor}:
+            assert face.__doc__ and getattr(face, "__all__", None), f"{package}: say what the family offers"
 
 
 def test_harness_top_level_stays_small():

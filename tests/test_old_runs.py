@@ -66,3 +66,11 @@ def test_reviews_apply_to_an_old_judged_run_with_its_judge(old):
     rows = load_run(old / B).rows
     assert any(r.judged_claims for r in rows)
     assert {c.judge for r in rows for c in r.judged_claims or ()} == {"judge:qwen3:4b@c351ea7c6d3f"}
+
+
+def test_compare_and_report_say_the_old_runs_manifest_format(old, tmp_path, capsys):
+    assert main(["compare", str(old / A), str(old / B)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {old / A / 'manifest.json'}: manifest format 1 (written before format versions)" in err
+    assert main(["report", str(old / B), "--out", str(tmp_path / "r.html")]) == 0
+    assert "manifest format 1" in capsys.readouterr().err

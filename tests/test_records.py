@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from chatbot.errors import InputError
-from harness.records import Manifest, Row, SystemReply, field_problem, published_schemas
+from harness.records import MANIFEST_FORMAT, Manifest, RerunRecord, Row, SystemReply, field_problem, published_schemas
 from harness.rows import validate_row
-from harness.runs import read_manifest, read_rows, write_rows
+from harness.runs import read_manifest, read_manifest_noting, read_rows, read_summary, write_rows
 from tests.conftest import REPO
 from tests.support.rowkit import make_row
 
@@ -143,3 +143,47 @@ def test_a_manifest_copy_with_a_section_given_as_a_dict_types_it():
     copy = manifest.model_copy(update={"settings": {"label": "b"}, "system": {"name": "s"}, "started_at": "t"})
     assert copy.settings.label == "b" and copy.system.title == "s" and copy.started_at == "t"
     assert copy.to_json()["settings"] == {"label": "b"} and manifest.settings.label == "a"
+
+
+def _manifest(tmp_path, data: dict):
+    (tmp_path / "manifest.json").write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_a_current_manifest_refuses_a_key_it_does_not_know(tmp_path):
+    _manifest(tmp_path, {"format": MANIFEST_FORMAT, "run_id": "r1", "judge": {"reviewer": "judge:m@1"}})
+    assert read_manifest(tmp_path).judge.reviewer == "judge:m@1"
+    _manifest(tmp_path, {"format": MANIFEST_FORMAT, "run_id": "r1", "surprise": 1})
+    with pytest.raises(InputError, match=r"manifest\.json: not a run manifest \(surprise: Extra inputs"):
+        read_manifest(tmp_path)
+    _manifest(tmp_path, {"format": MANIFEST_FORMAT, "run_id": "r1", "judge": {"reviewer": "j", "mood": "x"}})
+    with pytest.raises(InputError, match=r"judge\.mood: Extra inputs"):
+        read_manifest(tmp_path)
+
+
+def test_an_old_manifest_leaves_out_what_it_does_not_know_and_says_so(tmp_path):
+    _manifest(tmp_path, {"run_id": "r1", "surprise": 1, "rerun_of": {"run": "r0", "carried": 3}})
+    manifest, notes = read_manifest_noting(tmp_path)
+    assert manifest.format == 1 and manifest.rerun_of == RerunRecord(run="r0", carried=3)
+    assert notes == (f"{tmp_path / 'manifest.json'}: manifest format 1 (written before format versions), read as "
+                     f"format {MANIFEST_FORMAT}; left out keys it does not know: surprise",)
+    assert "format" not in manifest.to_json() and "surprise" not in manifest.to_json()
+
+
+def test_a_newer_manifest_format_is_refused(tmp_path):
+    _manifest(tmp_path, {"format": MANIFEST_FORMAT + 1, "run_id": "r1"})
+    with pytest.raises(InputError, match=f"manifest format {MANIFEST_FORMAT + 1} was written by a newer pdf-rag"):
+        read_manifest(tmp_path)
+
+
+def test_a_summary_refuses_a_key_it_does_not_know(tmp_path):
+    summary = {"rows": 1, "errored": 0, "metrics": {}, "answer_statuses": {}, "human_claim_review": {}}
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    assert read_summary(tmp_path).rows == 1
+    (tmp_path / "summary.json").write_text(json.dumps(summary | {"surprise": 1}), encoding="utf-8")
+    with pytest.raises(InputError, match=r"summary\.json: not a run summary \(surprise: Extra inputs"):
+        read_summary(tmp_path)
+
+
+def test_no_reader_walks_untyped_extras():
+    code = [p for folder in ("chatbot", "harness") for p in (REPO / folder).rglob("*.py")]
+    assert [str(p) for p in code if "model_extra" in p.read_text(encoding="utf-8")] == []

@@ -15,6 +15,8 @@ from typing import Iterable
 from chatbot import __version__
 from chatbot.terminal import run_cli
 
+__all__ = ["build_parser", "main"]
+
 # Each name is a module in this package that defines register(subparsers) and sets `func` on its parser.
 _COMMANDS = {
     "run": "evaluate labelled cases end to end (same as python evaluate_rag.py)",

@@ -8,9 +8,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from chatbot.errors import InputError
 from chatbot.terminal import say
 
+from ..errors import InputError
 from ..stats.defaults import DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples, primary=args.primary,
                           judged=args.judged_passed)
+    for note in result.notes:
+        say(f"note: {note}", file=sys.stderr)
     worse = worse_on(result, gate) if gate else []
     if args.json:
         say(json.dumps(result.to_dict() | ({"gate": _gate_json(gate, worse)} if gate else {}),

@@ -22,7 +22,6 @@ import os
 import sys
 from pathlib import Path
 
-from chatbot.errors import InputError
 from chatbot.model_server import BACKENDS
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
@@ -41,6 +40,7 @@ from ..drafting.pipeline import run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import DraftSettings, resolve
+from ..errors import InputError
 from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags

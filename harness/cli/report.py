@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.terminal import say
+
+from ..errors import InputError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
     from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
     from ..runs import load_run
 
-    page = render_report(load_run(args.run), load_run(args.vs) if args.vs else None)
+    runs = [load_run(args.run), *([load_run(args.vs)] if args.vs else [])]
+    for note in (n for r in runs for n in r.notes):
+        say(f"note: {note}", file=sys.stderr)
+    page = render_report(runs[0], runs[1] if args.vs else None)
     out = Path(args.out) if args.out else Path(args.run) / "report.html"
     try:
         atomic_write_text(out, page)

@@ -29,5 +29,6 @@ def run(args: argparse.Namespace) -> int:
     if result.unanswered_cases:
         say(f"\nnot scored: {len(result.unanswered_cases)} case(s) of {args.cases} that {args.run} never answered: "
               f"{', '.join(result.unanswered_cases)}")
-    say(f"\nrescored {(result.manifest.model_extra or {})['rescored_from']['run_id']} into {result.run_dir}")
+    source = result.manifest.rescored_from
+    say(f"\nrescored {source.run_id if source else args.run} into {result.run_dir}")
     return 0

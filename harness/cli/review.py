@@ -15,12 +15,11 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.terminal import printable, say
 from chatbot.text import cited_passage, find_quote
 
-from ..errors import RunLocked
+from ..errors import InputError, RunLocked
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
 from ..judged import judge_agreement
 from ..records import RetrievedPassage, Row, Summary, Verdict

@@ -12,11 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
-from chatbot.errors import InputError, ServerUnreachable
+from chatbot.errors import ServerUnreachable
 from chatbot.terminal import ProgressBar, say
 
 from ..cases import describe_selection
 from ..chart import fmt
+from ..errors import InputError
 from ..evaluate import prepare, run_evaluation
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
@@ -154,12 +155,12 @@ def run(args: argparse.Namespace) -> int:
     for doc, pages in result.manifest.collection.empty_pages.items():
         say(f"warning: {doc} pages {', '.join(map(str, pages))} have no text layer (scanned?); a text-only "
               "system cannot answer from them", file=sys.stderr)
-    rerun = getattr(result.manifest, "rerun_of", None)
+    rerun = result.manifest.rerun_of
     if rerun:
-        say(f"rerun of {rerun['run']}: {summary.rows - rerun['carried']} errored row(s) asked again, "
-              f"{rerun['carried']} carried over", file=sys.stderr)
+        say(f"rerun of {rerun.run}: {summary.rows - rerun.carried} errored row(s) asked again, "
+            f"{rerun.carried} carried over", file=sys.stderr)
     say(render_summary(summary, result.manifest))
-    chosen = getattr(result.manifest, "selection", None)
+    chosen = result.manifest.selection.to_json()
     if chosen:
         say(f"selected: {describe_selection(chosen)}")
     print_row_warnings(result.run_dir, summary.rows)
@@ -251,7 +252,7 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
         lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
         if name in JUDGED_METRICS:
-            lines.append(f"{'':<20}  {judge_note((summary.model_extra or {}).get('judge'))}")
+            lines.append(f"{'':<20}  {judge_note(summary.judge)}")
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from chatbot.errors import InputError
 from chatbot.terminal import clock, printable, say
 
+from ..errors import InputError
 from ..sweep.dry import dry_run
 from ..sweep.leaderboard import WORSE, Leaderboard
 from ..sweep.leaderboard_files import leaderboard_text

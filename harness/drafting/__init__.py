@@ -1,18 +1,16 @@
-"""Drafting test cases from pages: select pages, ask the model, verify deterministically, let a human decide.
-
-See docs/drafting.md for the workflow and every check's definition.
+"""Drafting test cases from pages: select pages, ask the model, verify deterministically, let a human decide,
+export the accepted drafts as cases. See docs/drafting.md for the workflow and every check's definition.
 """
 
-from .decisions import Collection, decide, edit, export_csv, import_csv
-from .export import Export, to_case, to_cases
-from .pipeline import DraftRun, run_drafting
-from .records import Decision, Draft, Provenance, Reason, Verification, read_drafts, write_drafts
-from .report import DraftReport, build_report, render_report
-from .select import Selection, select_pages
-from .settings import DraftSettings
-from .verify import Limits, PageView, check_draft
+from chatbot.lazy import lazy_exports
 
-__all__ = ["Collection", "Decision", "Draft", "DraftReport", "DraftRun", "DraftSettings", "Export", "Limits",
-           "PageView", "Provenance", "Reason", "Selection", "Verification", "build_report",
-           "check_draft", "decide", "edit", "export_csv", "import_csv", "read_drafts", "render_report",
-           "run_drafting", "select_pages", "to_case", "to_cases", "write_drafts"]
+_WHERE: dict[str, tuple[str, ...]] = {
+    "pipeline": ("DraftRun", "run_drafting"),
+    "settings": ("DraftSettings",),
+    "records": ("Draft", "read_drafts", "write_drafts"),
+    "decisions": ("export_csv", "import_csv"),
+    "export": ("to_cases",),
+    "judging": ("judge_drafts",),
+    "agreement": ("draft_agreement_report",),
+}
+__all__, __getattr__ = lazy_exports("harness.drafting", _WHERE)

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from chatbot.errors import InputError
 from chatbot.text import fold
 
+from ..errors import InputError
 from ..inputs import csv_text, open_csv
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification

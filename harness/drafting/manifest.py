@@ -7,11 +7,11 @@ import json
 from pathlib import Path
 
 from chatbot import __version__
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 from chatbot.versions import software_versions
 
 from ..cases import manifest_beside
+from ..errors import InputError
 from .pipeline import DraftRun
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from chatbot.asking import Asker, Failed, ParsedReplies, PromptTemplate, sha256
 from chatbot.backends import connect
-from chatbot.errors import InputError, ModelServerError
+from chatbot.errors import ModelServerError
 from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
 from chatbot.model_server import ModelServer, ServerInfo, preflight
@@ -24,6 +24,7 @@ from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, Page, read_documents
 from chatbot.text import fold, normalize
 
+from ..errors import InputError
 from ..metrics import fact_found
 from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema

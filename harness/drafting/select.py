@@ -11,9 +11,10 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chatbot.errors import InputError
 from chatbot.pdfs import Document, Page
 from chatbot.text import normalize
+
+from ..errors import InputError
 
 
 @dataclass(frozen=True)

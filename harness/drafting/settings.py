@@ -9,22 +9,22 @@ from typing import Any
 from chatbot.answer import AnswerSettings
 from chatbot.asking import ChatOptions
 from chatbot.chunking import ChunkSettings
-from chatbot.errors import InputError
 from chatbot.index import EmbedSettings
-from chatbot.model_server import ClientSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
+from ..errors import InputError
 from ..inputs import check_values, read_toml
+from ..settings import ServerSettings
 from .verify import Limits
 
-_ANSWER, _CLIENT = AnswerSettings(), ClientSettings()
+_ANSWER = AnswerSettings()
 
 
 _LIMITS = Limits()
 
 
 @dataclass(frozen=True)
-class DraftSettings:
+class DraftSettings(ServerSettings):
     """Everything that decides what `rag-eval draft` writes."""
 
     docs: str = "sample_docs"
@@ -45,16 +45,7 @@ class DraftSettings:
     chunk_overlap: int = ChunkSettings.overlap_chars
     chat_model: str = DEFAULT_CHAT_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
-    host: str | None = None
-    hosts: tuple[str, ...] = ()  # several servers (`--host` more than once): pages are spread over them
-    workers: int = 1  # pages drafted at once, per server
-    backend: str = _CLIENT.backend  # ollama | openai: the API the chat server(s) speak
-    embed_host: str | None = None  # a separate embedding server (None: the chat server)
-    embed_backend: str | None = None  # its API (None: `backend`)
-    api_key_env: str | None = None  # the name of the variable holding the API key, never the key
-    timeout: float = _CLIENT.timeout_s
-    retries: int = _CLIENT.retries
-    backoff: float = _CLIENT.backoff_s
+    workers: int = 1  # pages drafted at once, per server (several servers: pages are spread over them)
     num_ctx: int = _ANSWER.num_ctx
     num_predict: int = _ANSWER.num_predict
     temperature: float = 0.0
@@ -76,20 +67,11 @@ class DraftSettings:
     def to_dict(self) -> dict:
         return asdict(self) | {"pages": list(self.pages), "hosts": list(self.hosts)}
 
-    def servers(self) -> tuple[str | None, ...]:
-        """The model servers, in order: `hosts`, else the one `host`."""
-        return self.hosts or (self.host,)
-
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
 
     def embedding(self) -> EmbedSettings:
         return EmbedSettings(self.embed_model)
-
-    def client(self) -> ClientSettings:
-        return ClientSettings(host=self.servers()[0], timeout_s=self.timeout, retries=self.retries,
-                              backoff_s=self.backoff, backend=self.backend, embed_host=self.embed_host,
-                              embed_backend=self.embed_backend, api_key_env=self.api_key_env)
 
     def chat(self) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]

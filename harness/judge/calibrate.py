@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from ..errors import InputError
 from ..judged import claim_key
 from ..records import Row
 from ..review.book import ReviewKey

@@ -158,7 +158,7 @@ def _record(run_dir: Path, reviews: Path, about: dict[str, Any], errors: list[Ju
     """The judge into the manifest and `judge.json` (with the error entries), then the run re-scored."""
     with RunLock(run_dir):
         manifest = read_manifest(run_dir)
-        write_json(run_dir / MANIFEST, manifest.to_json() | {"judge": about})
+        write_json(run_dir / MANIFEST, manifest.model_copy(update={"judge": about}).to_json())
         write_json(run_dir / JUDGE_FILE, about | {"chat_calls": asker.chat_calls, "from_cache": asker.from_cache,
                                                   "errors": [asdict(e) for e in errors]})
     return apply_to_run(run_dir, read_reviews(reviews))

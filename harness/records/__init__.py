@@ -36,12 +36,29 @@ from .row import (
     Status,
     Verdict,
 )
-from .run_files import ClaimCounts, CollectionRecord, Manifest, MetricSummary, RunSettingsRecord, Summary, SystemRecord
+from .run_files import (
+    MANIFEST_FORMAT,
+    ClaimCounts,
+    CollectionRecord,
+    JudgeRecord,
+    JudgeSummary,
+    Manifest,
+    MetricSummary,
+    PromptTemplateRecord,
+    RerunRecord,
+    RescoredFromRecord,
+    RunSettingsRecord,
+    SelectionRecord,
+    Summary,
+    SystemRecord,
+    VersionsRecord,
+)
 from .schemas import published_schemas
 
-__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "STATUSES", "VERDICTS", "AnswerRecord", "Citation", "CitationResult",
-           "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord", "EvidenceItem",
-           "Expected", "FactResult", "JudgeVerdict", "JudgedClaim", "Manifest", "MetricSummary", "Passage",
-           "QuoteStatus", "QuoteValidation", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord",
-           "Score", "Status", "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "field_problem",
-           "in_bulk", "published_schemas"]
+__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "STATUSES", "VERDICTS", "AnswerRecord", "Citation",
+           "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
+           "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
+           "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus", "QuoteValidation",
+           "RerunRecord", "RescoredFromRecord", "RetrievedPassage", "ReviewerVerdict", "Row", "RunSettingsRecord",
+           "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict",
+           "VersionsRecord", "field_problem", "in_bulk", "published_schemas"]

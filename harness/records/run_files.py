@@ -1,4 +1,11 @@
-"""A run directory's files besides the rows: summary.json and manifest.json (with its typed sections)."""
+"""A run directory's files besides the rows: summary.json and manifest.json, every section typed.
+
+Both refuse keys they do not know. The manifest carries a format version (`format`, `MANIFEST_FORMAT`): a file
+without one was written before format versions (format 1) and reads with today's sections, its unknown keys named
+and left out by the reader (`harness.runs.read_manifest`); a newer format than this code knows is refused. Three
+sections stay open, because what fills them is not ours to close: `settings` (every run setting, more in later
+versions), `system` (a plug-in's own `describe()`) and `collection`; the keys the harness reads in them are typed.
+"""
 
 from __future__ import annotations
 
@@ -29,10 +36,23 @@ class MetricSummary(_Record):
     errored: int
 
 
+class JudgeSummary(_Record):
+    """A summary's `judge`: how far the judge whose verdicts fill the judged metrics agrees with people."""
+
+    reviewer: str
+    shared_claims: int = Field(description="claims both a person (settled) and the judge rated")
+    measured: bool = Field(description="at least MIN_SHARED shared claims (harness/judged.py)")
+    kappa: float | None
+    interval: tuple[float | None, float | None]
+    interval_note: str | None = None
+    percent_agreement: float | None
+    text: str = Field(description="the line every view shows beside judged metrics")
+
+
 class Summary(BaseModel):
     """summary.json. `na_as_pass`: not-applicable values were counted as 1.0 in the means."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="forbid")
     rows: int
     errored: int
     passes: int = 0
@@ -46,14 +66,16 @@ class Summary(BaseModel):
     by_origin: dict[str, dict[str, MetricSummary]] | None = Field(
         default=None, description="per origin (hand-written, drafted), when a run has both: the same metrics "
                                   "over each group, since the model that drafted a case may be the one answering")
+    judge: JudgeSummary | None = Field(default=None, description="when a judge rated the answers")
 
     def mean(self, metric: str) -> float | None:
         found = self.metrics.get(metric)
         return found.mean if found else None
 
     def to_json(self) -> dict[str, Any]:
-        # repeat_stability is absent unless a case was repeated; a metric's null mean stays, so the file reads back
-        return self.model_dump(mode="json", exclude={"repeat_stability"} if self.repeat_stability is None else None)
+        # repeat_stability and judge are absent unless a case was repeated or judged; a metric's null mean stays
+        absent = {k for k in ("repeat_stability", "judge") if getattr(self, k) is None}
+        return self.model_dump(mode="json", exclude=absent or None)
 
 
 class _Section(BaseModel):
@@ -64,11 +86,79 @@ class _Section(BaseModel):
 
     @model_serializer(mode="wrap")
     def _as_given(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        given = self.model_fields_set | set(self.model_extra or {})
+        fields = type(self).model_fields
+        given = {(fields[n].alias if n in fields else None) or n for n in self.model_fields_set}  # extras too
         return {k: v for k, v in handler(self).items() if k in given}
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        return self.model_dump(mode="json", by_alias=True)
+
+
+class _Closed(_Section):
+    """A section whose every key is typed: an unknown key is refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class VersionsRecord(_Closed):
+    """The `versions` section: the software that wrote the run (page text depends on pypdf's version)."""
+
+    pdf_rag_eval: str | None = None
+    python: str | None = None
+    pypdf: str | None = None
+
+
+class PromptTemplateRecord(_Closed):
+    """The `prompt_template` section of a system that answers with `--prompt`: the template file and its hash."""
+
+    source: str
+    sha256: str
+
+
+class SelectionRecord(_Closed):
+    """The `selection` section: the subset of the cases the run answered (`harness/cases.py`); empty for all."""
+
+    only_tag: tuple[str, ...] | None = None
+    only_ids: str | None = None
+    ids_sha256: str | None = Field(default=None, description="SHA-256 of the sorted ids --only-ids named")
+    limit: int | None = None
+    sample: int | None = None
+    seed: int | None = None
+    selected: int | None = Field(default=None, description="cases selected")
+    of: int | None = Field(default=None, description="cases in the file")
+
+    def criteria(self) -> dict[str, Any]:
+        """What chose the cases (no counts): two runs compare only when theirs are equal."""
+        return {k: v for k, v in self.to_json().items() if k not in ("selected", "of")}
+
+
+class JudgeRecord(_Closed):
+    """The `judge` section: the judge whose verdicts the run's judged metrics use. `rag-eval judge` writes every
+    key; a run that found a judge's reviews in the reviews file writes `reviewer` and `from`."""
+
+    reviewer: str
+    origin: str | None = Field(default=None, alias="from", description="where the run found it (reviews file)")
+    model: str | None = None
+    digest: str | None = None
+    prompt_sha256: str | None = None
+    prompt: str | None = Field(default=None, description="the template: bundled path or --prompt file")
+    host: str | None = None
+    options: dict[str, Any] | None = None
+    judged_at: str | None = None
+
+
+class RerunRecord(_Closed):
+    """The `rerun_of` section of `rag-eval run --rerun-failed`: the run whose errored cases were asked again."""
+
+    run: str
+    carried: int = Field(description="rows carried over unchanged")
+
+
+class RescoredFromRecord(_Closed):
+    """The `rescored_from` section of `rag-eval rescore`: the run whose stored outputs were scored again."""
+
+    run_id: str
+    path: str | None = None
 
 
 class RunSettingsRecord(_Section):
@@ -122,13 +212,16 @@ class CollectionRecord(_Section):
                                                                                       "a text layer")
 
 
+MANIFEST_FORMAT = 2  # 1: written before format versions (no `format` key); 2: every section typed
+_OPTIONAL = ("versions", "prompt_template", "judge", "rerun_of", "rescored_from", "resumed_at")  # absent when None
+
+
 class Manifest(BaseModel):
     """manifest.json: what produced the rows, so every number can be traced to settings and input hashes.
-    Sections a system does not have are absent; extra sections (e.g. `rescored_from`) are kept. Extra sections a
-    run writes: `versions` (pdf_rag_eval, python, pypdf: page text depends on pypdf) and `selection` (a subset of
-    the cases, harness/cases.py); runs written before them lack them and load unchanged."""
+    Sections a run does not have are absent (a system without a prompt template, a run nobody judged)."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="forbid")
+    format: int = Field(default=1, description="1: no `format` key (before format versions)")
     run_id: str
     status: Literal["complete", "incomplete"] = "incomplete"
     started_at: str | None = None
@@ -141,6 +234,13 @@ class Manifest(BaseModel):
     collection: CollectionRecord = Field(default_factory=CollectionRecord)
     inputs: dict[str, Any] = Field(default_factory=dict)
     metrics: list[str] = Field(default_factory=list)
+    versions: VersionsRecord | None = None
+    prompt_template: PromptTemplateRecord | None = None
+    selection: SelectionRecord = Field(default_factory=SelectionRecord)
+    judge: JudgeRecord | None = None
+    rerun_of: RerunRecord | None = None
+    rescored_from: RescoredFromRecord | None = None
+    resumed_at: tuple[str, ...] | None = Field(default=None, description="UTC times of each --resume")
 
     @property
     def ks(self) -> list[int]:
@@ -151,13 +251,19 @@ class Manifest(BaseModel):
         return [int(n.split("@")[1]) for n in self.metrics if n.startswith("hit@")]
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Manifest:
-        """A copy with `update`; a section given as a dict (as before the sections were typed) becomes its record,
-        since pydantic's `model_copy` does not validate."""
-        sections: dict[str, type[_Section]] = {"settings": RunSettingsRecord, "system": SystemRecord,
-                                               "collection": CollectionRecord}
-        typed = {k: sections[k].model_validate(v) if k in sections and isinstance(v, Mapping) else v
+        """A copy with `update`; a section given as a dict becomes its record, since pydantic's `model_copy` does
+        not validate."""
+        typed = {k: _SECTIONS[k].model_validate(v) if k in _SECTIONS and isinstance(v, Mapping) else v
                  for k, v in (update or {}).items()}
         return super().model_copy(update=typed, deep=deep)
 
     def to_json(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        absent = {k for k in _OPTIONAL if getattr(self, k) is None} | ({"format"} if self.format == 1 else set())
+        absent |= {"selection"} - self.model_fields_set  # older runs had none: read as all cases, written as read
+        return self.model_dump(mode="json", by_alias=True, exclude=absent)
+
+
+_SECTIONS: dict[str, type[_Section]] = {
+    "settings": RunSettingsRecord, "system": SystemRecord, "collection": CollectionRecord,
+    "versions": VersionsRecord, "prompt_template": PromptTemplateRecord, "selection": SelectionRecord,
+    "judge": JudgeRecord, "rerun_of": RerunRecord, "rescored_from": RescoredFromRecord}

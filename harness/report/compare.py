@@ -26,9 +26,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from chatbot.errors import InputError
-
 from ..cases import refuse_other_selections
+from ..errors import InputError
 from ..judged import judge_agreement, judge_measured, judged_passed
 from ..metrics import higher_is_better
 from ..records import Row
@@ -101,6 +100,7 @@ class Comparison:
     errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
     # {"a": the judge's agreement (summary form) or None, "b": ..., "judged_passed": {"a": bool, "b": bool}}
     judge: dict = field(default_factory=dict)
+    notes: tuple[str, ...] = ()  # what the readers of the two runs' manifests said (an older format, say)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
@@ -119,7 +119,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
     if judged:
         switched = {"a": judge_measured(a.rows), "b": judge_measured(b.rows)}
         a, b = replace(a, rows=tuple(judged_passed(a.rows))), replace(b, rows=tuple(judged_passed(b.rows)))
-    result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
+    result = replace(compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples,
+                                  primary=primary), notes=a.notes + b.notes)
     return replace(result, judge=result.judge | {"judged_passed": switched}) if judged else result
 
 

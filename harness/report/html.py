@@ -182,7 +182,7 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
                             else "0 / 0 / 0" for s in summaries)
         out.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
         if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
-            notes = "; ".join(f"{label}: {esc(judge_note((s.model_extra or {}).get('judge')))}"
+            notes = "; ".join(f"{label}: {esc(judge_note(s.judge))}"
                               for label, s in zip("AB", summaries))
             out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
     return "".join(out) + "</table>"

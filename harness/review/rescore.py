@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.errors import InputError
 from chatbot.text import normalize
 
 from ..cases import Case, load_cases
+from ..errors import InputError
 from ..judged import judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import score_row
@@ -31,7 +31,7 @@ from ..runs import (
 )
 from ..summary import summarize
 
-__all__ = ["RescoreResult", "rescore_row", "rescore_run"]
+__all__ = ["RescoreResult", "rescore_run"]
 
 
 @dataclass(frozen=True)
@@ -44,11 +44,6 @@ class RescoreResult:
     unanswered_cases: tuple[str, ...]
 
 
-def rescore_row(row: Row, case: Case, ks: list[int]) -> Row:
-    """`row` scored against `case` from its stored outputs; the human review is carried over."""
-    return score_row(row, case, ks)
-
-
 def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path | None = None,
                 label: str | None = None, argv: list[str] | None = None) -> RescoreResult:
     """Write a rescored copy of `run_dir` into a new run directory under `out` (default: beside the source).
@@ -58,7 +53,7 @@ def rescore_run(run_dir: str | Path, cases_path: str | Path, *, out: str | Path 
     cases = {c.id: c for c in load_cases(cases_path)}
     _check(rows, cases, cases_path, manifest)
     ks = manifest.ks
-    new_rows = [rescore_row(r, cases[r.case_id], ks) for r in rows]
+    new_rows = [score_row(r, cases[r.case_id], ks) for r in rows]  # the review is carried over
     if manifest.settings.to_json().get("judged_passed"):  # as the source run did, once its judge is measured
         new_rows = judged_passed(new_rows)
     target = new_run_dir(out if out is not None else source.parent,

@@ -196,8 +196,7 @@ def _apply_to_run(run_dir: Path, reviews: ReviewBook | Mapping[object, Review]) 
 def run_judge(manifest: Manifest) -> str | None:
     """The judge whose verdicts a run's judged metrics use: the reviewer `rag-eval judge` recorded in the
     manifest (None before any judging)."""
-    judge = (manifest.model_extra or {}).get("judge")
-    return judge.get("reviewer") if isinstance(judge, dict) else None
+    return manifest.judge.reviewer if manifest.judge else None
 
 
 def sentence_split(text: str) -> list[str]:

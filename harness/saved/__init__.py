@@ -1,2 +1,12 @@
-"""Saved outputs of any system: their layouts (CSV / JSONL), scoring them, and a run's record/replay files.
+"""Saved outputs of any system: their layouts (CSV / JSONL), scoring them (`rag-eval score`), and a run's
+outputs written in that layout.
 """
+
+from chatbot.lazy import lazy_exports
+
+_WHERE: dict[str, tuple[str, ...]] = {
+    "layout": ("load_saved",),
+    "score": ("score_saved",),
+    "replay": ("write_replay",),
+}
+__all__, __getattr__ = lazy_exports("harness.saved", _WHERE)

@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError
-
+from ..errors import InputError
 from ..records import in_bulk
 from .lines import Problems, Reading
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case

@@ -26,8 +26,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
-from chatbot.errors import InputError
-
+from ..errors import InputError
 from ..inputs import NotText, decode_sheet, delimiter_problem
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim
 

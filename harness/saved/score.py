@@ -26,7 +26,18 @@ from chatbot.versions import software_versions
 from ..cases import Case, Evidence
 from ..chart import fmt, svg_bars
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
-from ..records import Citation, ClaimRecord, Manifest, Passage, Row, Summary, SystemAnswer, in_bulk
+from ..records import (
+    MANIFEST_FORMAT,
+    Citation,
+    ClaimRecord,
+    Manifest,
+    Passage,
+    Row,
+    Summary,
+    SystemAnswer,
+    VersionsRecord,
+    in_bulk,
+)
 from ..rows import Judging, build_row
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
@@ -181,8 +192,9 @@ class _Sampler:
 
 
 def _manifest(files: Sequence[InputFile], chunks: int, k: int, na_as_pass: bool) -> Manifest:
-    return Manifest(run_id="", status="incomplete", started_at=utc_now(), ended_at=utc_now(),
-                    package_version=__version__, versions=software_versions(),
+    return Manifest(format=MANIFEST_FORMAT, run_id="", status="incomplete", started_at=utc_now(),
+                    ended_at=utc_now(), package_version=__version__,
+                    versions=VersionsRecord.model_validate(software_versions()),
                     settings={"k": list(KS), "lexical_k": k, "na_as_pass": na_as_pass},
                     system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
                     inputs={"saved": [f.to_json() for f in files]}, metrics=metric_names(KS),

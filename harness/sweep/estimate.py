@@ -12,9 +12,9 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.errors import InputError
 from chatbot.terminal import clock
 
+from ..errors import InputError
 from ..runs import MANIFEST, read_json, read_rows
 
 DEFAULT_SECONDS_PER_CALL = 15.0  # an assumption (a 4B model answering with thinking on one GPU), not a measurement

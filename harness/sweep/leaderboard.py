@@ -27,8 +27,7 @@ from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 
-from chatbot.errors import InputError
-
+from ..errors import InputError
 from ..stats.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.paired import holm, mean_interval, paired_stats
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from chatbot.errors import InputError
 from chatbot.store import atomic_write_text
 
+from ..errors import InputError
 from ..report.markup import md
 from .leaderboard import Entry, Leaderboard, Selection
 

@@ -33,8 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError
-
+from ..errors import InputError
 from ..metrics import metric_names
 from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config
 from ..stats.defaults import DEFAULT_PRIMARY

@@ -32,12 +32,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chatbot.errors import InputError
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..errors import RunStopped, SweepStopped
+from ..errors import InputError, RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judged import judge_agreement, judge_note
 from ..metrics import JUDGED_METRICS, higher_is_better

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
-from chatbot.errors import InputError
-
+from ..errors import InputError
 from .chatbot import ChatbotSystem
 from .http import HttpSystem
 from .interface import System, SystemContext, Traits, traits_of

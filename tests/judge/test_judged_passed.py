@@ -58,7 +58,7 @@ def test_a_later_run_picks_up_the_judge_for_unchanged_answers(bundle_run, server
     assert judge(bundle_run, server) == 0
     again = run_evaluation(RunSettings(system="offline", out=str(tmp_path / "runs"), label="again",
                                        cases=read_manifest(bundle_run).settings.to_json()["cases"])).run_dir
-    assert read_manifest(again).model_extra["judge"] == {"reviewer": JUDGE, "from": "reviews file"}
+    assert read_manifest(again).judge.to_json() == {"reviewer": JUDGE, "from": "reviews file"}
     judged = [r for r in read_rows(again) if r.judged_claims]
     assert judged and all(r.metrics["claims_supported"] is None for r in judged)
     assert read_manifest(again).settings.to_json()["judged_passed"] is False

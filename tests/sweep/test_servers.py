@@ -146,7 +146,7 @@ def test_a_killed_sweep_resumes_to_the_same_leaderboard(server, tmp_path):
         assert (sweep_dir / name / "rows.jsonl").read_bytes().startswith(saved[name])  # saved rows untouched
         assert [r.case_id for r in read_rows(sweep_dir / name)] == [r.case_id for r in read_rows(full / name)]
     assert len(server.chat_bodies()) - chats_before <= 42 - rows_saved  # only the missing cases were asked
-    assert read_manifest(second).model_extra.get("resumed_at")
+    assert read_manifest(second).resumed_at
     resumed = json.loads((sweep_dir / "leaderboard.json").read_text())
     uninterrupted = json.loads((full / "leaderboard.json").read_text())
     assert _strip_latency(resumed) == _strip_latency(uninterrupted)
