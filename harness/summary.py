@@ -15,22 +15,32 @@ from .cases import ORIGINS, origin
 from .judged import judge_agreement
 from .records import ClaimCounts, MetricSummary, Row, Summary
 
-__all__ = ["Summarizer", "errored_value", "metric_values", "per_case_means", "summarize"]
+__all__ = ["Summarizer", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize"]
 
 _FOLD = 16_384  # rows whose values are held before they are added to the running sums
 
 
 def summarize(rows: Iterable[Row], metric_names: Iterable[str], collection: dict, *,
-              na_as_pass: bool = False, repeats: bool = True) -> Summary:
+              na_as_pass: bool = False, stability: bool = True) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
     rated the answers, `judge` holds its agreement with people (`harness/judged.py`). One pass over `rows`;
-    `repeats=False` promises that no case has a second row (see `Summarizer`)."""
-    summarizer = Summarizer(metric_names, na_as_pass=na_as_pass, repeats=repeats)
+    `stability=False` leaves out the repeat stability (see `Summarizer`)."""
+    summarizer = Summarizer(metric_names, na_as_pass=na_as_pass, stability=stability)
     for row in rows:
         summarizer.add(row)
     return summarizer.summary(collection)
+
+
+def metric_summaries(rows: Iterable[Row], metric_names: Sequence[str], *,
+                     na_as_pass: bool = False) -> dict[str, MetricSummary]:
+    """Each metric's mean over the unerrored rows where it applies, with its counts: a summary's `metrics` alone
+    (the same sums), for views that show only those (the report's breakdown by tag and document)."""
+    means = _Means(list(dict.fromkeys(metric_names)))
+    for row in rows:
+        means.add(row)
+    return means.summaries(na_as_pass=na_as_pass)
 
 
 class _Means:
@@ -87,14 +97,14 @@ class Summarizer:
     """A run's summary, accumulated one row at a time in any order; `summary()` gives the `Summary`.
 
     What it keeps is bounded by the metrics and origins, not by the rows, except for two things a summary needs
-    per case or per answer: with `repeats` (the default) each case's verdicts, to count cases whose repeats
-    disagree; and the rows a judge rated (only those), for the judge's agreement with people. `repeats=False`
-    promises that no case has a second row (saved outputs): nothing is kept per case, and a row with `repeat > 0`
-    is a ValueError."""
+    per case or per answer: with `stability` (the default) each case's verdicts, to count cases whose repeats
+    disagree (`repeat_stability`); and the rows a judge rated (only those), for the judge's agreement with people.
+    `stability=False` keeps nothing per case and leaves `repeat_stability` out: for rows that never repeat a
+    case (saved outputs) or a view that does not show it (the report)."""
 
-    def __init__(self, metric_names: Iterable[str], *, na_as_pass: bool = False, repeats: bool = True):
+    def __init__(self, metric_names: Iterable[str], *, na_as_pass: bool = False, stability: bool = True):
         self.names = list(dict.fromkeys(metric_names))
-        self.na_as_pass, self.repeats = na_as_pass, repeats
+        self.na_as_pass, self.stability = na_as_pass, stability
         self._all = _Means(self.names)
         self._origin: str | None = None  # while every row so far has one origin, the run's means are its means
         self._by_origin: dict[str, _Means] | None = None
@@ -128,13 +138,11 @@ class Summarizer:
                 self._claims["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
         if row.judged_claims is not None:
             self._judged.append(row)
-        self._repeated = self._repeated or row.repeat > 0
-        if self.repeats:
+        if self.stability:
+            self._repeated = self._repeated or row.repeat > 0
             # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
             verdict = tuple("error" if row.error is not None else row.metrics.get(n) for n in self.names)
             self._verdicts.setdefault(row.case_id, []).append(verdict)
-        elif row.repeat > 0:
-            raise ValueError(f"row {row.case_id!r} repeat {row.repeat}: this summary was told no case repeats")
 
     def summary(self, collection: dict) -> Summary:
         metrics = self._all.summaries(na_as_pass=self.na_as_pass)

@@ -76,15 +76,19 @@ def test_folding_blocks_keeps_the_digits(monkeypatch):
         _check(rows, summarize(rows, NAMES, {}, na_as_pass=na_as_pass), na_as_pass)
 
 
-def test_one_origin_has_no_breakdown_and_no_repeats_has_no_stability():
+def test_one_origin_has_no_breakdown_and_no_repeats_no_stability():
     rows = [r.model_copy(update={"tags": ()}) for r in _rows(50, repeats=False)]
-    got = summarize(rows, NAMES, {}, repeats=False)
+    got = summarize(rows, NAMES, {})
     assert got.by_origin is None and got.repeat_stability is None
     _check(rows, got, False)
 
 
-def test_a_summary_told_no_case_repeats_refuses_a_repeat():
-    summarizer = Summarizer(NAMES, repeats=False)
-    summarizer.add(make_row("x", {"a": 1.0}))
-    with pytest.raises(ValueError, match="repeat 1"):
-        summarizer.add(make_row("x", {"a": 1.0}, repeat=1))
+def test_without_stability_nothing_is_kept_per_case_and_the_means_are_the_same():
+    rows = _rows(200)
+    summarizer = Summarizer(NAMES, stability=False)
+    for row in rows:
+        summarizer.add(row)
+    got = summarizer.summary({})
+    assert got.repeat_stability is None and summarizer._verdicts == {}
+    assert got.model_copy(update={"repeat_stability": None}) == summarize(rows, NAMES, {}).model_copy(
+        update={"repeat_stability": None})

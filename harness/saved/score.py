@@ -131,7 +131,7 @@ def _in_memory(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: 
                has_claims: bool, files: Sequence[InputFile], k: int, na_as_pass: bool) -> ScoreResult:
     rows = tuple(score_rows(cases, chunks, has_claims=has_claims, k=k))
     manifest = _manifest(files, len(chunks), k, na_as_pass)
-    summary = summarize(rows, manifest.metrics, manifest.collection.to_json(), na_as_pass=na_as_pass, repeats=False)
+    summary = summarize(rows, manifest.metrics, manifest.collection.to_json(), na_as_pass=na_as_pass, stability=False)
     return ScoreResult(rows, summary, manifest, _warnings(has_claims))
 
 
@@ -157,7 +157,7 @@ def _write(rows: Iterable[Row], manifest: Manifest, out: str | Path, label: str 
     run_dir = new_run_dir(out, label or "score")
     manifest = manifest.model_copy(update={"run_id": run_dir.name})
     write_json(run_dir / MANIFEST, manifest.to_json())  # status incomplete until the last row is in
-    summarizer = Summarizer(manifest.metrics, na_as_pass=na_as_pass, repeats=False)
+    summarizer = Summarizer(manifest.metrics, na_as_pass=na_as_pass, stability=False)
     failed, lexical = _Sampler(FAILED_SHOWN), _Sampler(LEXICAL_SHOWN)
     with atomic_writer(run_dir / ROWS) as fh:
         for row in rows:
