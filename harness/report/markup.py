@@ -20,7 +20,7 @@ __all__ = ["CSP_META", "LIST_LIMIT", "WRAP_CSS", "attr", "esc", "md"]
 CSP_META = ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\">")
 WRAP_CSS = "td,th,li,p,div,summary,code{overflow-wrap:anywhere}bdi{unicode-bidi:isolate}"
-LIST_LIMIT = 500  # items per list of a report: cases of a contents group or a case table, groups of a breakdown
+LIST_LIMIT = 200  # items per list of a report: cases of a contents group or a case table, groups of a breakdown
 
 # Hebrew, Arabic, Syriac, Thaana, NKo, ... (U+0590-U+08FF), RTL presentation forms, the RTL supplementary blocks,
 # and the bidi controls (marks, embeddings, overrides, isolates).
