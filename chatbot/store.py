@@ -75,16 +75,31 @@ def _message(path: Path, what: str) -> str:
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write to a new temporary file beside `path`, fsync, then rename over it (a link at `path` is replaced,
     never followed)."""
+    with atomic_writer(path) as fh:
+        fh.write(text)
+
+
+@contextmanager
+def atomic_writer(path: str | Path, *, buffer_bytes: int = 1 << 20) -> Iterator[IO[str]]:
+    """A UTF-8 text file that takes `path`'s place when the block ends: written as it comes (in `buffer_bytes`
+    batches) to a new temporary file beside `path`, fsynced and renamed over it; removed if the block raises, so
+    `path` is the old file or the whole new one, never a part (a link at `path` is replaced, never followed)."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         os.unlink(tmp)  # a leftover of a killed process with this pid, or a planted link: never write through it
     except FileNotFoundError:
         pass
-    with open_regular(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    fh = open_regular(tmp, "w", encoding="utf-8", buffering=buffer_bytes)
+    try:
+        yield fh
         fh.flush()
         os.fsync(fh.fileno())
+    except BaseException:
+        fh.close()
+        tmp.unlink(missing_ok=True)
+        raise
+    fh.close()
     os.replace(tmp, path)
 
 @contextmanager
