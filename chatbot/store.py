@@ -83,6 +83,21 @@ def atomic_write_text(path: str | Path, text: str, *, below: str | Path | None =
     atomic_write_bytes(path, text.encode("utf-8"), below=below)
 
 
+@contextmanager
+def atomic_writer(path: str | Path, *, buffer_bytes: int = 1 << 20) -> Iterator[IO[str]]:
+    """A UTF-8 text file that takes `path`'s place when the block ends: written as it comes (in `buffer_bytes`
+    batches) to a new temporary file beside `path`, fsynced and renamed over it; removed if the block raises, so
+    `path` is the old file or the whole new one, never a part (a link at `path` is replaced, never followed)."""
+    path = Path(path)
+    folder = open_folder(path.parent)
+    try:
+        _sweep_quietly(folder, path.name)
+        with _replacing(folder, path.name, "w", encoding="utf-8", buffering=buffer_bytes) as fh:
+            yield fh
+    finally:
+        os.close(folder)
+
+
 def atomic_write_bytes(path: str | Path, data: bytes, *, below: str | Path | None = None) -> None:
     """Write to a new temporary file beside `path` (`.<name>.<pid>.tmp`), fsync, then rename over it: a kill leaves
     the old file or the new one, and on any failure (a full disk, Ctrl-C) the temporary file is removed, never left
@@ -163,6 +178,14 @@ def _open_at(folder: int, name: str, flags: int, path: Path, mode: int = 0o644) 
 
 
 def _write_at(folder: int, name: str, data: bytes) -> None:
+    with _replacing(folder, name, "wb") as fh:
+        fh.write(data)
+
+
+@contextmanager
+def _replacing(folder: int, name: str, mode: str, **kwargs: Any) -> Iterator[IO[Any]]:
+    """A new temporary file `.<name>.<pid>.tmp` in `folder`, renamed over `name` when the block ends (after an
+    fsync); on any failure it is removed, never left empty."""
     tmp = f".{name}.{os.getpid()}.tmp"
     try:
         os.unlink(tmp, dir_fd=folder)  # a leftover of a killed process with this pid, or a planted link
@@ -170,8 +193,8 @@ def _write_at(folder: int, name: str, data: bytes) -> None:
         pass
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=folder)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, mode, **kwargs) as fh:
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)

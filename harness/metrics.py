@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from functools import cached_property, lru_cache
-from typing import Callable, Sequence
+from functools import lru_cache
+from typing import Any, Callable, Generic, Sequence, TypeVar, overload
 
 from chatbot.text import fold
 
@@ -29,6 +29,29 @@ class Retrieved:
     rank: int
     page_id: str
     text: str
+
+
+_T = TypeVar("_T")
+
+
+class _once(Generic[_T]):  # noqa: N801 - used as a decorator, like the property it stands for
+    """`functools.cached_property` without its lock: Python 3.11 takes one on every first read, a cost per
+    case and property that showed in `rag-eval score` profiles. The value lands in the instance's `__dict__`."""
+
+    def __init__(self, fn: Callable[[Any], _T]) -> None:
+        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _once[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> _T | _once[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.fn(obj)
+        return value
 
 
 @dataclass(frozen=True)
@@ -56,14 +79,26 @@ class Observation:
     judged_claims: tuple[bool, ...] | None = None
     broken: bool = False
 
-    @cached_property
+    @_once
     def first_ranks(self) -> tuple[int | None, ...]:
         """Per evidence item, the rank of the first relevant retrieved passage (None: not retrieved)."""
-        return tuple(first_rank(self.retrieved, e) for e in self.evidence)
+        ordered = sorted(self.retrieved, key=_rank)
+        return tuple(next((r.rank for r in ordered if covers(r, e)), None) for e in self.evidence)
 
-    @cached_property
+    @_once
+    def found_ranks(self) -> tuple[int, ...]:
+        """The first ranks of the evidence items that were retrieved, best first."""
+        return tuple(sorted(r for r in self.first_ranks if r is not None))
+
+    @_once
     def folded_answer(self) -> str:
         return fold(self.answer)
+
+    @_once
+    def facts_found(self) -> tuple[bool, ...]:
+        """Per labelled fact, whether the answer holds it (`found_in`): one search per fact and case, shared by
+        the metrics that read facts and the row's fact results."""
+        return tuple(found_in(self.folded_answer, f) for f in self.facts)
 
 
 # ---------------------------------------------------------------- the shared rules
@@ -87,7 +122,11 @@ def page_of(source_id: str) -> str:
 
 def first_rank(retrieved: Sequence[Retrieved], evidence: Evidence) -> int | None:
     """Rank of the first retrieved passage relevant to one evidence item, or None."""
-    return next((r.rank for r in sorted(retrieved, key=lambda r: r.rank) if covers(r, evidence)), None)
+    return next((r.rank for r in sorted(retrieved, key=_rank) if covers(r, evidence)), None)
+
+
+def _rank(item: Retrieved) -> int:
+    return item.rank
 
 
 # Digits joined by these (thousands or decimal separators, thin and narrow no-break spaces) are one number:
@@ -149,14 +188,14 @@ def hit_at_k(o: Observation, k: int) -> float | None:
     """Hit@k: 1.0 if any of the top k passages is relevant to any evidence item, else 0.0; None without evidence."""
     if not o.evidence:
         return None
-    return float(any(r is not None and r <= k for r in o.first_ranks))
+    return float(bool(o.found_ranks) and o.found_ranks[0] <= k)
 
 
 def recall_at_k(o: Observation, k: int) -> float | None:
     """Recall@k: share of evidence items covered by one of the top k passages; None without evidence."""
     if not o.evidence:
         return None
-    return sum(r is not None and r <= k for r in o.first_ranks) / len(o.evidence)
+    return sum(1 for r in o.found_ranks if r <= k) / len(o.evidence)
 
 
 def reciprocal_rank(o: Observation, k: int | None = None) -> float | None:
@@ -164,8 +203,7 @@ def reciprocal_rank(o: Observation, k: int | None = None) -> float | None:
     none is; None without evidence."""
     if not o.evidence:
         return None
-    ranks = [r for r in o.first_ranks if r is not None]
-    return 1.0 / min(ranks) if ranks else 0.0
+    return 1.0 / o.found_ranks[0] if o.found_ranks else 0.0
 
 
 def retrieval_recall(o: Observation, k: int | None = None) -> float | None:
@@ -185,7 +223,7 @@ def key_point_coverage(o: Observation, k: int | None = None) -> float | None:
     """Share of required points (facts) found in the answer, whatever the abstain label; None without any."""
     if not o.facts:
         return None
-    return sum(found_in(o.folded_answer, f) for f in o.facts) / len(o.facts)
+    return sum(o.facts_found) / len(o.facts)
 
 
 def behaviour(o: Observation, k: int | None = None) -> float:
@@ -241,7 +279,7 @@ def claim_support_judged(o: Observation, k: int | None = None) -> float | None:
 
 
 def _judged(o: Observation) -> Observation:
-    return replace(o, claims=o.judged_claims)
+    return o if o.judged_claims == o.claims else replace(o, claims=o.judged_claims)
 
 
 # ---------------------------------------------------------------- the registry
@@ -341,14 +379,17 @@ def higher_is_better(name: str) -> bool:
 
 def compute(o: Observation, ks: Sequence[int]) -> dict[str, float | None]:
     """Every registered metric of one case, and `passed`."""
-    values: dict[str, float | None] = {}
-    for spec in REGISTRY.values():
-        if spec.at_k:
-            values.update({f"{spec.family}@{k}": spec.fn(o, k) for k in ks})
-        else:
-            values[spec.family] = spec.fn(o, 0)
+    values: dict[str, float | None] = {name: fn(o, k) for name, fn, k in _plan(tuple(ks))}
     values["passed"] = passed_of(values)
     return values
+
+
+@lru_cache(maxsize=64)
+def _plan(ks: tuple[int, ...]) -> tuple[tuple[str, Callable[[Observation, int], float | None], int], ...]:
+    """(metric name, function, k) for every registered metric at these ks, in `metric_names` order."""
+    return tuple(item for spec in REGISTRY.values()
+                 for item in ([(f"{spec.family}@{k}", spec.fn, k) for k in ks] if spec.at_k
+                              else [(spec.family, spec.fn, 0)]))
 
 
 def passed_of(values: dict[str, float | None], *, judged: bool = False) -> float:

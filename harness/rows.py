@@ -61,8 +61,7 @@ class Judging:
 def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms: float, repeat: int = 0,
               host: str | None = None, warnings: Sequence[str] = (),
               claims: Sequence[ClaimRecord] | None = None) -> Row:
-    """The row of one case. An answer with an error still gets a row, whose metrics are all null.
-    The RowWriter validates every row again, from its JSON, before it is written."""
+    """The row of one case. An answer with an error still gets a row, whose metrics are all null."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = [(p.source_id, p.text) for p in answer.retrieved]
     citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
@@ -87,11 +86,13 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
 
 
 def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:
-    """The row of `result`, validated as the RowWriter will; anything that fails while building or validating it
-    makes it an error row instead (the run goes on, and a resume does not stop at this case again)."""
+    """The row of `result`, built (every record validated as it is made) and serialized as the RowWriter will;
+    anything that fails while building or serializing it (a lone surrogate, NaN, an object JSON cannot hold) makes
+    it an error row instead (the run goes on, and a resume does not stop at this case again). What was built and
+    serialized is not parsed back: the records' own checks ran as they were made."""
     try:
         row = build_row(case, result, judging, **where)
-        Row.model_validate_json(row.line())
+        row.line()
         return row
     except Exception as exc:  # whatever a system's output breaks here is that case's failure alone
         cause = f"{type(exc).__name__}: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
@@ -124,7 +125,7 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
-    facts = tuple(FactResult(fact=f, found=m.found_in(obs.folded_answer, f)) for f in case.facts)
+    facts = tuple(FactResult(fact=f, found=found) for f, found in zip(case.facts, obs.facts_found))
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
         "fact_results": facts,

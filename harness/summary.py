@@ -1,4 +1,11 @@
-"""Aggregation: a run's summary.json from its rows (per metric means with their counts, claims, repeat stability)."""
+"""Aggregation: a run's summary.json from its rows (per metric means with their counts, claims, repeat stability).
+
+The summary is accumulated one row at a time (`Summarizer`), so a million rows are summarised without holding
+them; `summarize` runs it over any iterable of rows. A mean is the sum of the values in row order over their
+count, the sum taken as Python's `sum` takes it, a block of `_FOLD` rows at a time (`sum(block, total)`): the
+same digits as one `sum` over every value for any run on Python 3.11 and below (which adds in order), and for runs
+up to `_FOLD` rows on every version (3.12's `sum` compensates rounding within a call).
+"""
 
 from __future__ import annotations
 
@@ -8,33 +15,159 @@ from .cases import ORIGINS, origin
 from .judged import JudgeStanding, judge_agreement
 from .records import ClaimCounts, MetricSummary, Row, Summary
 
+__all__ = ["Summarizer", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize"]
 
-def summarize(rows: Sequence[Row], metric_names: Iterable[str], collection: dict, *,
-              na_as_pass: bool = False, judged: JudgeStanding | None = None) -> Summary:
+_FOLD = 16_384  # rows whose values are held before they are added to the running sums
+
+
+def summarize(rows: Iterable[Row], metric_names: Iterable[str], collection: dict, *,
+              na_as_pass: bool = False, stability: bool = True, judged: JudgeStanding | None = None) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
     rated the answers, `judge` holds its agreement with people (`harness/judged.py`); when the run asked for
     --judged-passed, `judged_passed` says whether the judge earned it (`JudgeStanding`) and so whose `passed` this
-    is."""
-    names = list(metric_names)
-    judge = judge_agreement(rows)
-    errored = sum(1 for r in rows if r.errored)
-    out = metric_summaries(rows, names, na_as_pass=na_as_pass)
-    origins = {origin(r.tags) for r in rows}
-    by_origin = ({o: metric_summaries([r for r in rows if origin(r.tags) == o], names, na_as_pass=na_as_pass)
-                  for o in ORIGINS if o in origins} if len(origins) > 1 else None)
-    pending = sum(1 for r in rows if r.human_claim_review != "reviewed")
-    statuses: dict[str, int] = {}
-    for r in rows:
-        statuses[r.answer.status] = statuses.get(r.answer.status, 0) + 1
-    return Summary(rows=len(rows), errored=errored, passes=sum(1 for r in rows if r.metrics.get("passed") == 1.0),
-                   metrics=out, answer_statuses=statuses, collection=collection, na_as_pass=na_as_pass,
-                   human_claim_review={"pending": pending, "reviewed": len(rows) - pending},
-                   claims=claim_counts(rows),
-                   repeat_stability=repeat_stability(rows, out) if any(r.repeat > 0 for r in rows) else None,
-                   by_origin=by_origin, judge=judge.summary_json() if judge is not None else None,
-                   judged_passed=judged.to_json() if judged is not None else None)
+    is. One pass over `rows`; `stability=False` leaves out the repeat stability (see `Summarizer`)."""
+    summarizer = Summarizer(metric_names, na_as_pass=na_as_pass, stability=stability)
+    for row in rows:
+        summarizer.add(row)
+    return summarizer.summary(collection, judged=judged)
+
+
+def metric_summaries(rows: Iterable[Row], metric_names: Sequence[str], *,
+                     na_as_pass: bool = False) -> dict[str, MetricSummary]:
+    """Each metric's mean over the unerrored rows where it applies, with its counts: a summary's `metrics` alone
+    (the same sums), for views that show only those (the report's breakdown by tag and document)."""
+    means = _Means(list(dict.fromkeys(metric_names)))
+    for row in rows:
+        means.add(row)
+    return means.summaries(na_as_pass=na_as_pass)
+
+
+class _Means:
+    """Per metric: the sum and count of the values of the unerrored rows where it applies, and the errored rows."""
+
+    def __init__(self, names: Sequence[str]):
+        self.names = names
+        self.totals = [0.0] * len(names)
+        self.counts = [0] * len(names)
+        self._held: list[list[float]] = [[] for _ in names]
+        self._held_rows = 0
+        self.unerrored = self.errored = 0
+
+    def add(self, row: Row) -> None:
+        if row.error is not None:
+            self.errored += 1
+            return
+        self.unerrored += 1
+        get = row.metrics.get
+        for held, name in zip(self._held, self.names):
+            value = get(name)
+            if value is not None:
+                held.append(value)
+        self._held_rows += 1
+        if self._held_rows == _FOLD:
+            self._fold()
+
+    def copy(self) -> _Means:
+        twin = _Means(self.names)
+        twin.totals, twin.counts, twin._held = list(self.totals), list(self.counts), [list(h) for h in self._held]
+        twin._held_rows, twin.unerrored, twin.errored = self._held_rows, self.unerrored, self.errored
+        return twin
+
+    def _fold(self) -> None:
+        for i, held in enumerate(self._held):
+            self.totals[i] = sum(held, self.totals[i]) if self.counts[i] else sum(held)
+            self.counts[i] += len(held)
+            held.clear()
+        self._held_rows = 0
+
+    def summaries(self, *, na_as_pass: bool) -> dict[str, MetricSummary]:
+        self._fold()
+        out = {}
+        for name, total, scored in zip(self.names, self.totals, self.counts):
+            count = scored
+            if na_as_pass:
+                total, count = total + self.unerrored - scored, self.unerrored
+            out[name] = MetricSummary(mean=total / count if count else None, scored=scored,
+                                      not_applicable=self.unerrored - scored, errored=self.errored)
+        return out
+
+
+class Summarizer:
+    """A run's summary, accumulated one row at a time in any order; `summary()` gives the `Summary`.
+
+    What it keeps is bounded by the metrics and origins, not by the rows, except for two things a summary needs
+    per case or per answer: with `stability` (the default) each case's verdicts, to count cases whose repeats
+    disagree (`repeat_stability`); and the rows a judge rated (only those), for the judge's agreement with people.
+    `stability=False` keeps nothing per case and leaves `repeat_stability` out: for rows that never repeat a
+    case (saved outputs) or a view that does not show it (the report)."""
+
+    def __init__(self, metric_names: Iterable[str], *, na_as_pass: bool = False, stability: bool = True):
+        self.names = list(dict.fromkeys(metric_names))
+        self.na_as_pass, self.stability = na_as_pass, stability
+        self._all = _Means(self.names)
+        self._origin: str | None = None  # while every row so far has one origin, the run's means are its means
+        self._by_origin: dict[str, _Means] | None = None
+        self._rows = self._passes = self._pending = 0
+        self._statuses: dict[str, int] = {}
+        self._claims = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
+        self._judged: list[Row] = []
+        self._verdicts: dict[str, list[tuple]] = {}
+        self._repeated = False
+
+    def add(self, row: Row) -> None:
+        self._rows += 1
+        kind = origin(row.tags)
+        if self._by_origin is None and kind != self._origin:
+            if self._origin is None:
+                self._origin = kind
+            else:  # a second origin: the first one's means so far are the run's, value for value
+                self._by_origin = {self._origin: self._all.copy()}
+        if self._by_origin is not None:
+            means = self._by_origin.get(kind)
+            if means is None:
+                means = self._by_origin[kind] = _Means(self.names)
+            means.add(row)
+        self._all.add(row)
+        self._passes += row.metrics.get("passed") == 1.0
+        self._pending += row.human_claim_review != "reviewed"
+        status = row.answer.status
+        self._statuses[status] = self._statuses.get(status, 0) + 1
+        if row.error is None and row.claims:
+            for claim in row.claims:
+                self._claims["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
+        if row.judged_claims is not None:
+            self._judged.append(row)
+        if self.stability:
+            self._repeated = self._repeated or row.repeat > 0
+            # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
+            verdict = tuple("error" if row.error is not None else row.metrics.get(n) for n in self.names)
+            self._verdicts.setdefault(row.case_id, []).append(verdict)
+
+    def summary(self, collection: dict, *, judged: JudgeStanding | None = None) -> Summary:
+        metrics = self._all.summaries(na_as_pass=self.na_as_pass)
+        by_origin = ({o: self._by_origin[o].summaries(na_as_pass=self.na_as_pass) for o in ORIGINS
+                      if o in self._by_origin} if self._by_origin is not None else None)
+        judge = judge_agreement(self._judged)
+        return Summary(rows=self._rows, errored=self._all.errored, passes=self._passes, metrics=metrics,
+                       answer_statuses=dict(self._statuses), collection=collection, na_as_pass=self.na_as_pass,
+                       human_claim_review={"pending": self._pending, "reviewed": self._rows - self._pending},
+                       claims=ClaimCounts(**self._claims),
+                       repeat_stability=self._stability() if self._repeated else None,
+                       by_origin=by_origin, judge=judge.summary_json() if judge is not None else None,
+                       judged_passed=judged.to_json() if judged is not None else None)
+
+    def _stability(self) -> dict:
+        """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.
+        A CI gate can then tell a regression from the noise of the model itself."""
+        groups = [g for g in self._verdicts.values() if len(g) > 1]
+        out = {}
+        for i, name in enumerate(self.names):
+            seen = [values for values in ({v[i] for v in group} for group in groups) if values != {None}]
+            flipped = sum(1 for values in seen if len(values) > 1)
+            out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
+        return out
 
 
 def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -> list[float]:
@@ -42,6 +175,7 @@ def metric_values(rows: Sequence[Row], name: str, *, na_as_pass: bool = False) -
     unerrored row, not-applicable counting 1.0)."""
     values = [r.metrics.get(name) for r in rows if not r.errored]
     return [1.0 if v is None else v for v in values] if na_as_pass else [v for v in values if v is not None]
+
 
 def errored_value(row: Row, name: str, *, primary: bool) -> float | None:
     """The value compare and the sweep use for `name` on `row`: an errored row counts 0 on the primary metric
@@ -61,45 +195,3 @@ def per_case_means(values: Iterable[tuple[str, float | None]]) -> dict[str, floa
         if value is not None:
             sums[case_id].append(float(value))
     return {case_id: (sum(v) / len(v) if v else None) for case_id, v in sums.items()}
-
-
-def metric_summaries(rows: Sequence[Row], names: Iterable[str], *,
-                     na_as_pass: bool = False) -> dict[str, MetricSummary]:
-    """Each metric's mean over the unerrored rows where it applies, with its counts."""
-    errored = sum(1 for r in rows if r.errored)
-    unerrored = len(rows) - errored
-    out = {}
-    for name in names:
-        scored = metric_values(rows, name)
-        total, count = sum(scored), len(scored)
-        if na_as_pass:
-            total, count = total + unerrored - len(scored), unerrored
-        out[name] = MetricSummary(mean=total / count if count else None, scored=len(scored),
-                                  not_applicable=unerrored - len(scored), errored=errored)
-    return out
-
-
-def claim_counts(rows: Sequence[Row]) -> ClaimCounts:
-    """Reviewed claims of the rows without an error, by status (a disagreement is pending until resolved)."""
-    counts = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
-    for row in (r for r in rows if not r.errored):
-        for claim in row.claims or ():
-            counts["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
-    return ClaimCounts(**counts)
-
-
-def repeat_stability(rows: Sequence[Row], metric_names: Iterable[str]) -> dict:
-    """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.
-    A CI gate can then tell a regression from the noise of the model itself."""
-    by_case: dict[str, list[Row]] = {}
-    for r in rows:
-        by_case.setdefault(r.case_id, []).append(r)
-    out = {}
-    for name in metric_names:
-        # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
-        seen = [{"error" if r.errored else r.metrics.get(name) for r in group}
-                for group in by_case.values() if len(group) > 1]
-        seen = [values for values in seen if values != {None}]
-        flipped = sum(1 for values in seen if len(values) > 1)
-        out[name] = {"cases": len(seen), "flipped": flipped, "flip_rate": flipped / len(seen) if seen else None}
-    return out

@@ -399,6 +399,12 @@ class FakeOllama:
                 return _canonical(key), spec
         raise _ApiError(404, not_found.format(name))
 
+    def counts(self) -> dict[str, int]:
+        """GET /_counts (this stand-in's own, no real server has it): chats answered so far and the most answered at
+        once, for a benchmark that runs the server in another process."""
+        with self._lock:
+            return {"chats_answered": self.chats_answered, "peak_chat_in_flight": self.peak_chat_in_flight}
+
     def release(self) -> None:
         """Let the answers held by ``hold_after`` go on."""
         self._released.set()
@@ -622,7 +628,7 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_POST = _dispatch
 
     def _route(self, fake: FakeOllama, path: str, raw: bytes, body: Any, broken: str | None = None) -> None:
-        gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags}
+        gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags, "/_counts": fake.counts}
         posts = {"/api/show": fake.show, "/api/embed": lambda b: fake.embed(b, fault=broken),
                  "/api/chat": lambda b: fake.chat(b, fault=broken)}
         if path == "/" and self.command in ("GET", "HEAD"):

@@ -10,6 +10,7 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import say
 
 from ..errors import InputError
+from ..report.markup import LIST_LIMIT
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -26,17 +27,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vs", metavar="BASELINE", help="a baseline run shown beside RUN: the baseline is A and RUN is B "
                                                     "everywhere, as in `rag-eval compare BASELINE RUN`")
     p.add_argument("--out", metavar="FILE.html", help="where to write (default: RUN/report.html)")
+    p.add_argument("--limit", type=_positive, default=LIST_LIMIT, metavar="N",
+                   help="items per list (cases of a contents group or of the failing / passing table, groups of a "
+                        "breakdown); past it the first N are shown with their count and the `rag-eval export` "
+                        "command for every row (default %(default)s)")
     p.set_defaults(func=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
-    from ..runs import load_run
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
-    runs = [load_run(args.run), *([load_run(args.vs)] if args.vs else [])]
-    for note in (n for r in runs for n in r.notes):
-        say(f"note: {note}", file=sys.stderr)
-    page = render_report(runs[0], runs[1] if args.vs else None)
+
+def run(args: argparse.Namespace) -> int:
+    page = _page(args)
     out = Path(args.out) if args.out else Path(args.run) / "report.html"
     try:
         atomic_write_text(out, page)
@@ -44,3 +50,19 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{out}: cannot write the report ({exc.strerror})") from exc
     say(f"report written to {out}")
     return 0
+
+
+def _page(args: argparse.Namespace) -> str:
+    from ..records import in_bulk  # imported here: `rag-eval report --help` starts without pydantic
+
+    return in_bulk(_render)(args)  # the rows stay alive until the page is made: no cyclic collection walks them
+
+
+def _render(args: argparse.Namespace) -> str:
+    from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
+    from ..runs import load_run
+
+    runs = [load_run(args.run), *([load_run(args.vs)] if args.vs else [])]
+    for note in (n for r in runs for n in r.notes):
+        say(f"note: {note}", file=sys.stderr)
+    return render_report(runs[0], runs[1] if args.vs else None, limit=args.limit)

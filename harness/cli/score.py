@@ -11,7 +11,7 @@ from chatbot.terminal import say
 
 from ..chart import fmt, text_bars
 from ..records import Summary
-from ..saved.score import CHECK_LABELS, ScoreResult, chart_bars, score_saved, write_run
+from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):
@@ -59,33 +59,33 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    result = score_saved(args.cases, args.chunks, args.claims, k=args.k, na_as_pass=args.na_as_pass)
-    for warning in result.warnings:
+    scored = score_to_run(args.cases, args.chunks, args.claims, out=args.out, label=args.label, k=args.k,
+                          na_as_pass=args.na_as_pass)  # OSError (an unwritable --out): exit 1
+    for warning in scored.warnings:
         say(f"warning: {warning}", file=sys.stderr)
-    run_dir = write_run(result, args.out, label=args.label, failed_table=failed_table(result))  # OSError: exit 1
     if args.json:
-        say(json.dumps(result.summary.to_json(), indent=2, ensure_ascii=False))
+        say(json.dumps(scored.summary.to_json(), indent=2, ensure_ascii=False))
     else:
-        say(render(result, source=str(args.cases)))
-    say(f"run written to {run_dir} (rag-eval report {run_dir})", file=sys.stderr)
+        say(render(scored, source=str(args.cases)))
+    say(f"run written to {scored.run_dir} (rag-eval report {scored.run_dir})", file=sys.stderr)
     return 0  # a report: failing cases are results, not errors
 
 
-def render(result: ScoreResult, *, source: str) -> str:
+def render(scored: ScoredRun, *, source: str) -> str:
     """The terminal report: what was scored, the summary block, the failed-case table and the bar chart."""
-    parts = [_heading(result, source), summary_block(result.summary), failed_table(result),
-             text_bars(chart_bars(result.summary))]
+    parts = [_heading(scored, source), summary_block(scored.summary), failed_table(scored),
+             text_bars(chart_bars(scored.summary))]
     return "\n\n".join(parts)
 
 
-def _heading(result: ScoreResult, source: str) -> str:
-    summary = result.summary
+def _heading(scored: ScoredRun, source: str) -> str:
+    summary, lexical = scored.summary, scored.lexical
     means = "not-applicable counted as 1.0 (--na-as-pass)" if summary.na_as_pass else "means over scored cases only"
     lines = [f"score {source}: {means}"]
-    lexical = [r.case_id for r in result.rows if r.warnings]
-    if lexical:
-        lines.append(f"retrieved ids from the lexical retriever (top {result.manifest.settings.lexical_k}): "
-                     + ", ".join(lexical))
+    if lexical.total:
+        more = lexical.total - len(lexical.items)
+        lines.append(f"retrieved ids from the lexical retriever (top {scored.manifest.settings.lexical_k}): "
+                     + ", ".join(lexical.items) + (f" and {more} more" if more else ""))
     return "\n".join(lines)
 
 
@@ -95,24 +95,4 @@ def summary_block(summary: Summary) -> str:
     for name, label in CHECK_LABELS.items():
         c = summary.metrics[name]
         lines.append(f"{label} {fmt(c.mean)}  (scored {c.scored}, n/a {c.not_applicable})")
-    return "\n".join(lines)
-
-
-_SHORT = {"retrieval_recall": "recall", "citation_precision": "citation", "claim_support": "claims",
-          "key_point_coverage": "points", "abstention": "abstain"}
-
-
-def failed_table(result: ScoreResult) -> str:
-    """Each failed case with every check's value, and the reasons beneath it."""
-    failed = result.failed
-    if not failed:
-        return f"failed cases: 0 of {len(result.rows)}"
-    id_width = max(len("case"), *(len(r.case_id) for r in failed))
-    widths = [max(5, len(short)) for short in _SHORT.values()]
-    header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths))])
-    lines = [f"failed cases: {len(failed)} of {len(result.rows)}", header]
-    for row in failed:
-        values = (fmt(row.metrics.get(name)) for name in _SHORT)
-        lines.append("  ".join([f"{row.case_id:<{id_width}}", *(f"{v:>{w}}" for v, w in zip(values, widths))]))
-        lines += [f"{'':<{id_width}}  - {reason}" for reason in row.failure_reasons]
     return "\n".join(lines)

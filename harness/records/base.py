@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import gc
 from collections.abc import Callable
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Final, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -18,10 +18,13 @@ NOTE_CHARS = 2_000  # a note or reason: a judge's, a claim's note, a draft judge
 QUESTION_CHARS = 1_000  # a drafted question
 TERM_CHARS = 200  # a drafted fact, or the term an unanswerable draft says it changed
 SOURCE_ID_CHARS = 500  # the source id a judge names
+# NaN and infinities are written as their bare names by `model_dump_json` ("constants"), never as null: null means
+# "not applicable" in a row, and a bare NaN is not JSON, so `Row.line` can refuse it instead of storing a lie.
+JSON_INF_NAN: Final = "constants"
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", ser_json_inf_nan=JSON_INF_NAN)
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")

@@ -7,7 +7,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import _Record
+from .base import JSON_INF_NAN, _Record
 
 Status = Literal["answered", "no_answer", "invalid_citation", "malformed_output", "error"]
 STATUSES: tuple[Status, ...] = get_args(Status)
@@ -104,7 +104,7 @@ class ClaimRecord(BaseModel):
     `status` says which; `reviews` holds each reviewer's verdict (empty for claims from a claims file, and in rows
     written before reviewers were kept). Unknown keys are kept, so a claims file's annotations survive scoring."""
 
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", ser_json_inf_nan=JSON_INF_NAN)
     claim: str
     verdict: Verdict | None = Field(description="the verdict that counts; null while reviewers disagree")
     source_id: str | None = None
@@ -181,4 +181,13 @@ class Row(_Record):
         return self.error is not None
 
     def line(self) -> str:
-        return json.dumps(self.to_json(), ensure_ascii=False, allow_nan=False)  # NaN is not JSON: never store it
+        """The row as one line of rows.jsonl, by the record's own serializer (compact, UTF-8 as is). NaN and
+        infinities are not JSON: a row holding one raises ValueError rather than being stored."""
+        text = self.model_dump_json()
+        if "NaN" in text or "Infinity" in text:  # rare: parse to tell a bare constant from the word in a text
+            json.loads(text, parse_constant=_not_json)
+        return text
+
+
+def _not_json(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: a row holding it is never stored")

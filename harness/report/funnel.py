@@ -31,6 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..records import Row
 
@@ -95,6 +96,7 @@ STAGES: tuple[Stage, ...] = (
 _STAGE_KEYS = [s.key for s in STAGES]
 
 
+@lru_cache(maxsize=65536)  # reasons repeat across rows ("no passage cited"): a run's report asks millions of times
 def kind_of(reason: str) -> Kind:
     """The kind of one failure reason (`other` for a sentence this module does not know)."""
     return next((k for k in KINDS if k.pattern.search(reason)), _OTHER)

@@ -10,23 +10,35 @@ from __future__ import annotations
 import json
 from typing import Sequence
 
+import numpy as np
+
 from chatbot.text import cited_passage, find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
-from ..records import Row, Summary
+from ..records import Row, Summary, in_bulk
 from ..runs import LoadedRun
+from ..stats.defaults import DEFAULT_SEED
 from ..stats.paired import mean_interval
-from ..summary import metric_values, per_case_means, summarize
+from ..summary import summarize
 from ..systems import traits_for
 from .agreement import agreement_section
 from .compare import manifest_diff
 from .funnel import stage
 from .markup import CSP_META, WRAP_CSS, attr, esc
 from .row_warnings import count_warnings, warning_lines
-from .sections import CaseIndex, breakdown_section, contents_section, failing_text, funnel_section, index_cases
+from .sections import (
+    LIST_LIMIT,
+    CaseIndex,
+    breakdown_section,
+    contents_section,
+    failing_text,
+    funnel_section,
+    index_cases,
+    more_line,
+)
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
 
@@ -70,15 +82,18 @@ def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
     return out
 
 
-def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
+@in_bulk  # strings and tuples by the hundred thousand beside the rows: no cyclic collection walks them all
+def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = LIST_LIMIT) -> str:
     """The whole HTML page, what failed first: header, failure funnel, contents (by failure kind, tag and
     document), manifest differences (with `vs`), breakdown by tag and document, summary table, charts, then the
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
-    `rag-eval compare VS RUN`."""
+    `rag-eval compare VS RUN`. Every list shows at most `limit` items, then "first N of M" and the
+    `rag-eval export` command for every row (`harness.report.sections`)."""
     runs = [vs, run] if vs is not None else [run]
-    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json()) for r in runs]
+    summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json(), stability=False)
+                 for r in runs]
     names = [r.name for r in runs]
-    index = index_cases(runs)
+    index = index_cases(runs, limit=limit)
     title = f"pdf-rag-eval report: {run.name}" + (f" vs {vs.name}" if vs else "")
     body = [f"<h1>{esc(title)}</h1>", _run_header(runs, summaries), _warnings_section(runs), funnel_section(runs),
             contents_section(runs, index)]
@@ -88,9 +103,12 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
     body += [breakdown_section(runs, index), _summary_table(metrics, summaries, names),
              '<h2 id="charts">Charts</h2><p class="muted">Each bar is a mean over the cases where the metric applies; '
              'the whisker is its 95 % bootstrap interval over those cases.</p><div class="charts">']
-    for chart_title, chart_metrics in chart_families(metrics):
+    families = chart_families(metrics)
+    charted = [m for _, chart_metrics in families for m in chart_metrics]
+    whiskers = [_chart_intervals(r.rows, charted, s.na_as_pass) for r, s in zip(runs, summaries)]
+    for chart_title, chart_metrics in families:
         series = [(n, [s.mean(m) for m in chart_metrics]) for n, s in zip(names, summaries)]
-        spans = [[_chart_interval(r.rows, m, s.na_as_pass) for m in chart_metrics] for r, s in zip(runs, summaries)]
+        spans = [[w[m] for m in chart_metrics] for w in whiskers]
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(svg_grouped_bars(chart_title, chart_metrics, series, intervals=spans))
@@ -102,13 +120,55 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None) -> str:
 
 
 _CHART_RESAMPLES = 2_000  # a whisker on a chart; compare's numbers use the full default
+_COUNTED_ABOVE = 20_000  # cases beyond which a whisker's resamples are drawn as counts of the distinct values
 
 
 def _chart_interval(rows: Sequence[Row], metric: str, na_as_pass: bool) -> tuple[float, float] | None:
-    """The 95 % bootstrap interval of a metric's mean, resampling cases: a case's repeats are averaged first, so
-    repeats of one case do not count as more cases."""
-    means = per_case_means((r.case_id, v) for r in rows for v in metric_values([r], metric, na_as_pass=na_as_pass))
-    return mean_interval([v for v in means.values() if v is not None], resamples=_CHART_RESAMPLES)
+    return _chart_intervals(rows, [metric], na_as_pass)[metric]
+
+
+def _chart_intervals(rows: Sequence[Row], metrics: Sequence[str], na_as_pass: bool
+                     ) -> dict[str, tuple[float, float] | None]:
+    """Per metric, the 95 % bootstrap interval of its mean, resampling cases: a case's repeats are averaged first,
+    so repeats of one case do not count as more cases (the values `metric_values` and `per_case_means` give)."""
+    scored = [r for r in rows if r.error is None]
+    if len({r.case_id for r in scored}) == len(scored):  # one row per case: its value is the case's mean
+        columns: list[list[float]] = [[] for _ in metrics]
+        for r in scored:
+            get = r.metrics.get
+            for column, metric in zip(columns, metrics):
+                value = get(metric)
+                if value is not None:
+                    column.append(float(value))
+                elif na_as_pass:
+                    column.append(1.0)
+        return {m: _interval(column) for m, column in zip(metrics, columns)}
+    by_case: dict[str, dict[str, list[float]]] = {m: {} for m in metrics}
+    for r in scored:
+        for metric, cases in by_case.items():
+            value = r.metrics.get(metric)
+            if value is not None or na_as_pass:
+                cases.setdefault(r.case_id, []).append(1.0 if value is None else float(value))
+    return {metric: _interval([sum(v) / len(v) for v in cases.values()]) for metric, cases in by_case.items()}
+
+
+def _interval(values: list[float]) -> tuple[float, float] | None:
+    if len(values) <= _COUNTED_ABOVE:
+        return mean_interval(values, resamples=_CHART_RESAMPLES)
+    return _counted_interval(np.asarray(values))
+
+
+def _counted_interval(values: np.ndarray) -> tuple[float, float]:
+    """`mean_interval` for many cases: the same bootstrap (n draws with replacement), each resample drawn as how
+    often it takes each distinct value (a multinomial), so its cost follows the distinct values, not the cases; a
+    0/1 metric has two. Seeded, but another random stream than drawing indexes, so it is kept to large runs: a
+    whisker on a chart of 100k cases is a pixel wide.
+    TODO(issue 31, compare part): move into harness/stats/ beside the compare bootstrap drawn from counts."""
+    levels, counts = np.unique(values, return_counts=True)
+    n = len(values)
+    draws = np.random.default_rng(DEFAULT_SEED).multinomial(n, counts / n, size=_CHART_RESAMPLES)
+    low, high = np.percentile(draws @ levels / n, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
@@ -189,14 +249,20 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
 
 
 def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -> str:
-    """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each."""
+    """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each; the
+    first `index.limit` of them."""
     keys = [k for k in index.keys if index.failing(k) == failing]
     anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
     head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
-    count = failing_text(index, len(runs)) if failing else f"{len(keys)}" + (" passing in both" if len(runs) > 1
-                                                                            else "")
-    out = [f'<h2 id="{anchor}">{title} ({count})</h2><table><tr><th>case</th>{head}</tr>']
-    for key in keys:
+    if len(keys) > index.limit:
+        count = f"first {index.limit:,} of {len(keys):,}"
+    else:
+        count = failing_text(index, len(runs)) if failing else f"{len(keys)}" + (" passing in both" if len(runs) > 1
+                                                                                else "")
+    out = [f'<h2 id="{anchor}">{title} ({count})</h2>',
+           more_line(index, index.limit, len(keys), "failing cases" if failing else "passing cases"),
+           f"<table><tr><th>case</th>{head}</tr>"]
+    for key in keys[:index.limit]:
         cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
                         for r, s in zip(index.rows[key], index.stages[key]))
         out.append(f'<tr id="{attr(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')

@@ -6,7 +6,8 @@
 - `md`: a Markdown table cell or list item that stays text: HTML and Markdown punctuation backslash-escaped,
   line breaks folded.
 - `CSP_META` and `WRAP_CSS`: the Content-Security-Policy of every page (no script, no fetch) and the rule that
-  wraps very long tokens instead of widening the page.
+  wraps very long tokens instead of widening the page; `LIST_LIMIT`, how many items a page's list shows (the rest:
+  "first N of M" and the command that writes them all), so a page of a million cases still opens.
 """
 
 from __future__ import annotations
@@ -14,11 +15,12 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["CSP_META", "WRAP_CSS", "attr", "esc", "md"]
+__all__ = ["CSP_META", "LIST_LIMIT", "WRAP_CSS", "attr", "esc", "md"]
 
 CSP_META = ("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "style-src 'unsafe-inline'\">")
 WRAP_CSS = "td,th,li,p,div,summary,code{overflow-wrap:anywhere}bdi{unicode-bidi:isolate}"
+LIST_LIMIT = 200  # items per list of a report: cases of a contents group or a case table, groups of a breakdown
 
 # Hebrew, Arabic, Syriac, Thaana, NKo, ... (U+0590-U+08FF), RTL presentation forms, the RTL supplementary blocks,
 # and the bidi controls (marks, embeddings, overrides, isolates).

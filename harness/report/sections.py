@@ -3,23 +3,27 @@ with anchors to the case rows) and the per-tag and per-document breakdown of the
 
 Plain HTML only: links and `<details>` need no script, so the report keeps its `default-src 'none'` policy. Every
 case id, tag, document name and reason goes through `esc` before it is placed in the page.
+
+A run of any size gives a page a browser opens: each list (a contents group, the failing and the passing cases, a
+breakdown table's groups) shows at most `LIST_LIMIT` items, then says "first N of M" with the `rag-eval export`
+command that writes every row. A contents link whose case is not among those shown is plain text.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..chart import fmt
 from ..records import Row
 from ..runs import LoadedRun
-from ..summary import summarize
+from ..summary import metric_summaries
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
-from .markup import attr, esc
+from .markup import LIST_LIMIT, attr, esc
 
-__all__ = ["CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section", "esc",
-           "breakdown_metrics", "failing_text"]
+__all__ = ["LIST_LIMIT", "CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section",
+           "esc", "breakdown_metrics", "failing_text", "more_line"]
 
 Key = tuple[str, int]
 NO_EVIDENCE = "(no evidence: should abstain)"
@@ -35,6 +39,10 @@ class CaseIndex:
     anchors: dict[Key, str]
     rows: dict[Key, tuple[Row | None, ...]]
     stages: dict[Key, tuple[str | None, ...]]
+    limit: int = LIST_LIMIT
+    shown: frozenset[Key] = frozenset()  # the cases the case tables show (the first `limit` failing and passing)
+    exports: tuple[str, ...] = ()  # the command that writes every row, per run
+    groups: dict = field(default_factory=dict, compare=False, repr=False)  # `_by_label`'s groups, made once
 
     def failing(self, key: Key) -> bool:
         return any(s not in (None, "passed") for s in self.stages[key])
@@ -43,9 +51,9 @@ class CaseIndex:
         return next(r for r in self.rows[key] if r is not None)
 
 
-def index_cases(runs: Sequence[LoadedRun]) -> CaseIndex:
+def index_cases(runs: Sequence[LoadedRun], *, limit: int = LIST_LIMIT) -> CaseIndex:
     """Failing cases first, ordered by the stage they are lost at in the last run (the run under study), then in
-    the earlier one; passing cases after, each group in case order."""
+    the earlier one; passing cases after, each group in case order. Lists show at most `limit` items."""
     by_key = [{r.key: r for r in run.rows} for run in runs]
     keys = list(dict.fromkeys(k for rows in by_key for k in rows))
     rows = {k: tuple(rows.get(k) for rows in by_key) for k in keys}
@@ -56,7 +64,20 @@ def index_cases(runs: Sequence[LoadedRun]) -> CaseIndex:
         return tuple(last if s is None else stage_index(s) for s in reversed(stages[key]))
 
     keys.sort(key=order)  # stable: case order within a stage
-    return CaseIndex(tuple(keys), _anchors(keys), rows, stages)
+    failing = [k for k in keys if any(s not in (None, "passed") for s in stages[k])]
+    passing = [k for k in keys if not any(s not in (None, "passed") for s in stages[k])]
+    exports = tuple(f"rag-eval export {run.path} --csv rows.csv" for run in runs)
+    return CaseIndex(tuple(keys), _anchors(keys), rows, stages, limit,
+                     frozenset(failing[:limit]) | frozenset(passing[:limit]), exports)
+
+
+def more_line(index: CaseIndex, shown: int, total: int, what: str) -> str:
+    """Past the limit: "first N of M" and the command that writes every row (empty when all are shown)."""
+    if total <= shown:
+        return ""
+    commands = " · ".join(f"<code>{esc(c)}</code>" for c in index.exports)
+    return f'<p class="muted">first {shown:,} of {total:,} {esc(what)}; every case: {commands}</p>'
+
 
 
 def _anchors(keys: Sequence[Key]) -> dict[Key, str]:
@@ -120,8 +141,8 @@ def contents_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
            '<a href="#charts">charts</a></p>']
     out.append(_groups("By where it was lost", _by_stage(index), index, n, lost=True))
     out.append(_groups("By failure kind", _by_kind(runs, index), index, n, union=True))
-    out.append(_groups("By tag", _by_label(index, lambda r: r.tags or (NO_TAG,)), index, n))
-    out.append(_groups("By document", _by_label(index, lambda r: documents_of(r) or (NO_EVIDENCE,)), index, n))
+    out.append(_groups("By tag", _by_label(index, _tags), index, n))
+    out.append(_groups("By document", _by_label(index, _documents), index, n))
     out.append("</nav>")
     return "\n".join(out)
 
@@ -137,16 +158,32 @@ def _by_stage(index: CaseIndex) -> dict[str, list[Key]]:
 
 def _by_kind(runs: Sequence[LoadedRun], index: CaseIndex) -> dict[str, list[Key]]:
     """Kind label -> cases that have a reason of that kind in any run."""
-    out: dict[str, list[Key]] = {}
+    out: dict[str, dict[Key, None]] = {}
     for run in runs:
         for key, positions in reason_kinds(run.rows).items():
-            found = out.setdefault(kind_label(key), [])
-            found += [run.rows[i].key for i in positions if run.rows[i].key not in found]
+            found = out.setdefault(kind_label(key), {})
+            found.update((run.rows[i].key, None) for i in positions)
     order = {k: i for i, k in enumerate(index.keys)}
     return {label: sorted(keys, key=order.__getitem__) for label, keys in out.items()}
 
 
+def _tags(row: Row) -> Sequence[str]:
+    return row.tags or (NO_TAG,)
+
+
+def _documents(row: Row) -> Sequence[str]:
+    return documents_of(row) or (NO_EVIDENCE,)
+
+
 def _by_label(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[str, list[Key]]:
+    """Label -> its cases in index order, for the contents and the breakdown alike (made once per index)."""
+    found = index.groups.get(labels)
+    if found is None:
+        found = index.groups[labels] = _grouped(index, labels)
+    return found
+
+
+def _grouped(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[str, list[Key]]:
     out: dict[str, list[Key]] = {}
     for key in index.keys:
         for label in labels(index.first(key)):
@@ -183,9 +220,10 @@ def _groups(title: str, groups: dict[str, list[Key]], index: CaseIndex, n_runs: 
             union: bool = False) -> str:
     items = []
     for label, keys in groups.items():
-        links = " ".join(_link(index, k, n_runs) for k in keys)
+        links = " ".join(_link(index, k, n_runs) for k in keys[:index.limit])
         summary = _summary(label, keys, index, n_runs, lost=lost, union=union)
-        items.append(f"<li><details><summary>{esc(summary)}</summary><p>{links}</p></details></li>")
+        items.append(f"<li><details><summary>{esc(summary)}</summary><p>{links}</p>"
+                     f"{more_line(index, index.limit, len(keys), 'cases of this group')}</details></li>")
     return f"<h3>{esc(title)}</h3><ul class=\"toc\">" + ("".join(items) or "<li>none</li>") + "</ul>"
 
 
@@ -194,8 +232,10 @@ def _link(index: CaseIndex, key: Key, n_runs: int) -> str:
     stages = index.stages[key]
     mark = "bad" if index.failing(key) else "good"
     where = " / ".join("—" if s is None else s for s in stages)
-    return (f'<a class="{mark}" href="#{attr(index.anchors[key])}">{esc(case_id)}'
-            + (f" (repeat {repeat})" if repeat else "") + f"</a> <span class=\"muted\">[{esc(where)}]</span>")
+    name = esc(case_id) + (f" (repeat {repeat})" if repeat else "")
+    link = (f'<a class="{mark}" href="#{attr(index.anchors[key])}">{name}</a>' if key in index.shown
+            else f'<span class="{mark}">{name}</span>')  # not among the cases shown: no link to nowhere
+    return f"{link} <span class=\"muted\">[{esc(where)}]</span>"
 
 
 def breakdown_metrics(metrics: Sequence[str]) -> list[str]:
@@ -212,8 +252,7 @@ def breakdown_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
     parts = ['<section id="breakdown"><h2>Breakdown by tag and document</h2>',
              '<p class="muted">Each cell: the mean over the cases where the metric applies, and that count in '
              "brackets" + ("; A → B" if len(runs) > 1 else "") + ". Errored rows are left out of the means.</p>"]
-    for title, labels in (("By tag", lambda r: r.tags or (NO_TAG,)),
-                          ("By document (of the expected evidence)", lambda r: documents_of(r) or (NO_EVIDENCE,))):
+    for title, labels in (("By tag", _tags), ("By document (of the expected evidence)", _documents)):
         parts.append(_breakdown_table(title, _by_label(index, labels), index, metrics, len(runs)))
     return "\n".join(parts) + "</section>"
 
@@ -222,15 +261,16 @@ def _breakdown_table(title: str, groups: dict[str, list[Key]], index: CaseIndex,
                      n_runs: int) -> str:
     head = "".join(f"<th>{esc(m)}</th>" for m in metrics)
     out = [f"<h3>{esc(title)}</h3><table><tr><th>group</th><th>cases</th><th>failing</th>{head}</tr>"]
-    for label, keys in groups.items():
+    for label, keys in list(groups.items())[:index.limit]:
         per_run = []
         for i in range(n_runs):
             rows = [r for k in keys if (r := index.rows[k][i]) is not None]
-            per_run.append((rows, summarize(rows, metrics, {})))
-        failing = " → ".join(str(sum(1 for r in rows if stage_of(r) != "passed")) for rows, _ in per_run)
+            failing_here = sum(1 for k in keys if index.stages[k][i] not in (None, "passed"))
+            per_run.append((failing_here, metric_summaries(rows, metrics)))
+        failing = " → ".join(str(count) for count, _ in per_run)
         cells = "".join('<td class="num">' + " → ".join(
-            f"{fmt(s.mean(m))} <span class=\"muted\">({s.metrics[m].scored})</span>" for _, s in per_run) + "</td>"
+            f"{fmt(s[m].mean)} <span class=\"muted\">({s[m].scored})</span>" for _, s in per_run) + "</td>"
             for m in metrics)
         out.append(f'<tr><td>{esc(label)}</td><td class="num">{len(keys)}</td><td class="num">{failing}</td>'
                    f"{cells}</tr>")
-    return "".join(out) + "</table>"
+    return "".join(out) + "</table>" + more_line(index, index.limit, len(groups), "groups")

@@ -55,6 +55,8 @@ def unstorable(value: Any, where: str) -> str | None:
     """The first part of `value` that JSON in UTF-8 cannot hold (a lone surrogate, a non-finite number, an
     object that is not JSON), as `path: why`; None when all of it can be stored."""
     if isinstance(value, str):
+        if value.isascii() or _encodes(value):  # UTF-8 refuses a lone surrogate and nothing else
+            return None
         bad = _SURROGATE.search(value)
         return None if bad is None else (f"{where or 'value'}: holds a lone surrogate U+{ord(bad.group()):04X}, "
                                          "which is not text (UTF-8 cannot encode it)")
@@ -74,6 +76,14 @@ def unstorable(value: Any, where: str) -> str | None:
     if isinstance(value, (list, tuple)):
         return next((p for i, item in enumerate(value) if (p := unstorable(item, f"{where}.{i}"))), None)
     return f"{where or 'value'}: {_kind(value)}, which is not JSON"
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _kind(value: Any) -> str:

@@ -1,8 +1,11 @@
+import re
+import unicodedata
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.text import clip, fold, is_clipped, normalize
+from chatbot.text import _FORMAT, _LINE_END_HYPHEN, _QUOTES, clip, fold, is_clipped, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -26,6 +29,24 @@ def test_normalize_is_idempotent_and_folded(text):
     assert normalize(once) == once
     assert once == once.strip()
     assert "  " not in once and "\n" not in once and "\u00ad" not in once
+
+
+def _every_step(text: str) -> str:
+    """normalize() as its definition reads, every step on every text (the function skips steps that cannot
+    change a text: plain ASCII needs no NFKC, a text without a line end no hyphen rejoin)."""
+    text = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
+    text = _LINE_END_HYPHEN.sub(r"\1\2", text)
+    return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
+
+
+_TRICKY = st.text(alphabet=st.sampled_from(list("ab -\n\r\t`'x1") + [
+    "\u00a0", "\u2028", "\x1c", "\x85", "\u3000", "\ufb01", "\u00ad", "\u200b", "\u2019", "\u2013", "\x0b",
+    "\u2009", "\u00e9", "\ufeff", "\u2460", "\U000e0041"]))
+
+
+@given(st.one_of(st.text(), _TRICKY))
+def test_normalize_skips_only_steps_that_change_nothing(text):
+    assert normalize(text) == _every_step(text)
 
 
 def test_fold_remembers_recent_texts():

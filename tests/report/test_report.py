@@ -156,3 +156,23 @@ def test_cli_writes_the_report(sample_pair, tmp_path, capsys):
     assert main(["report", str(a), "--vs", str(b), "--out", str(out)]) == 0
     assert f"report written to {out}" in capsys.readouterr().out
     assert b.name in out.read_text()
+
+
+def test_long_lists_show_the_first_n_with_a_count_and_the_export_line(tmp_path):
+    """Issue 31: past `limit` items a list shows its first N, says "first N of M" and gives the command that
+    writes every row; a contents link whose case is not shown is text, never a link to nowhere."""
+    assert main(["score", "--cases", str(SAMPLE_DOCS / "workshop" / "cases.csv"), "--out", str(tmp_path)]) == 0
+    [run_dir] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    run = load_run(run_dir)
+    whole, short = render_report(run), render_report(run, limit=3)
+    export = f"rag-eval export {run_dir} --csv rows.csv"
+    assert " of 5" not in whole and export not in whole  # ten cases: nothing to cut
+    assert len(re.findall(r'<tr id="case-[^"]+"><td><b>', whole)) == 10
+    assert '<h2 id="failing">Failing cases (first 3 of 5)</h2>' in short
+    assert '<h2 id="passing">Passing cases (first 3 of 5)</h2>' in short
+    assert f"first 3 of 5 failing cases; every case: <code>{export}</code>" in short
+    assert len(re.findall(r'<tr id="case-[^"]+"><td><b>', short)) == 6
+    anchors = set(re.findall(r'<tr id="([^"]+)">', short))
+    assert set(re.findall(r'href="#(case-[^"]+)"', short)) <= anchors  # every link lands on a shown case
+    assert re.search(r"first 3 of \d+ cases of this group; every case", short)  # a contents group cut short
+    assert '<span class="bad">W08</span>' in short  # lost at the decision, beyond the first three failing: no link

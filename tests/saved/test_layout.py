@@ -11,7 +11,7 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
+from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved, open_saved
 from harness.saved.score import score_saved
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
@@ -229,3 +229,46 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     assert "metadata" not in bare.to_json() and load_saved(tmp_path / "bare" / "cases.jsonl").cases[0] == bare
     claim = SavedClaim("A", "c", ("P1", "P2"))
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
+
+
+# ---------------------------------------------------------------- files of any size: checked once, then streamed
+
+
+def test_claims_in_any_order_score_to_the_same_rows(workshop):
+    in_order = score_saved(workshop / "cases.csv").rows
+    header, *rows = _rows(workshop / "claims.csv")
+    by_case = sorted(rows, key=lambda r: r[0], reverse=True)  # W08's claim first, W01's last; stable within a case
+    _write(workshop / "claims.csv", [header, *by_case])
+    source = open_saved(workshop / "cases.csv")
+    assert source.has_claims and not source.claims_in_order
+    assert score_saved(workshop / "cases.csv").rows == in_order
+
+
+def test_a_file_changed_after_its_check_is_an_error_not_a_silent_mix(workshop):
+    source = open_saved(workshop / "cases.csv")
+    _set_cell(workshop / "cases.csv", "W10", "candidate_answer", "Children are welcome.")
+    with pytest.raises(InputError, match=r"cases\.csv: the file changed while it was read"):
+        list(source.cases())
+
+
+def test_a_million_problems_are_counted_and_the_first_hundred_shown(tmp_path):
+    good = {"case_id": "A", "question": "q", "expected_chunk_ids": [], "required_points": [], "candidate_answer": "",
+            "cited_chunk_ids": [], "should_abstain": True, "candidate_abstains": True, "retrieved_chunk_ids": []}
+    lines = [json.dumps(good)] + [json.dumps(good | {"case_id": f"B{i}", "question": ""}) for i in range(1, 300)]
+    lines.insert(150, json.dumps(good))  # a duplicate on line 151: it sorts among the first hundred lines shown
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    message = _load_error(tmp_path / "cases.jsonl")
+    shown = message.splitlines()[1:]
+    assert message.startswith("300 problems in the saved outputs:") and shown[-1] == "  ... and 200 more"
+    assert len(shown) == 101 and shown[0].endswith("cases.jsonl:2: question: '' should be non-empty")
+    assert shown[99].endswith("cases.jsonl:101: question: '' should be non-empty")
+
+
+def test_a_file_that_stops_being_text_halfway_is_one_problem(workshop):
+    text = (workshop / "cases.csv").read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    lines.insert(3, lines[2])  # a duplicate id on line 4, before the byte that is not UTF-8
+    broken = "".join(lines).encode("utf-8").replace(b"W09", b"W\xe909")
+    (workshop / "cases.csv").write_bytes(broken)
+    message = _load_error(workshop / "cases.csv")
+    assert message.startswith("1 problem in the saved outputs:") and "cases.csv:11: (file): not UTF-8 text" in message

@@ -8,9 +8,11 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.runs import read_manifest
+from harness.evaluate import run_evaluation
+from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings, resolve
-from tests.conftest import HANDBOOK, sample_cases
+from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases
+from tests.support.pinned import PINNED, rows_digest
 
 
 def _run(tmp_path, *flags):
@@ -45,3 +47,14 @@ def test_offline_accepts_bm25_and_a_config_file_is_checked_too(tmp_path):
     with pytest.raises(InputError, match="cannot honour"):
         RunSettings(system="offline", retriever="hybrid")
     assert json.loads(json.dumps(RunSettings(system="offline").to_dict()))["retriever"] == "bm25"
+
+
+def test_the_bundle_keeps_its_pinned_summary_and_rows(tmp_path):
+    """Issue 31: the offline baseline over the bundle gives the summary (every digit) and row verdicts it gave
+    before the scale work (tests/support/pinned.py)."""
+    result = run_evaluation(RunSettings(system="offline", out=str(tmp_path), docs=str(SAMPLE_DOCS),
+                                        cases=str(SAMPLE_DOCS / "all_cases.jsonl")))
+    pinned = PINNED["bundle_offline"]
+    assert result.summary.to_json() == pinned["summary"]
+    assert json.loads((result.run_dir / "summary.json").read_text(encoding="utf-8")) == pinned["summary"]
+    assert rows_digest(read_rows(result.run_dir)) == pinned["rows"]
