@@ -8,6 +8,7 @@ be downloaded). With PDF_RAG_EVAL_ENGINE_REQUIRED=1 (set by .ci/run) that is a f
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -23,10 +24,17 @@ _PREPARED: list[Engine] = []  # for the terminal summary
 
 
 @pytest.fixture(scope="session")
-def engine() -> Engine:
-    """The server binary and both models, prepared (or found) in the engine cache."""
+def engine(pytestconfig) -> Engine:
+    """The server binary and both models, prepared (or found) in the engine cache. What is not cached is announced
+    on the terminal as it starts, past pytest's capture: a fresh build is minutes of silence otherwise."""
+    capture = pytestconfig.pluginmanager.getplugin("capturemanager")
+
+    def status(line: str) -> None:
+        with capture.global_and_fixture_disabled():
+            print(f"\n{line}", file=sys.stderr, flush=True)
+
     try:
-        prepared = prepare(CACHE)
+        prepared = prepare(CACHE, status=status)
     except EngineUnavailable as exc:
         if REQUIRED:
             pytest.fail(f"the engine tier is required (PDF_RAG_EVAL_ENGINE_REQUIRED=1) but: {exc}", pytrace=False)

