@@ -36,11 +36,13 @@ def engine(pytestconfig) -> Engine:
     try:
         prepared = prepare(CACHE, status=status)
     except EngineUnavailable as exc:
-        if REQUIRED:
-            pytest.fail(f"the engine tier is required (PDF_RAG_EVAL_ENGINE_REQUIRED=1) but: {exc}", pytrace=False)
-        pytest.skip(f"no engine on this machine: {exc}")
-    _PREPARED.append(prepared)
-    return prepared
+        reason = str(exc)
+    else:
+        _PREPARED.append(prepared)
+        return prepared
+    if REQUIRED:
+        pytest.fail(f"the engine tier is required (PDF_RAG_EVAL_ENGINE_REQUIRED=1) but {reason}", pytrace=False)
+    pytest.skip(f"no engine on this machine: {reason}")
 
 
 @pytest.fixture(scope="session")
