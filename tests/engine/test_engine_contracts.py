@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from chatbot.answer import ANSWER_SCHEMA
-from chatbot.errors import InputTooLong, OllamaTimeout
+from chatbot.errors import InputTooLong, ServerTimeout
 from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
 from chatbot.openai_client import OpenAIClient
 from tests.engine.engine import chat_settings
@@ -93,7 +93,7 @@ def test_no_slot_keeps_generating_after_a_client_timeout(chat_server):
     connection only after a second with no other result, and every /slots answer is one, so polling it faster
     than once a second would itself keep the abandoned generation alive."""
     client = OpenAIClient(ClientSettings(host=chat_server.base_url, backend="openai", timeout_s=2, retries=0))
-    with pytest.raises(OllamaTimeout):
+    with pytest.raises(ServerTimeout):
         client.chat("smollm2", [{"role": "user", "content": "Write a very long story about a lighthouse."}],
                     format=None, think=None, options={"temperature": 0, "seed": 1, "num_predict": 2000})
     assert _busy_slots(chat_server) != []  # still generating when the client left (2,000 tokens take ~60 s)
