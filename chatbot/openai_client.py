@@ -56,7 +56,8 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's default
 FORMAT_MODES = ("json_schema", "json_object", "prompt")  # the structured-output fallback chain, in order
 _CONTEXT = re.compile(r"maximum context length|exceeds the available context size|exceed_context_size_error|"
                       r"longer than the model's context length|longer than the context length|"
-                      r"exceeds the context length|too large to process|ContextWindowExceededError", re.I)
+                      r"exceeds the context length|too large to process|larger than the max context size|"
+                      r"ContextWindowExceededError", re.I)
 _MISSING = re.compile(r"does not exist|not found|invalid model name", re.I)
 _MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After is not waited for (openai-python does the same)
 T = TypeVar("T")

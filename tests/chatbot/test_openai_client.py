@@ -198,6 +198,9 @@ def test_context_errors_in_each_servers_wording(server, kind, wording):
      "raise the server's context"),
     (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", False, InputTooLong,
      "longer than the model's context length"),
+    # llama.cpp's wording for an embedding batch longer than its slot (server code; the engine probe of #28)
+    (400, "input (5000 tokens) is larger than the max context size (2048 tokens). skipping", False, InputTooLong,
+     "larger than the max context size"),
     (400, "litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: input too long",
      False, InputTooLong, "ContextWindowExceededError"),
     (500, "an error of the server's own", True, BadReply, r"HTTP 500: an error of the server's own$"),  # a string body
