@@ -346,13 +346,18 @@ def _model_info(entry: dict, version: str, props: dict) -> ModelInfo:
 
 
 def _find(served: list[dict], model: str, kind: str) -> dict | None:
-    """The served entry of `model`; llama.cpp in single-model mode answers whatever name is sent."""
-    entry = next((m for m in served if m["id"] == model), None)
-    if entry is None and kind == "llama.cpp" and len(served) == 1:
-        return served[0]
+    """The served entry of `model`: its id, or one of its `aliases` (llama.cpp lists them). llama.cpp in
+    single-model mode answers whatever name is sent, so a name it does not list is refused here: otherwise a run
+    asking for one model would record that name beside another model's answers."""
+    entry = next((m for m in served if m["id"] == model or model in _aliases(m)), None)
     if entry is None and kind == "ollama":  # Ollama resolves `name` as `name:latest`, case-insensitively
         entry = next((m for m in served if canonical_model(m["id"]) == canonical_model(model)), None)
     return entry
+
+
+def _aliases(entry: dict) -> list[str]:
+    aliases = entry.get("aliases")
+    return [a for a in aliases if isinstance(a, str)] if isinstance(aliases, list) else []
 
 
 def _missing_message(model: str, host: str, served: list[str] | None) -> str:

@@ -98,7 +98,8 @@ def _model_entry(fake: FakeOllama, key: str, spec: Any) -> dict:
     if d.kind == "vllm":
         entry |= {"root": f"/models/{served_id(key)}", "parent": None, "max_model_len": spec.context_length}
     elif d.kind == "llama.cpp":
-        entry |= {"meta": {"n_ctx": spec.context_length, "n_ctx_train": spec.context_length,
+        entry |= {"aliases": [served_id(key)],
+                  "meta": {"n_ctx": spec.context_length, "n_ctx_train": spec.context_length,
                            "n_embd": spec.embedding_length, "n_params": 4_000_000_000, "size": spec.size}}
     return entry
 

@@ -132,6 +132,17 @@ def test_llama_cpp_context_is_the_per_slot_window_of_props(server):
     assert chat.context_length == 262_144 // 4 and chat.root == "/models/model.gguf"
 
 
+def test_llama_cpp_serving_one_model_is_not_taken_for_another(server):
+    """llama.cpp in single-model mode answers whatever model name a request sends: preflight insists on the listed
+    id or one of its aliases, so a run for qwen3:4b never records that name beside another model's answers."""
+    server.openai.kind = "llama.cpp"
+    server.models = {"qwen3:4b": server.models["qwen3:4b"]}
+    with pytest.raises(ModelMissing, match="model 'smollm2' is not served .*it serves: qwen3:4b"):
+        preflight(client(server), chat_model="smollm2", embed_model=None)
+    assert server.count(CHAT) == 0  # refused from the list: no chat was sent (a real llama.cpp would answer it)
+    assert preflight(client(server), chat_model="qwen3:4b", embed_model=None).models["qwen3:4b"].name == "qwen3:4b"
+
+
 def test_no_server_at_the_url(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

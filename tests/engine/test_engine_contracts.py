@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from chatbot.answer import ANSWER_SCHEMA
-from chatbot.errors import InputTooLong, ServerTimeout
+from chatbot.errors import InputTooLong, ModelMissing, ServerTimeout
 from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
 from chatbot.openai_client import OpenAIClient
 from tests.engine.engine import chat_settings
@@ -41,6 +41,13 @@ def test_preflight_reads_the_slot_window_and_a_name_identity(engine, chat_server
     assert model.context_length == 4096
     assert model.root == str(engine.chat_model)
     assert len(model.digest) == 64 and model.load_ms is not None and model.load_ms > 0
+
+
+def test_a_model_name_the_server_does_not_list_is_refused(chat_server):
+    """Contract: llama-server answers any model name in single-model mode; preflight refuses a name that is neither
+    the listed id nor one of its aliases, naming what is served."""
+    with pytest.raises(ModelMissing, match="model 'qwen3:4b' is not served .*it serves: smollm2"):
+        preflight(_client(chat_server), chat_model="qwen3:4b", embed_model=None)
 
 
 def test_embeddings_are_unit_vectors_in_input_order(embed_server):
