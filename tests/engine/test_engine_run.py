@@ -40,3 +40,25 @@ def test_a_default_run_on_4096_token_slots_answers_cases_with_real_tokens(chat_s
     assert server["models"]["smollm2"]["context_length"] == 4096
     assert server["models"]["smollm2"]["root"].endswith(".gguf")
     assert manifest.system.to_json()["settings"]["num_predict"] == 1024
+
+
+def test_a_window_too_small_for_the_prompt_makes_error_rows_before_generation(start_server, engine, embed_server,
+                                                                              tmp_path):
+    """Contract (issue #28, c): against one slot of 1,024 tokens the handbook's prompt (~1,600 tokens) cannot fit:
+    every case is an error row naming the server's window and the flags to change, decided before any tokens are
+    generated (the rows carry no generated tokens)."""
+    from tests.engine.engine import chat_settings
+
+    small = start_server(chat_settings(engine, ctx=1024, slots=1))
+    out = tmp_path / "runs"
+    code = main(["run", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--limit", "2",
+                 "--backend", "openai", "--host", small.base_url, "--embed-host", embed_server.base_url,
+                 "--chat-model", "smollm2", "--embed-model", "gemma-embed", "--out", str(out)])
+    assert code != 0
+    (run_dir,) = out.iterdir()
+    rows = read_rows(run_dir)
+    assert len(rows) == 2
+    for row in rows:
+        assert row.error is not None and "context window of 1024 tokens" in row.error, row.error
+        assert "-c" in row.error and "--top-k" in row.error
+        assert not row.usage.get("output_tokens")
