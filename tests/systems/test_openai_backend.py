@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.cli import main
 from harness.runs import read_manifest, read_rows
 from tests.conftest import HANDBOOK, sample_cases
@@ -169,3 +171,21 @@ def test_several_chat_servers_and_one_embedding_server(server, tmp_path):
                      sample_cases(tmp_path), "--out", str(out)]) == 0
         assert embedder.count("/v1/embeddings") > 0 and embedder.count("/v1/chat/completions") == 0
         assert server.count("/v1/embeddings") == other.count("/v1/embeddings") == 0
+
+
+def test_a_host_with_the_other_apis_path_is_refused_with_the_backend_to_give(tmp_path, capsys):
+    """A /v1 URL with the default --backend ollama (and /api with --backend openai) would fail later with a 404 that
+    does not say why: it is refused at once, naming the flag to give, and nothing is written."""
+    from chatbot.backends import connect
+    from chatbot.errors import InputError
+    from chatbot.model_server import ClientSettings
+
+    out = tmp_path / "runs"
+    args = ["run", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--limit", "1", "--out", str(out)]
+    assert main([*args, "--host", "http://127.0.0.1:9/v1"]) == 2
+    err = capsys.readouterr().err
+    assert "ends with /v1, the OpenAI-compatible API's path" in err and "add --backend openai" in err
+    assert not out.exists() or not any(out.iterdir())
+    with pytest.raises(InputError, match="give --backend ollama with the server's root"):
+        connect(ClientSettings(host="http://127.0.0.1:9/api", backend="openai"))
+    assert connect(ClientSettings(host="http://127.0.0.1:9/v1", backend="openai")) is not None
