@@ -11,6 +11,7 @@ from chatbot.terminal import say
 
 from ..errors import InputError
 from ..report.markup import LIST_LIMIT
+from .flags import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,18 +28,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vs", metavar="BASELINE", help="a baseline run shown beside RUN: the baseline is A and RUN is B "
                                                     "everywhere, as in `rag-eval compare BASELINE RUN`")
     p.add_argument("--out", metavar="FILE.html", help="where to write (default: RUN/report.html)")
-    p.add_argument("--limit", type=_positive, default=LIST_LIMIT, metavar="N",
+    p.add_argument("--limit", type=positive_int, default=LIST_LIMIT, metavar="N",
                    help="items per list (cases of a contents group or of the failing / passing table, groups of a "
                         "breakdown); past it the first N are shown with their count and the `rag-eval export` "
                         "command for every row (default %(default)s)")
     p.set_defaults(func=run)
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from chatbot.terminal import say
 from ..chart import fmt, text_bars
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
+from .flags import positive_int
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):
@@ -24,13 +25,6 @@ separated by ';'; booleans are true/false/yes/no/1/0. JSONL lines follow
 harness/schemas/saved_{case,chunk,claim}.schema.json. Cases without retrieved ids
 get the top --k chunks of a lexical (BM25) retriever over the chunks.
 """
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +40,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="chunks file (default: chunks.<ext> beside --cases)")
     parser.add_argument("--claims", type=Path, metavar="FILE",
                         help="claim annotations (default: claims.<ext> beside --cases)")
-    parser.add_argument("--k", type=_positive, default=2, metavar="N",
+    parser.add_argument("--k", type=positive_int, default=2, metavar="N",
                         help="chunks the lexical retriever returns when a case has no retrieved ids (default: 2)")
     parser.add_argument("--na-as-pass", action="store_true",
                         help="count not-applicable checks as 1.0 in the means (as the tutorial tables do)")

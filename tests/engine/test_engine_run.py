@@ -9,6 +9,7 @@ import pytest
 from harness.cli import main
 from harness.runs import read_manifest, read_rows
 from tests.conftest import HANDBOOK, sample_cases
+from tests.engine.engine import chat_settings
 
 pytestmark = pytest.mark.engine
 
@@ -47,8 +48,6 @@ def test_a_window_too_small_for_the_prompt_makes_error_rows_before_generation(st
     """Contract (issue #28, c): against one slot of 1,024 tokens the handbook's prompt (~1,600 tokens) cannot fit:
     every case is an error row naming the server's window and the flags to change, decided before any tokens are
     generated (the rows carry no generated tokens)."""
-    from tests.engine.engine import chat_settings
-
     small = start_server(chat_settings(engine, ctx=1024, slots=1))
     out = tmp_path / "runs"
     code = main(["run", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--limit", "2",
