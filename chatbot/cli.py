@@ -143,10 +143,10 @@ def _first_words(text: str, n: int = 12) -> str:
 
 
 def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) -> Chatbot:
-    bot = open_chatbot(docs=docs, index_dir=index_dir, client_settings=client_settings(args),
-                       chunking=chunk_settings(args), embedding=embed_settings(args),
-                       settings=answer_settings(args), cache_dir=args.cache_dir,
-                       progress=ProgressBar("embedding chunks"), status=_status)
+    with ProgressBar("embedding chunks", quiet=args.quiet) as bar:
+        bot = open_chatbot(docs=docs, index_dir=index_dir, client_settings=client_settings(args),
+                           chunking=chunk_settings(args), embedding=embed_settings(args),
+                           settings=answer_settings(args), cache_dir=args.cache_dir, progress=bar, status=_status)
     for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
         say(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
@@ -213,6 +213,11 @@ def _show(result, *, as_json: bool) -> int:
     return 0
 
 
+def _add_quiet(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress while embedding: neither the bar on a terminal nor the log lines elsewhere")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rag-chat", description=__doc__)
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
@@ -224,6 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_args(p)
     add_chunk_args(p)
     add_answer_args(p)
+    _add_quiet(p)
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("pages", help="list every source id with its first words (for writing labels)")
@@ -240,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_server_args(p)
     add_chunk_args(p)
     add_answer_args(p)
+    _add_quiet(p)
     p.set_defaults(func=_cmd_ask)
     return parser
 

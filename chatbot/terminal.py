@@ -1,5 +1,6 @@
-"""Terminal helpers shared by the two CLIs: progress bars, the parser that suggests a flag, exit codes. Library
-code builds lines and never prints; the sweep's progress text borrows `clock` from here to format durations.
+"""Terminal helpers shared by the two CLIs: progress (a bar on a terminal, plain lines in a log), the parser that
+suggests a flag, exit codes. Library code builds lines and never prints; the sweep's progress text borrows `clock`
+from here to format durations.
 
 Everything the CLIs print goes through `say` (or `printable`): text from systems, PDFs and CSVs may hold escape
 sequences that clear the screen, retitle the window or draw fake text, or bidi overrides that reverse a line.
@@ -12,6 +13,7 @@ import difflib
 import logging
 import re
 import sys
+import threading
 import time
 from typing import Any, Callable, TextIO
 
@@ -40,41 +42,87 @@ def clock(seconds: float) -> str:
 
 
 class ProgressBar:
-    """A one-line progress bar on stderr: `label  12/40 [#####.....] 3.1/s, elapsed 0:04, ETA 0:09`. The ETA is
-    the work left at the rate so far (what was reused does not count in the rate). Quiet when stderr is not a tty,
-    except for a final line, so logs stay readable. What the first update already counts as done (from a cache,
-    or written before a resume) is shown as `reused` and left out of the rate. With `delay_s`, nothing is shown
-    until the work has taken that long."""
+    """Progress of one stage on stderr. On a terminal, one line redrawn in place: `label  12/40 [#####.....]
+    3.1/s, elapsed 0:04, ETA 0:09`. Elsewhere (a log file, a pipe, CI), plain lines a log and `tail -f` read:
+    one when the stage starts, one every `every_s` seconds while it runs, from a heartbeat thread, so that a slow
+    server still shows life when nothing finished (`cases 12/50 24%, 0.5/s, elapsed 0:24, ETA 1:16`), and one
+    at the end. The ETA is the work left at the rate so far: what the first update already counts as done (from
+    a cache, or written before a resume) is shown as `reused` and left out of the rate. With `delay_s`, nothing is
+    shown until the work has taken that long; with `quiet`, nothing at all. `close()` (or leaving a `with`
+    block) stops the heartbeat; it also stops once the stage is done."""
 
     def __init__(self, label: str, *, stream: TextIO | None = None, width: int = 28, reused: str = "from cache",
-                 delay_s: float = 0.0, now: Callable[[], float] = time.monotonic):
+                 delay_s: float = 0.0, now: Callable[[], float] = time.monotonic, quiet: bool = False,
+                 every_s: float = 5.0):
         self.label, self.width, self.reused_word, self.delay_s, self.now = label, width, reused, delay_s, now
+        self.quiet, self.every_s = quiet, every_s
         self.stream = stream or sys.stderr
         self.tty = getattr(self.stream, "isatty", lambda: False)()
         self.started = now()
         self._last = (-1, -1)
         self._reused: int | None = None
+        self._lock = threading.Lock()  # updates come from worker threads, lines also from the heartbeat
+        self._stopped = threading.Event()
+        self._beat: threading.Thread | None = None
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def __call__(self, done: int, total: int, *, reused: int | None = None) -> None:
         """Show `done` of `total`. `reused`: how many of the done were reused (cached), when the caller knows;
         else what the first update already counts is taken as reused."""
-        if reused is not None:
-            self._reused = reused
-        elif self._reused is None:
-            self._reused = done
-        if (done, total) == self._last or self.now() - self.started < self.delay_s:
+        if self.quiet:
             return
-        self._last = (done, total)
-        if self.tty:
-            self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
+        with self._lock:
+            if reused is not None:
+                self._reused = reused
+            elif self._reused is None:
+                self._reused = done
+            if (done, total) == self._last or self.now() - self.started < self.delay_s:
+                return
+            first, self._last = self._last == (-1, -1), (done, total)
+            if self.tty:
+                self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
+                if done >= total:
+                    self.stream.write("\n")
+                self.stream.flush()
+            elif first or done >= total:
+                self._write_log_line()
+                if first and done < total and self.every_s > 0:
+                    self._start_heartbeat()
             if done >= total:
-                self.stream.write("\n")
-            self.stream.flush()
-        elif done >= total:
-            self.stream.write(self._line(done, total) + "\n")
+                self._stopped.set()
 
-    def _line(self, done: int, total: int) -> str:
-        filled = self.width * done // total if total else self.width
+    def close(self) -> None:
+        """Stop the heartbeat (no more lines); safe to call twice, or from any thread."""
+        self._stopped.set()
+        beat = self._beat
+        if beat is not None and beat is not threading.current_thread():
+            beat.join(timeout=self.every_s + 1)
+
+    def _start_heartbeat(self) -> None:
+        self._beat = threading.Thread(target=self._heartbeat, name=f"progress {self.label}", daemon=True)
+        self._beat.start()
+
+    def _heartbeat(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            with self._lock:
+                if not self._stopped.is_set():
+                    self._write_log_line()
+
+    def _write_log_line(self) -> None:
+        """The current state as one plain line (the lock is held)."""
+        done, total = self._last
+        try:
+            self.stream.write(self._log_line(done, total) + "\n")
+            self.stream.flush()
+        except (OSError, ValueError):  # the log went away (closed, disk full): progress is not worth a crash
+            self._stopped.set()
+
+    def _parts(self, done: int, total: int) -> list[str]:
         reused = self._reused or 0
         fresh = done - reused
         elapsed = self.now() - self.started
@@ -84,8 +132,50 @@ class ProgressBar:
         parts.append(f"elapsed {clock(elapsed)}")
         if fresh > 0 and done < total:
             parts.append(f"ETA {clock((total - done) / rate)}")
-        return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] {', '.join(parts)}"
+        return parts
 
+    def _line(self, done: int, total: int) -> str:
+        filled = self.width * done // total if total else self.width
+        return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] " \
+               f"{', '.join(self._parts(done, total))}"
+
+    def _log_line(self, done: int, total: int) -> str:
+        share = f" {done / total:.0%}" if total else ""
+        parts = self._parts(done, total)
+        if done < total and not any(p.startswith("ETA") for p in parts):
+            parts.append("waiting for the next to finish" if done else "waiting for the first to finish")
+        return printable(f"{self.label} {done}/{total}{share}, {', '.join(parts)}")
+
+
+class Stages:
+    """One ProgressBar per stage of a command (`reading PDFs`, `embedding`, `cases`, ...), made by `make(stage)`
+    on the stage's first update; callable as `progress(stage, done, total[, reused])`. The stages run one after
+    the other: a new stage stops the heartbeats of the earlier ones. `close()` (or leaving a `with` block, on an
+    error or Ctrl-C too) stops them all."""
+
+    def __init__(self, make: Callable[[str], ProgressBar]):
+        self.make = make
+        self.bars: dict[str, ProgressBar] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> Stages:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, stage: str, done: int, total: int, reused: int | None = None) -> None:
+        with self._lock:
+            bar = self.bars.get(stage)
+            if bar is None:
+                for earlier in self.bars.values():
+                    earlier.close()
+                bar = self.bars[stage] = self.make(stage)
+        bar(done, total, reused=reused)
+
+    def close(self) -> None:
+        for bar in list(self.bars.values()):
+            bar.close()
 
 
 def parse_or_suggest(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:

@@ -26,7 +26,7 @@ from chatbot.model_server import BACKENDS
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
-from chatbot.terminal import ProgressBar, printable, say
+from chatbot.terminal import ProgressBar, Stages, printable, say
 from chatbot.text import find_quote
 
 from ..cases import load_checked_cases
@@ -45,6 +45,7 @@ from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags
 from .common import agreement_text, draft_judges_text
+from .flags import add_quiet
 
 _ACTIONS = ("cases", "review", "report", "judge")
 _HELP = "a accept · r REASON reject · e edit · s skip · q quit"
@@ -105,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     io_group.add_argument("--resolve", action="store_true",
                           help="review: walk the drafts reviewers disagree on and settle each")
     p.add_argument("--json", action="store_true", help="with review --agreement: print JSON")
+    add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -126,10 +128,11 @@ def _judge(args: argparse.Namespace) -> int:
     given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
     pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
                                                              "num_predict", "seed", "think", "cache_dir")}
-    judged = judge_drafts(read_drafts(args.drafts), pages, JudgeSettings(
-        model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
-        backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
-        **pick))
+    with ProgressBar("judging drafts", quiet=bool(args.quiet)) as bar:
+        judged = judge_drafts(read_drafts(args.drafts), pages, JudgeSettings(
+            model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
+            backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
+            **pick), progress=lambda done, total, cached: bar(done, total, reused=cached))
     write_drafts(args.drafts, list(judged.drafts))
     say(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
           f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
@@ -141,12 +144,11 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_",
-            "agreement", "resolve", "json"}
+            "agreement", "resolve", "json", "quiet"}
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
-    bars: dict[str, ProgressBar] = {}
-    run_ = run_drafting(settings, progress=lambda stage, d, t, cached: bars.setdefault(stage, ProgressBar(stage))(
-        d, t, reused=cached))
+    with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
+        run_ = run_drafting(settings, progress=progress)
     write_drafts(settings.out, list(run_.drafts))
     manifest = write_manifest(run_, utc_now())
     say(render_report(build_report(run_.drafts, run_.selection)))

@@ -24,6 +24,7 @@ from ..judged import judge_agreement
 from ..records import MetricSummary
 from ..runs import read_rows
 from .common import judged_passed_text
+from .flags import add_quiet
 from .review import default_reviews
 
 
@@ -59,6 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--think", choices=["auto", "on", "off"], default=d.think, help="default auto")
     p.add_argument("--min-quote-words", type=int, help="shortest valid quote (default: the run's)")
     p.add_argument("--cache-dir", help="cache root (default: $PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
+    add_quiet(p)
     p.set_defaults(func=run)
 
 
@@ -70,9 +72,9 @@ def run(args: argparse.Namespace) -> int:
                              backoff=args.backoff, num_ctx=args.num_ctx, num_predict=args.num_predict, seed=args.seed,
                              think=args.think, prompt=args.prompt, cache_dir=args.cache_dir,
                              min_quote_words=args.min_quote_words)
-    bar = ProgressBar("judging")
-    result = judge_run(run_dir, reviews, settings, dry_run=args.dry_run,
-                       progress=lambda done, total, cached: bar(done, total, reused=cached))
+    with ProgressBar("judging", quiet=bool(args.quiet)) as bar:
+        result = judge_run(run_dir, reviews, settings, dry_run=args.dry_run,
+                           progress=lambda done, total, cached: bar(done, total, reused=cached))
     if result.calls_needed is not None:
         say(f"{result.judge}: {result.answers} answers with {result.claims} claims; {result.calls_needed} chat "
               f"call(s) needed, {result.from_cache} answer(s) already in the cache")

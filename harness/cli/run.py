@@ -13,7 +13,7 @@ from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from chatbot.errors import ServerUnreachable
-from chatbot.terminal import ProgressBar, say
+from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import describe_selection
 from ..chart import fmt
@@ -29,6 +29,7 @@ from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
 from .common import judged_passed_text
+from .flags import add_quiet
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -79,6 +80,7 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     run = p.add_argument_group("the run")
     run.add_argument("--out", help=f"where run directories go (default {d.out})")
     run.add_argument("--label", help="a name for this run, part of its directory name")
+    add_quiet(run)
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
     run.add_argument("--assume-seconds-per-call", type=float, metavar="S",
@@ -117,7 +119,7 @@ def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict
     """The run settings given as flags (None: not given), `--host` split into host and hosts."""
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
                                                               "rerun_failed", "assume_seconds_per_call", "dry_run",
-                                                              *skip)}
+                                                              "quiet", *skip)}
     return flags | host_flags(args.host)
 
 
@@ -136,16 +138,8 @@ def run(args: argparse.Namespace) -> int:
         say(dry_run_text(count_calls([(settings.label or "run", settings)]), settings,
                            args.assume_seconds_per_call))
         return 0
-    bars: dict[str, ProgressBar] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            bars[stage] = ProgressBar(stage, reused="from cache" if stage == "embedding" else "done before",
-                                      delay_s=1.0 if stage == "reading PDFs" else 0.0)
-        bars[stage](done, total)
-
     try:
-        with second_interrupt_exits():
+        with second_interrupt_exits(), Stages(lambda stage: _bar(stage, quiet=bool(args.quiet))) as progress:
             result = run_evaluation(settings, progress=progress, argv=sys.argv, resume=args.resume,
                                     status=lambda message: say(message, file=sys.stderr, flush=True),
                                     rerun_of=args.rerun_failed)
@@ -189,6 +183,11 @@ def run(args: argparse.Namespace) -> int:
             f"`rag-eval review {result.run_dir} --apply` (or any re-score) switches it", file=sys.stderr)
         return EXIT_JUDGE_REFUSED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+def _bar(stage: str, *, quiet: bool) -> ProgressBar:
+    return ProgressBar(stage, reused="from cache" if stage == "embedding" else "done before",
+                       delay_s=1.0 if stage == "reading PDFs" else 0.0, quiet=quiet)
 
 
 def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:

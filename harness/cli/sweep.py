@@ -72,7 +72,7 @@ def sweep(args: argparse.Namespace) -> int:
             flush=True)  # the count first: counting the calls below reads the documents
         say(_dry_run_text(plan, args.assume_seconds_per_call))
         return 0
-    shown = SweepProgress(len(plan.cells))
+    shown = SweepProgress(len(plan.cells), quiet=bool(args.quiet))
     try:
         result = run_sweep(plan, flags, grid=grid, resume=args.resume, on_cell=shown.cell,
                            cell_progress=shown.inside, argv=sys.argv)
@@ -99,17 +99,27 @@ def _gate(board: Leaderboard) -> int:
 
 class SweepProgress:
     """A sweep's progress on stderr. On a terminal, one status line redrawn in place: cells done, the overall
-    share with elapsed time and ETA, and each running cell's stage (cells may run two at a time). Elsewhere, one
-    line per cell event and the overall line when a cell is done. The overall share counts a running cell by its
-    cases answered; the ETA assumes the cells left take as long as the ones run so far (kept cells do not count)."""
+    share with elapsed time and ETA, and each running cell's stage (cells may run two at a time). Elsewhere (a log
+    file, a pipe), plain lines: the overall line at the start, one line per cell event, and every `every_s` seconds
+    (a heartbeat thread) the overall line with each running cell's stage and count, so that a slow server still
+    shows life. The overall share counts a running cell by its cases answered; the ETA assumes the cells left take
+    as long as the ones run so far (kept cells do not count). With `quiet`, nothing is shown."""
 
     def __init__(self, cells: int, *, stream: TextIO | None = None, now: Callable[[], float] = time.monotonic,
-                 width: int = 160):
+                 width: int = 160, quiet: bool = False, every_s: float = 5.0):
         self.cells, self.stream, self.now, self.width = cells, stream or sys.stderr, now, width
+        self.quiet, self.every_s = quiet, every_s
         self.tty = getattr(self.stream, "isatty", lambda: False)()
         self.started, self.done, self.kept = now(), 0, 0
         self.running: dict[int, list] = {}  # number -> [label, started, stage, done, total]
         self.lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._beat: threading.Thread | None = None
+        if not self.tty and not quiet:
+            self._say(self.overall())
+            if every_s > 0:
+                self._beat = threading.Thread(target=self._heartbeat, name="sweep progress", daemon=True)
+                self._beat.start()
 
     def cell(self, number: int, total: int, cell: Cell, state: str) -> None:
         with self.lock:
@@ -138,21 +148,36 @@ class SweepProgress:
         eta = f", ETA {clock(elapsed * left / fresh)}" if fresh > 0 and left > 0 else ""
         return f"sweep {self.done}/{self.cells} cells done, {share:.0%}, elapsed {clock(elapsed)}{eta}"
 
+    def _status(self) -> str:
+        cells = [f"cell {n} {label}: {stage} {d}/{t}" for n, (label, _, stage, d, t) in sorted(self.running.items())]
+        return " | ".join([self.overall(), *cells])
+
     def _draw(self) -> None:
-        if self.tty:
-            cells = [f"cell {n} {label}: {stage} {d}/{t}"
-                     for n, (label, _, stage, d, t) in sorted(self.running.items())]
-            line = " | ".join([self.overall(), *cells])
-            self.stream.write("\r\x1b[K" + printable(line)[:self.width])
+        if self.tty and not self.quiet:
+            self.stream.write("\r\x1b[K" + printable(self._status())[:self.width])
             self.stream.flush()
 
     def _say(self, text: str) -> None:
+        if self.quiet:
+            return
         self.stream.write(("\r\x1b[K" if self.tty else "") + printable(text) + "\n")
         self._draw()
         self.stream.flush()
 
+    def _heartbeat(self) -> None:
+        while not self._stopped.wait(self.every_s):
+            with self.lock:
+                if not self._stopped.is_set():
+                    try:
+                        self._say(self._status())
+                    except (OSError, ValueError):  # the log went away: progress is not worth a crash
+                        self._stopped.set()
+
     def close(self) -> None:
-        if self.tty:
+        self._stopped.set()
+        if self._beat is not None and self._beat is not threading.current_thread():
+            self._beat.join(timeout=self.every_s + 1)
+        if self.tty and not self.quiet:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
 

@@ -11,7 +11,7 @@ decisions.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,8 +49,10 @@ class DraftJudging:
     errors: tuple[tuple[str, str], ...]  # (draft_id, why)
 
 
-def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings) -> DraftJudging:
-    """Ask the judge about every answerable draft that passed verification; failures are error entries."""
+def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings, *,
+                 progress: Callable[[int, int, int], None] | None = None) -> DraftJudging:
+    """Ask the judge about every answerable draft that passed verification; failures are error entries.
+    `progress(done, total, from_cache)` hears each one asked."""
     model = settings.model or DEFAULT_CHAT_MODEL
     client = connect(settings.client())
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
@@ -58,6 +60,9 @@ def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: Ju
                        judge_cache(settings.cache_dir), window=server_window(client, info))
     name, template = judge_name(model, info.digest), PromptTemplate.bundled("harness", "draft_judge")
     out, errors, asked = [], [], 0
+    total = sum(d.kind == "answerable" and d.verification.passed for d in drafts)
+    if progress:
+        progress(0, total, 0)
     for draft in drafts:
         if draft.kind != "answerable" or not draft.verification.passed:
             out.append(draft)
@@ -65,6 +70,8 @@ def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: Ju
         asked += 1
         outcome = asker.ask(template, DECISION_SCHEMA, question=draft.question, quote=draft.quote,
                             facts=" | ".join(draft.facts), page=pages.get(draft.source_id, ""))
+        if progress:
+            progress(asked, total, asker.from_cache)
         if isinstance(outcome, Failed):
             errors.append((draft.draft_id, outcome.error))
             out.append(draft)

@@ -124,6 +124,8 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
         return JudgeResult(name, prompt.sha256, len(todo), total, chat_calls=0, from_cache=len(todo) - needed,
                            calls_needed=needed)
     errors = []
+    if progress:  # the start: a log shows the judging began before the first answer is judged
+        progress(0, len(todo), 0)
     for done, (row, claims) in enumerate(todo, start=1):
         error = _judge_one(asker, prompt, row, claims, name, reviews, min_words)
         if error is not None:

@@ -10,7 +10,8 @@ from tests.support import draft_rules as rules
 
 
 def _pages_line(err: str) -> str:
-    return next(line for line in err.splitlines() if line.startswith("pages "))
+    """The last progress line of the pages stage (stderr is not a terminal: a line at the start, then at the end)."""
+    return [line for line in err.splitlines() if line.startswith("pages ")][-1]
 
 
 def test_cache_counts_are_true_and_error_reasons_are_shown(server, tmp_path, capsys):

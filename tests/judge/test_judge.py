@@ -107,7 +107,7 @@ def test_progress_counts_what_came_from_the_cache(run_dir, server):
     assert seen[-1] == (n, n, 0) and all(cached == 0 for _, _, cached in seen)  # a first run: nothing cached
     seen.clear()
     judge_run(run_dir, reviews, settings, progress=lambda *update: seen.append(update))
-    assert seen == [(i, n, i) for i in range(1, n + 1)]  # a rerun: every answer from the cache
+    assert seen == [(i, n, i) for i in range(0, n + 1)]  # the start (0 done), then every answer from the cache
 
 
 def test_a_failed_answer_is_an_error_entry_and_a_rerun_resumes_it(run_dir, server, capsys):
