@@ -1,10 +1,13 @@
 """Claim review through a spreadsheet: export a run's claims to CSV, import verdicts and resolutions back.
 
-Columns (CSV_COLUMNS): case_id, answer_sha256, question, answer, reviewer, claim, verdict, source_id, note,
-resolution. A line is either one reviewer's verdict on one claim (verdict filled, resolution blank), or the
-resolution of a claim on which reviewers disagree (resolution filled with the verdict that counts, verdict
-blank; its source_id and note belong to the resolution). A blank reviewer column means the importing reviewer.
-CSV files exported before the reviewer and resolution columns existed import as they are.
+Columns (CSV_COLUMNS): case_id, answer_sha256, question, answer, cited_source_ids, retrieved_source_ids,
+cited_quotes, reviewer, claim, verdict, source_id, note, resolution. A line is either one reviewer's verdict on one
+claim (verdict filled, resolution blank), or the resolution of a claim on which reviewers disagree (resolution
+filled with the verdict that counts, verdict blank; its source_id and note belong to the resolution). A blank
+reviewer column means the importing reviewer. The three columns after `answer` are for reading, so that a claim
+can be decided from the CSV alone: the ids the answer cites and the ids of the passages retrieved for it
+(separated by " | "; `source_id` takes one of them), and each citation's quote. CSV files exported before the
+reviewer, resolution or these columns existed import as they are.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from chatbot.text import clip
+
 from ..inputs import Problems, csv_text, open_csv
 from ..records import Row, Verdict
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
@@ -23,11 +28,13 @@ from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_s
 __all__ = ["CSV_COLUMNS", "RESOLVE_COLUMNS", "export_csv", "export_disagreements_csv", "import_csv",
            "passages_by_answer"]
 
-CSV_COLUMNS = ("case_id", "answer_sha256", "question", "answer", "reviewer", "claim", "verdict", "source_id",
-               "note", "resolution")
+CSV_COLUMNS = ("case_id", "answer_sha256", "question", "answer", "cited_source_ids", "retrieved_source_ids",
+               "cited_quotes", "reviewer", "claim", "verdict", "source_id", "note", "resolution")
 RESOLVE_COLUMNS = (*CSV_COLUMNS, "verdicts")  # `verdicts` is for reading: every reviewer's verdict and note
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 _REQUIRED = ("case_id", "answer_sha256", "claim", "verdict", "source_id", "note")
+_IDS_SEPARATOR = " | "
+QUOTE_CHARS = 300  # of each citation's quote in `cited_quotes`: enough to judge by, short enough to read
 
 
 def _verdict(text: str) -> Verdict:
@@ -43,8 +50,18 @@ def export_csv(rows: Sequence[Row], reviews: ReviewBook, *, reviewer: str) -> st
     return csv_text(CSV_COLUMNS, lines)
 
 
+def _answer_cells(row: Row) -> list[str]:
+    """case_id to cited_quotes: the answer, the ids it cites, the ids retrieved for it and the cited quotes."""
+    cited = _IDS_SEPARATOR.join(dict.fromkeys(c.source_id for c in row.answer.citations))
+    retrieved = _IDS_SEPARATOR.join(dict.fromkeys(p.source_id for p in row.retrieved))
+    quotes = _IDS_SEPARATOR.join(f'{c.source_id}: "{clip(c.quote, QUOTE_CHARS)}"'
+                                 + ("" if c.valid is not False else f" (invalid: {c.reason})")
+                                 for c in row.answer.citations)
+    return [row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, cited, retrieved, quotes]
+
+
 def _claim_lines(row: Row, reviews: ReviewBook, reviewer: str) -> list[list[str]]:
-    base = [row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, reviewer]
+    base = [*_answer_cells(row), reviewer]
     review = reviews.review_of(answer_key(row), reviewer)
     if review is None:
         return [base + [sentence, "", "", "", ""] for sentence in sentence_split(row.answer.model_answer) or [""]]
@@ -67,9 +84,8 @@ def export_disagreements_csv(rows: Sequence[Row], reviews: ReviewBook) -> str:
             if state.status not in ("disagreement", "resolved"):
                 continue
             res = state.resolution if state.status == "resolved" else None
-            lines.append([row.case_id, row.answer.answer_sha256, row.question, row.answer.model_answer, "",
-                          state.claim, "", (res.source_id or "") if res else "", res.note if res else "",
-                          res.verdict if res else "", _verdicts_text(state)])
+            lines.append([*_answer_cells(row), "", state.claim, "", (res.source_id or "") if res else "",
+                          res.note if res else "", res.verdict if res else "", _verdicts_text(state)])
     return csv_text(RESOLVE_COLUMNS, lines)
 
 
@@ -139,7 +155,8 @@ def _line_ok(record: dict, key: ReviewKey, line: int, problems: Problems,
     elif "supported" in (verdict, resolution) and not source:
         problems.add(line, "source_id: a supported claim needs the id of the passage that supports it")
     elif source and known is not None and key in known and source not in known[key]:
-        problems.add(line, f"source_id: {source!r} is not among the passages retrieved for this answer "
+        problems.add(line, f"source_id: {source!r} is neither retrieved for this answer nor cited by it; give "
+                           f"one id of retrieved_source_ids or cited_source_ids "
                            f"({', '.join(sorted(known[key])) or 'none'})")
     elif (verdict in VERDICTS or resolution) and not _cell(record, "claim"):
         problems.add(line, "claim: empty; write the claim, or use verdict none for an answer without claims")
@@ -182,9 +199,12 @@ def _check_resolutions(resolutions: Sequence[tuple[int, Resolution]], book: Revi
 
 
 def passages_by_answer(rows: Sequence[Row]) -> dict[ReviewKey, set[str]]:
-    """Each answer key of a run's rows (errors left out) with the source ids a claim may cite."""
+    """Each answer key of a run's rows (errors left out) with the source ids a claim may cite: the passages
+    retrieved for it and the ids the answer cites (the export's retrieved_source_ids and cited_source_ids)."""
     out: dict[ReviewKey, set[str]] = {}
     for row in rows:
         if not row.errored:
-            out.setdefault(answer_key(row), set()).update(p.source_id for p in row.retrieved)
+            ids = out.setdefault(answer_key(row), set())
+            ids.update(p.source_id for p in row.retrieved)
+            ids.update(c.source_id for c in row.answer.citations)
     return out

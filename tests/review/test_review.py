@@ -123,8 +123,10 @@ def test_csv_export_then_import_round_trips(tmp_path):
     reviews = ReviewBook.of([_review()])
     text = export_csv(rows, reviews, reviewer="ann")
     lines = text.splitlines()
-    assert lines[0] == "case_id,answer_sha256,question,answer,reviewer,claim,verdict,source_id,note,resolution"
-    assert len(lines) == 4 and lines[3] == f"c2,{answer_sha256('')},CEO?,,ann,,,,,"
+    assert lines[0] == ("case_id,answer_sha256,question,answer,cited_source_ids,retrieved_source_ids,cited_quotes,"
+                        "reviewer,claim,verdict,source_id,note,resolution")
+    retrieved = " | ".join(p.source_id for p in rows[1].retrieved)
+    assert len(lines) == 4 and lines[3] == f"c2,{answer_sha256('')},CEO?,,,{retrieved},,ann,,,,,"
     path = tmp_path / "r.csv"
     path.write_text(text)
     back = import_csv(path, reviewer="ann", reviewed_at="2026-01-01T00:00:00+00:00", known=passages_by_answer(rows))
@@ -147,7 +149,8 @@ def test_csv_import_reports_every_problem_with_line_and_field(tmp_path):
         import_csv(path, reviewer="ann", reviewed_at="t", known={("c1", SHA): {"doc.pdf#p1.1"}})
     message = str(err.value)
     for expected in (f"{path}:2: source_id: a supported claim needs", f"{path}:3: verdict: 'maybe'",
-                     f"{path}:4: answer_sha256: expected 64", f"{path}:5: source_id: 'doc.pdf#p9.9' is not among",
+                     f"{path}:4: answer_sha256: expected 64",
+                     f"{path}:5: source_id: 'doc.pdf#p9.9' is neither retrieved",
                      f"{path}:6: answer_sha256: no row of this run has this answer for case 'c3'"):
         assert expected in message
     # a CSV in the layout before the reviewer and resolution columns imports as the importing reviewer's
@@ -231,6 +234,52 @@ def test_review_applies_to_the_next_run_only_while_the_answer_is_unchanged(tmp_p
     assert {r.case_id for r in rows if r.human_claim_review == "pending"} == changed
     assert all(r.metrics["claims_supported"] is None for r in rows if r.case_id in changed)
     assert summary.human_claim_review["pending"] == len(changed)
+
+
+def test_a_csv_filled_from_its_own_columns_imports_with_no_problem(tmp_path, cases_copy, capsys):
+    """Issue #30 item 2: every claim decided from the CSV's own columns (cited_source_ids, retrieved_source_ids,
+    cited_quotes), with no other file open: supported by the first cited id, or else unsupported naming a
+    retrieved id in the note; an empty answer makes no claims."""
+    run = _offline(tmp_path, cases_copy, "filled")
+    csv_path = tmp_path / "review.csv"
+    assert main(["review", str(run), "--export", str(csv_path), "--reviewer", "ann"]) == 0
+    records = list(csv.DictReader(io.StringIO(csv_path.read_text())))
+    rows = {r.case_id: r for r in read_rows(run)}
+    for record in records:  # the columns say what each answer cited and what was retrieved for it
+        row = rows[record["case_id"]]
+        assert record["cited_source_ids"] == " | ".join(dict.fromkeys(c.source_id for c in row.answer.citations))
+        assert record["retrieved_source_ids"] == " | ".join(p.source_id for p in row.retrieved)
+        assert all(f'{c.source_id}: "{c.quote}"' in record["cited_quotes"] for c in row.answer.citations)
+    supported = 0
+    for record in records:
+        cited = [i for i in record["cited_source_ids"].split(" | ") if i]
+        retrieved = [i for i in record["retrieved_source_ids"].split(" | ") if i]
+        if not record["claim"]:
+            record["verdict"] = "none"
+        elif cited and cited[0] in record["cited_quotes"]:
+            record["verdict"], record["source_id"] = "supported", cited[0]
+            supported += 1
+        else:
+            record["verdict"], record["source_id"] = "unsupported", ""
+            record["note"] = f"not in {retrieved[0]}" if retrieved else ""
+    assert supported > 0
+    with open(csv_path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(records)
+    capsys.readouterr()
+    assert main(["review", str(run), "--import", str(csv_path), "--reviewer", "ann"]) == 0
+    assert "problem" not in capsys.readouterr().err
+    assert all(r.human_claim_review == "reviewed" for r in read_rows(run))
+    # a retrieved passage the answer did not cite is accepted as the support too
+    record = next(r for r in records if r["claim"] and len(r["retrieved_source_ids"].split(" | ")) > 1)
+    record["verdict"], record["source_id"] = "supported", record["retrieved_source_ids"].split(" | ")[-1]
+    one = [r for r in records if r["case_id"] == record["case_id"]]
+    with open(csv_path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(records[0]))
+        writer.writeheader()
+        writer.writerows(one)
+    assert main(["review", str(run), "--import", str(csv_path), "--reviewer", "bob"]) == 0
 
 
 def test_review_needs_a_findable_cases_file(tmp_path, cases_copy, monkeypatch, capsys):
