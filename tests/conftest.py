@@ -61,12 +61,14 @@ def live():
 @pytest.fixture
 def drafts_file(server, tmp_path) -> Path:
     """Drafts of the handbook written by `rag-eval draft` against the test server's scripted rule
-    (tests/support/draft_rules.py)."""
+    (tests/support/draft_rules.py): the scripted answerable drafts only (`--unanswerable 0`), which the tests of
+    review and cases count; the default share of unanswerable drafts is tested on its own."""
     from harness.cli import main
     from tests.support import draft_rules
     server.chat_rule = draft_rules.draft_rule
     out = tmp_path / "drafts.jsonl"
-    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", server.url,
+                 "--unanswerable", "0"]) == 0
     return out
 
 

@@ -36,10 +36,10 @@ from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.export import to_cases
 from ..drafting.judging import draft_judge_agreement, judge_drafts
 from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
-from ..drafting.pipeline import run_drafting
+from ..drafting.pipeline import DraftRun, run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
-from ..drafting.settings import DraftSettings, resolve
+from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
 from ..errors import InputError
 from ..judge.run import JudgeSettings
 from ..runs import utc_now
@@ -63,7 +63,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--per-page", type=int, help="drafts asked for per page (default 3)")
     p.add_argument("--pages", nargs="+", metavar="PAGE_ID", help="draft only these pages (e.g. handbook.pdf#p2)")
     p.add_argument("--max-pages", type=int, help="draft at most this many pages (round robin over documents)")
-    p.add_argument("--unanswerable", type=int, help="unanswerable drafts to add (default 0)")
+    p.add_argument("--unanswerable", type=int, metavar="N",
+                   help=f"unanswerable drafts to add, so that the cases test abstention (default: one for every "
+                        f"{UNANSWERABLE_EVERY} answerable drafts asked, {UNANSWERABLE_SHARE} of all; 0 for none)")
     p.add_argument("--seed", type=int, help="page order and sampling seed (default 42)")
     p.add_argument("--min-page-words", type=int, help="skip pages with fewer words (default 20)")
     p.add_argument("--min-quote-words", type=int, help="shortest quote (default 4)")
@@ -155,11 +157,25 @@ def _draft(args: argparse.Namespace) -> int:
     errors = sum(d.kind == "error" for d in run_.drafts)
     say(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
+    say(_unanswerable_line(run_, given=settings.unanswerable is not None))
     if errors:
         say(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
               "to retry them, finished pages come from the cache", file=sys.stderr)
     say(f"next: rag-eval draft review {settings.out}")
     return 1 if errors == len(run_.drafts) else 0
+
+
+def _unanswerable_line(run_: DraftRun, *, given: bool) -> str:
+    """How many unanswerable drafts were asked for and why that many: abstention is tested only if some are."""
+    asked = run_.settings.unanswerable or 0
+    made = sum(d.kind == "unanswerable" for d in run_.drafts)
+    why = ("as --unanswerable asked" if given else
+           f"the default: one for every {UNANSWERABLE_EVERY} answerable drafts asked, {UNANSWERABLE_SHARE} of all; "
+           "--unanswerable N to choose, 0 for none")
+    if not asked:
+        return "unanswerable drafts: none asked (--unanswerable 0): these cases will not test abstention"
+    return f"unanswerable drafts: {asked} asked ({why}), {made} written; they stay pending until a person " \
+           "confirms that no page answers them"
 
 
 def _settings_for(args: argparse.Namespace) -> DraftSettings:
@@ -296,7 +312,7 @@ def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Col
     decisions are not shown, so that each judges on their own); each decision is saved at once."""
     todo = [i for i, d in enumerate(drafts)
             if d.kind != "error" and d.verification.passed and all(r.by != by for r in d.reviews)]
-    say(f"{len(todo)} draft(s) for {by} to review; decisions are saved to {path} as you go")
+    say(_shown_line(drafts, len(todo), by, path))
     try:
         for n, i in enumerate(todo, start=1):
             _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
@@ -309,6 +325,18 @@ def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Col
                                           "(--resolve)" if decided.in_disagreement else ""))
     except _Quit:
         say("stopped; decisions made so far are saved")
+
+
+def _shown_line(drafts: list[Draft], shown: int, by: str, path: str) -> str:
+    """Which drafts the terminal review shows, and why the others are not shown (the CSV export has them all)."""
+    failed = sum(d.kind != "error" and not d.verification.passed for d in drafts)
+    decided = sum(d.kind != "error" and d.verification.passed and any(r.by == by for r in d.reviews) for d in drafts)
+    errors = sum(d.kind == "error" for d in drafts)
+    left = [f"{failed} failed verification", f"{decided} already decided by {by}"] + \
+           ([f"{errors} could not be drafted"] if errors else [])
+    return (f"showing {shown} of {len(drafts)} draft(s): those that passed verification and {by} has not decided "
+            f"on (not shown: {', '.join(left)}; `rag-eval draft review {path} --export FILE.csv` lists every draft, "
+            f"and `draft report` the reasons); decisions are saved to {path} as you go")
 
 
 def _walk_disagreements(drafts: list[Draft], path: str, pages: dict[str, str], resolver: str) -> None:

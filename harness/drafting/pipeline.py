@@ -75,6 +75,7 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     if not selection.pages:
         raise InputError(f"{settings.docs}: no page has at least {settings.min_page_words} words; lower "
                          "--min-page-words")
+    settings = replace(settings, unanswerable=settings.unanswerable_for(len(selection.pages)))  # as recorded
     ctx = _open(settings, documents)
     drafts: list[Draft] = []
     cached = 0
@@ -300,8 +301,9 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
 
 
 def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | None) -> list[Draft]:
-    """`--unanswerable N` drafts, from the selected pages in turn (one call each)."""
-    wanted = ctx.settings.unanswerable
+    """`--unanswerable N` drafts (by default 1 in 5 of all: DraftSettings.unanswerable_for), from the selected
+    pages in turn (one call each)."""
+    wanted = ctx.settings.unanswerable or 0
     if not wanted:
         return []
     template = PromptTemplate.bundled("harness", "unanswerable")

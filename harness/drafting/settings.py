@@ -21,6 +21,8 @@ _ANSWER = AnswerSettings()
 
 
 _LIMITS = Limits()
+UNANSWERABLE_EVERY = 4  # by default one unanswerable draft per 4 answerable ones asked: 1 in 5 of all drafts
+UNANSWERABLE_SHARE = "1 in 5"
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class DraftSettings(ServerSettings):
     per_page: int = 3
     pages: tuple[str, ...] = ()
     max_pages: int | None = None
-    unanswerable: int = 0
+    unanswerable: int | None = None  # None: the default share, UNANSWERABLE_SHARE (see `unanswerable_for`)
     seed: int = 42
     min_page_words: int = 20
     min_quote_words: int = _LIMITS.min_quote_words
@@ -56,7 +58,7 @@ class DraftSettings(ServerSettings):
         for name in ("per_page", "min_quote_words", "max_fact_words", "top_k", "num_ctx", "num_predict", "workers"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(self, name)}")
-        if self.unanswerable < 0 or self.min_page_words < 0:
+        if (self.unanswerable or 0) < 0 or self.min_page_words < 0:
             raise InputError("--unanswerable and --min-page-words cannot be negative")
         if self.think not in ("auto", "on", "off"):
             raise InputError(f"think must be auto, on or off, got {self.think!r}")
@@ -76,6 +78,14 @@ class DraftSettings(ServerSettings):
     def chat(self) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]
         return ChatOptions(self.chat_model, self.seed, self.temperature, self.num_ctx, self.num_predict, think)
+
+    def unanswerable_for(self, pages: int) -> int:
+        """Unanswerable drafts to ask for over `pages` pages: `--unanswerable` when given, else one for every
+        UNANSWERABLE_EVERY answerable drafts asked (pages x --per-page, rounded up), 1 in 5 of all drafts, so
+        that a case set tests abstention from the first run."""
+        if self.unanswerable is not None:
+            return self.unanswerable
+        return -(-pages * self.per_page // UNANSWERABLE_EVERY) if pages else 0
 
     def limits(self) -> Limits:
         return Limits(min_quote_words=self.min_quote_words, max_fact_words=self.max_fact_words)

@@ -47,8 +47,10 @@ def scripted_run(tmp_path_factory):
 
 
 def _settings(server, tmp_path: Path, **kw) -> DraftSettings:
+    """Settings for the tests of the page pipeline, which count its calls and drafts: no unanswerable drafts
+    unless asked (their default share is tested on its own, with no flag)."""
     return DraftSettings(docs=str(HANDBOOK), out=str(tmp_path / "drafts.jsonl"), host=server.url, retries=0,
-                         **kw)
+                         **({"unanswerable": 0} | kw))
 
 
 def _by_question(drafts, draft: dict):
@@ -59,7 +61,7 @@ def test_good_drafts_pass_with_verbatim_quotes_and_provenance(scripted_run):
     run = scripted_run
     pages = {p.source_id: fold(p.text) for d in read_documents(HANDBOOK) for p in d.pages}
     good = [rules.GOOD_LEAVE, rules.GOOD_CARRY, rules.GOOD_HOTEL, rules.GOOD_LAPTOP, rules.GOOD_PASSWORD]
-    passed = [d for d in run.drafts if d.verification.passed]
+    passed = [d for d in run.drafts if d.verification.passed and d.kind == "answerable"]
     assert sorted(d.question for d in passed) == sorted(g["question"] for g in good)
     for d in passed:
         assert fold(d.quote) in pages[d.source_id] and d.evidence[0] == d.source_id
@@ -117,7 +119,8 @@ def test_changed_page_is_drafted_again_and_unchanged_ones_come_from_the_cache(dr
     texts = [p.text for p in read_documents(HANDBOOK)[0].pages]
     docs = tmp_path / "docs"
     make_pdf("handbook.pdf", texts)
-    settings = DraftSettings(docs=str(docs), out=str(tmp_path / "d.jsonl"), host=drafting.url, parametric=False)
+    settings = DraftSettings(docs=str(docs), out=str(tmp_path / "d.jsonl"), host=drafting.url, parametric=False,
+                             unanswerable=0)
     run_drafting(settings)
     assert len(drafting.chat_bodies()) == 4
     pdfgen.write_text_pdf(docs / "handbook.pdf", texts[:3] + [texts[3] + " Badges must be worn at all times."])
@@ -248,6 +251,26 @@ def test_reply_problems_are_named_on_the_error_entry(drafting, tmp_path, reply, 
         assert [d.kind for d in run.drafts] == ["error"] and expected in run.drafts[0].error
 
 
+def test_a_first_draft_with_only_docs_and_out_writes_unanswerable_drafts(drafting, tmp_path, monkeypatch, capsys):
+    """Issue #30 item 3: the docs' first line, `rag-eval draft --docs DIR --out FILE` (the server from
+    OLLAMA_HOST), adds unanswerable drafts, 1 in 5 of all (one per 4 answerable asked), and says so."""
+    monkeypatch.setenv("OLLAMA_HOST", drafting.url)
+    out = tmp_path / "drafts.jsonl"
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    drafts = read_drafts(out)
+    unanswerable = [d for d in drafts if d.kind == "unanswerable"]
+    asked = 4 * DraftSettings().per_page  # the handbook's 4 pages x 3 drafts asked per page
+    assert len(unanswerable) == -(-asked // 4) == 3
+    assert any(d.verification.passed for d in unanswerable)  # sound ones among them, pending a person
+    assert ("unanswerable drafts: 3 asked (the default: one for every 4 answerable drafts asked, 1 in 5 of all; "
+            "--unanswerable N to choose, 0 for none), 3 written") in printed
+    manifest = json.loads(out.with_name("drafts.manifest.json").read_text())
+    assert manifest["settings"]["unanswerable"] == 3  # the number used, not "the default"
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(tmp_path / "none.jsonl"), "--unanswerable", "0"]) == 0
+    assert "none asked (--unanswerable 0): these cases will not test abstention" in capsys.readouterr().out
+
+
 def test_more_unanswerable_drafts_than_pages_ask_again_and_repeats_are_rejected(drafting, tmp_path):
     run = run_drafting(_settings(drafting, tmp_path, pages=("handbook.pdf#p3",), unanswerable=2, parametric=False))
     un = [d for d in run.drafts if d.kind == "unanswerable"]
@@ -258,7 +281,8 @@ def test_more_unanswerable_drafts_than_pages_ask_again_and_repeats_are_rejected(
 
 def test_draft_cases_leaves_no_file_when_the_label_check_fails(drafting, tmp_path, make_pdf, capsys):
     out, cases = tmp_path / "drafts.jsonl", tmp_path / "cases.jsonl"
-    main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url, "--no-parametric"])
+    main(["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url, "--no-parametric",
+          "--unanswerable", "0"])  # an unanswerable draft stays sound against documents that do not answer it
     other = make_pdf("other.pdf", ["Nothing of the handbook is here, only this one sentence of words."]).parent
     assert main(["draft", "cases", str(out), "--out", str(cases), "--include-unreviewed", "--docs", str(other)]) == 2
     err = capsys.readouterr().err

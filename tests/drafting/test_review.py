@@ -75,6 +75,27 @@ def test_terminal_review_saves_each_decision(drafts_file, monkeypatch, capsys):
     assert decided[2].question == "How often is a laptop replaced?" and decided[2].original is not None
 
 
+def test_the_terminal_review_says_which_drafts_it_shows_and_why(drafts_file, monkeypatch, capsys):
+    """Issue #30 item 4: the terminal shows only drafts that passed verification (and that you have not decided
+    on); it says so, with the counts of the others, while the CSV export has every draft."""
+    drafts = read_drafts(drafts_file)
+    passed = sum(d.verification.passed for d in drafts)
+    assert 0 < passed < len(drafts)
+    answers = iter(["a", "q"])
+    monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
+    assert main(["draft", "review", str(drafts_file), "--reviewer", "ann"]) == 0
+    assert (f"showing {passed} of {len(drafts)} draft(s): those that passed verification and ann has not decided "
+            f"on (not shown: {len(drafts) - passed} failed verification, 0 already decided by ann; `rag-eval draft "
+            f"review {drafts_file} --export FILE.csv` lists every draft") in capsys.readouterr().out
+    monkeypatch.setattr("builtins.input", lambda prompt="": "q")
+    assert main(["draft", "review", str(drafts_file), "--reviewer", "ann"]) == 0
+    again = capsys.readouterr().out
+    assert f"showing {passed - 1} of {len(drafts)} draft(s)" in again and "1 already decided by ann" in again
+    sheet = drafts_file.with_name("all.csv")
+    assert main(["draft", "review", str(drafts_file), "--export", str(sheet), "--reviewer", "ann"]) == 0
+    assert len(rules.csv_rows(sheet)) == len(drafts)
+
+
 def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_path):
     sheet = tmp_path / "review.csv"
     main(["draft", "review", str(drafts_file), "--export", str(sheet)])
@@ -83,7 +104,8 @@ def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_p
     rules.write_csv(sheet, rows)
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     calls = len(server.chat_bodies())
-    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
+                 "--unanswerable", "0"]) == 0  # the fixture's command again
     assert len(server.chat_bodies()) == calls
     hotel = next(d for d in read_drafts(drafts_file) if d.question == rules.GOOD_HOTEL["question"])
     assert hotel.decision.status == "accepted"
@@ -104,12 +126,13 @@ def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subse
     main(["draft", "review", str(drafts_file), "--import", str(sheet)])
     before = {d.draft_id: d for d in read_drafts(drafts_file)}
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
-                 "--pages", "handbook.pdf#p2"]) == 0
+                 "--pages", "handbook.pdf#p2", "--unanswerable", "0"]) == 0
     after = {d.draft_id: d for d in read_drafts(drafts_file)}
     assert after.keys() == before.keys()  # pages 1, 3 and 4 kept, page 2 drafted again (from the cache)
     edited = next(d for d in after.values() if d.decision.status == "edited")
     assert edited.question == "Until when may last year's leave be taken?"
-    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url]) == 0
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
+                 "--unanswerable", "0"]) == 0
     assert next(d for d in read_drafts(drafts_file) if d.decision.status == "edited").question == edited.question
 
 
@@ -121,7 +144,9 @@ def test_config_file_settings_and_flags_win(server, tmp_path):
                  "--no-parametric", "--seed", "5"]) == 0
     body = server.chat_bodies()[0]
     assert body["format"]["properties"]["drafts"]["maxItems"] == 2 and body["options"]["seed"] == 5
-    assert len(server.chat_bodies()) == 1 and (tmp_path / "from-config.jsonl").exists()
+    # the page, then one unanswerable draft: the default share, 1 page x 2 asked / 4, rounded up
+    assert len(server.chat_bodies()) == 2 and (tmp_path / "from-config.jsonl").exists()
+    assert "does not mention" in server.chat_bodies()[1]["messages"][-1]["content"]
     config.write_text("per-pages = 2\n", encoding="utf-8")
     assert main(["draft", "--config", str(config), "--host", server.url]) == 2
 
