@@ -265,15 +265,49 @@ def _alive(pid: int) -> bool:
         return True
     return True
 
+
 @contextmanager
 def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive OS lock on `path` (created if missing) while the block runs; others wait their turn."""
-    with open_regular(path, "a", encoding="utf-8") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+    """Hold an exclusive OS lock on `path` while the block runs; others wait their turn. The file is made for the
+    lock and removed when it is released (`release_lock_file`), so nothing stays beside what it guards; a waiter
+    whose file was removed meanwhile locks the new one instead."""
+    while True:
+        fh = open_regular(path, "a", encoding="utf-8")
         try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        except BaseException:
+            fh.close()
+            raise
+        if still_linked(fh, path):
+            break
+        fh.close()  # the holder before us removed this file: lock the one now at `path`
+    try:
+        yield
+    finally:
+        release_lock_file(fh, path)
+
+
+def still_linked(fh: IO[Any], path: Path) -> bool:
+    """Whether `path` still names the file open as `fh`: a lock file its last holder removed does not, so a lock
+    taken on it guards nothing."""
+    try:
+        at = os.lstat(path)
+    except FileNotFoundError:
+        return False
+    mine = os.fstat(fh.fileno())
+    return (at.st_dev, at.st_ino) == (mine.st_dev, mine.st_ino)
+
+
+def release_lock_file(fh: IO[Any], path: Path) -> None:
+    """Remove the lock file `path` (only if it is still the file open as `fh`), then close `fh`, which releases
+    the lock. Removed while the lock is held: whoever waits on this file sees it gone and opens the next one."""
+    try:
+        if still_linked(fh, path):
+            os.unlink(path)
+    except OSError:  # a read-only folder: the lock is released all the same
+        pass
+    finally:
+        fh.close()
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:

@@ -2,8 +2,8 @@
 and the OS lock on a run directory.
 
 The lock keeps two processes from writing one run at once (two `--resume` of one run would interleave duplicate
-rows). It is held on `<run>/.lock` for the life of the process; the kernel releases it when the process ends,
-however it ends, so a kill never leaves a stale lock."""
+rows). It is held on `<run>/.lock` while the process writes; the kernel releases it when the process ends,
+however it ends, so a kill never leaves a stale lock. Released normally, the `.lock` file is removed too."""
 
 from __future__ import annotations
 
@@ -22,7 +22,14 @@ from typing import IO, Sequence
 
 from pydantic import ValidationError
 
-from chatbot.store import atomic_write_text, open_regular, read_bytes, remove_stale_temps
+from chatbot.store import (
+    atomic_write_text,
+    open_regular,
+    read_bytes,
+    release_lock_file,
+    remove_stale_temps,
+    still_linked,
+)
 
 from .errors import InputError, RunLocked
 from .records import MANIFEST_FORMAT, Manifest, Row, Summary, field_problem, in_bulk
@@ -226,7 +233,11 @@ class RunLock:
         while True:
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
+                if still_linked(fh, self.path):
+                    break
+                fh.close()  # its holder removed this file on release: try the one now at the path
+                fh = open_regular(self.path, "a+", encoding="utf-8")
+                continue
             except BlockingIOError:
                 if time.monotonic() < deadline:
                     time.sleep(0.05)
@@ -256,7 +267,7 @@ class RunLock:
 
     def release(self) -> None:
         if self._fh is not None:
-            self._fh.close()  # closing the descriptor releases the lock
+            release_lock_file(self._fh, self.path)  # removes .lock, then closing the descriptor releases the lock
             self._fh = None
 
 

@@ -169,7 +169,7 @@ def test_compare_does_not_suggest_shared_only_when_nothing_is_shared(tmp_path, c
 def test_manifest_of_a_locked_and_finished_run_is_complete(tmp_path):
     result = run_evaluation(RunSettings(cases=sample_cases(tmp_path), out=str(tmp_path / "o"), system="offline"))
     assert read_manifest(result.run_dir).status == "complete"
-    assert (result.run_dir / ".lock").exists()  # the lock file stays; the lock itself went with the process
+    assert not (result.run_dir / ".lock").exists()  # released: the lock went, and its file with it
 
 
 def test_drafted_and_hand_written_cases_are_summarised_apart(tmp_path, capsys):
