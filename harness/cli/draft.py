@@ -20,19 +20,18 @@ import getpass
 import json
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 from chatbot.model_server import BACKENDS
 from chatbot.page_cache import PageCache
 from chatbot.pdfs import read_documents
 from chatbot.store import atomic_write_text
-from chatbot.terminal import ProgressBar, Stages, printable, say
-from chatbot.text import find_quote
+from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import load_checked_cases
-from ..drafting.agreement import decision_text, draft_agreement_report
-from ..drafting.decisions import Collection, checks_summary, decide, edit, export_csv, import_csv, reverify
-from ..drafting.decisions import resolve as resolve_disagreement
+from ..drafting.agreement import draft_agreement_report
+from ..drafting.decisions import Collection, export_csv, import_csv, reverify
 from ..drafting.export import to_cases
 from ..drafting.judging import draft_judge_agreement, judge_drafts
 from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
@@ -45,10 +44,10 @@ from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags
 from .common import agreement_text, draft_judges_text
+from .draft_walk import walk, walk_disagreements
 from .flags import add_quiet
 
 _ACTIONS = ("cases", "review", "report", "judge")
-_HELP = "a accept · r REASON reject · e edit · s skip · q quit"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,6 +107,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     io_group.add_argument("--resolve", action="store_true",
                           help="review: walk the drafts reviewers disagree on and settle each")
     p.add_argument("--json", action="store_true", help="with review --agreement: print JSON")
+    p.add_argument("--verbose", action="store_true",
+                   help="review --import: also print the coverage report (`draft report`), not only the counts")
     add_quiet(p)
     p.set_defaults(func=run)
 
@@ -146,7 +147,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_",
-            "agreement", "resolve", "json", "quiet"}
+            "agreement", "resolve", "json", "quiet", "verbose"}
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
@@ -235,6 +236,20 @@ def _cases(args: argparse.Namespace) -> int:
     return 0
 
 
+def _imported_line(sheet: str, path: str, before: list[Draft], after: list[Draft]) -> str:
+    """One line for an import: what changed, then where the drafts stand (the full report is `draft report`)."""
+    def said(d: Draft) -> tuple:  # who decided what, and the draft's text: a re-import of the same sheet is no change
+        decisions = [d.resolution, *d.reviews]
+        return (d.question, d.quote, d.facts, [(x.status, x.reason, x.by) for x in decisions if x is not None])
+
+    earlier = {d.draft_id: said(d) for d in before}
+    changed = [d for d in after if earlier.get(d.draft_id) != said(d)]
+    status = Counter(d.decision.status for d in after if d.kind != "error")
+    stand = ", ".join(f"{status[s]} {s}" for s in ("accepted", "edited", "rejected", "pending"))
+    return (f"imported {sheet} into {path}: {len(changed)} draft(s) changed; now {stand} of "
+            f"{sum(status.values())} (coverage: `rag-eval draft report {path}`, or --verbose here)")
+
+
 def _left_out(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {why}" for why, n in counts.items()) or "none"
 
@@ -278,151 +293,19 @@ def _review(args: argparse.Namespace) -> int:
     collection = Collection.of(documents, settings.chunking())
     by = _user(args)
     if args.import_:
+        before = drafts
         drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),
                             abstain_below=settings.abstain_below, by_is_given=args.reviewer is not None)
         write_drafts(args.drafts, drafts)
-        say(f"imported decisions from {args.import_} into {args.drafts}")
+        say(_imported_line(args.import_, args.drafts, before, drafts))
+        if args.verbose:
+            say(render_report(build_report(drafts)))
+        return 0
     else:
         pages = {p.source_id: p.text for d in documents for p in d.pages}
         if args.resolve:
-            _walk_disagreements(drafts, args.drafts, pages, by)
+            walk_disagreements(drafts, args.drafts, pages, by)
         else:
-            _walk(drafts, args.drafts, pages, collection, settings, by)
+            walk(drafts, args.drafts, pages, collection, settings, by)
     say(render_report(build_report(read_drafts(args.drafts))))
     return 0
-
-
-class _Quit(Exception):
-    pass
-
-
-def _ask(prompt: str) -> str:
-    try:
-        answer = input(printable(prompt))
-    except (EOFError, KeyboardInterrupt):
-        raise _Quit from None
-    if answer.strip().lower() == "q":
-        raise _Quit
-    return answer.strip()
-
-
-def _walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Collection, settings: DraftSettings,
-          by: str) -> None:
-    """Ask `by` about every draft that passed verification and that they have not decided on (other reviewers'
-    decisions are not shown, so that each judges on their own); each decision is saved at once."""
-    todo = [i for i, d in enumerate(drafts)
-            if d.kind != "error" and d.verification.passed and all(r.by != by for r in d.reviews)]
-    say(_shown_line(drafts, len(todo), by, path))
-    try:
-        for n, i in enumerate(todo, start=1):
-            _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
-            decided = _decide(drafts[i], collection, settings, by)
-            if decided is not None:
-                drafts[i] = decided
-                write_drafts(path, drafts)
-                mine = next(r.status for r in decided.reviews if r.by == by)
-                say(f"saved: {mine}" + ("; reviewers disagree, so the draft is pending until resolved "
-                                          "(--resolve)" if decided.in_disagreement else ""))
-    except _Quit:
-        say("stopped; decisions made so far are saved")
-
-
-def _shown_line(drafts: list[Draft], shown: int, by: str, path: str) -> str:
-    """Which drafts the terminal review shows, and why the others are not shown (the CSV export has them all)."""
-    failed = sum(d.kind != "error" and not d.verification.passed for d in drafts)
-    decided = sum(d.kind != "error" and d.verification.passed and any(r.by == by for r in d.reviews) for d in drafts)
-    errors = sum(d.kind == "error" for d in drafts)
-    left = [f"{failed} failed verification", f"{decided} already decided by {by}"] + \
-           ([f"{errors} could not be drafted"] if errors else [])
-    return (f"showing {shown} of {len(drafts)} draft(s): those that passed verification and {by} has not decided "
-            f"on (not shown: {', '.join(left)}; `rag-eval draft review {path} --export FILE.csv` lists every draft, "
-            f"and `draft report` the reasons); decisions are saved to {path} as you go")
-
-
-def _walk_disagreements(drafts: list[Draft], path: str, pages: dict[str, str], resolver: str) -> None:
-    """Show each draft reviewers disagree on, with every reviewer's decision, and ask for the one that counts."""
-    todo = [i for i, d in enumerate(drafts) if d.in_disagreement and d.resolution is None]
-    say(f"{len(todo)} draft(s) on which reviewers disagree; resolutions by {resolver} are saved to {path} as you "
-          "go")
-    try:
-        for n, i in enumerate(todo, start=1):
-            _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
-            for review in drafts[i].reviews:
-                say(f"decision: {decision_text(review)}")
-            settled = _settle(drafts[i], resolver)
-            if settled is not None:
-                drafts[i] = settled
-                write_drafts(path, drafts)
-                say(f"resolved: {settled.decision.status}")
-    except _Quit:
-        say("stopped; resolutions made so far are saved")
-
-
-def _settle(draft: Draft, resolver: str) -> Draft | None:
-    while True:
-        command, _, rest = _ask("resolve: a accept · r REASON reject · s skip · q quit\n> ").partition(" ")
-        command = command.lower()
-        try:
-            if command == "a":
-                return resolve_disagreement(draft, "accepted", by=resolver, at=utc_now())
-            if command == "r":
-                return resolve_disagreement(draft, "rejected", by=resolver, at=utc_now(),
-                                            reason=rest or _ask("reason> "))
-            if command == "s":
-                return None
-        except InputError as exc:
-            say(exc)
-            continue
-        say(f"unknown command {command!r}")
-
-
-def _show(draft: Draft, page: str, n: int, total: int) -> None:
-    text, span = find_quote(page, draft.quote)
-    if span:
-        text = f"{text[:span[0]]}»{text[span[0]:span[1]]}«{text[span[1]:]}"
-    say(f"\n[{n}/{total}] {draft.draft_id} ({draft.kind}, {draft.type}) from {draft.source_id}")
-    say(f"page: {text}\n")
-    say(f"question: {draft.question}")
-    if draft.kind == "answerable":
-        say(f"quote:    {draft.quote}\nfacts:    {' | '.join(draft.facts)}\nevidence: {', '.join(draft.evidence)}")
-    say(f"checks:   {checks_summary(draft)}")
-    for note in draft.verification.notes:
-        say(f"note:     {note}")
-    if draft.verification.parametric_answer is not None:
-        say(f"without the page the model said: {draft.verification.parametric_answer}")
-
-
-def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft | None:
-    while True:
-        command, _, rest = _ask(f"{_HELP}\n> ").partition(" ")
-        command = command.lower()
-        try:
-            if command == "a":
-                return decide(draft, "accepted", by=by, at=utc_now())
-            if command == "r":
-                return decide(draft, "rejected", by=by, at=utc_now(), reason=rest or _ask("reason> "))
-            if command == "s":
-                return None
-            if command == "e":
-                edited = _edit(draft, collection, settings, by)
-                say(f"checks after the edit: {checks_summary(edited)}")
-                if edited.verification.passed:
-                    return edited
-                say("the edited draft fails verification; edit again, reject or skip")
-                continue
-        except InputError as exc:
-            say(exc)
-            continue
-        say(f"unknown command {command!r}")
-
-
-def _edit(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft:
-    say("press Enter to keep a value")
-    question = _ask(f"question [{draft.question}]> ") or draft.question
-    quote, facts = draft.quote, list(draft.facts)
-    if draft.kind == "answerable":
-        quote = _ask(f"quote [{draft.quote}]> ") or draft.quote
-        given = _ask(f"facts, separated by | [{' | '.join(draft.facts)}]> ")
-        facts = [f.strip() for f in given.split("|")] if given else facts
-    return edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=utc_now(),
-                limits=settings.limits(), abstain_below=settings.abstain_below)

@@ -33,7 +33,11 @@ def test_csv_round_trip_accept_reject_edit_then_cases(drafts_file, tmp_path, cap
     edited = drafts["Until when can leave from the previous year still be taken?"]
     assert edited.decision.status == "edited" and edited.original["question"] == rules.GOOD_CARRY["question"]
     assert edited.verification.passed and edited.verification.bm25_rank is not None
-    assert "accepted by a human: 66.7% of 3 decided" in capsys.readouterr().out
+    # issue #30 item 7: an import prints one line of counts; the coverage report only with --verbose
+    out = capsys.readouterr().out.split("\n", 1)[1]  # after the export's line
+    assert out == (f"imported {sheet} into {drafts_file}: 3 draft(s) changed; now 1 accepted, 1 edited, 1 rejected, "
+                   f"9 pending of 12 (coverage: `rag-eval draft report {drafts_file}`, or --verbose here)\n")
+    assert "coverage by document" not in out
 
     cases = tmp_path / "cases.jsonl"
     assert main(["draft", "cases", str(drafts_file), "--out", str(cases)]) == 0
@@ -73,6 +77,21 @@ def test_terminal_review_saves_each_decision(drafts_file, monkeypatch, capsys):
     assert [d.decision.status for d in decided] == ["accepted", "rejected", "edited"]
     assert decided[1].decision.reason == "duplicate of a hand-written case"
     assert decided[2].question == "How often is a laptop replaced?" and decided[2].original is not None
+
+
+def test_an_import_prints_the_coverage_report_only_with_verbose(drafts_file, tmp_path, capsys):
+    sheet = tmp_path / "review.csv"
+    assert main(["draft", "review", str(drafts_file), "--export", str(sheet)]) == 0
+    rows = rules.csv_rows(sheet)
+    rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
+    rules.write_csv(sheet, rows)
+    capsys.readouterr()
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann", "--verbose"]) == 0
+    first, rest = capsys.readouterr().out.split("\n", 1)
+    assert first.startswith(f"imported {sheet} into {drafts_file}: 1 draft(s) changed; now 1 accepted, 0 edited")
+    assert "coverage by document" in rest and "accepted by a human: 100.0% of 1 decided" in rest
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 0
+    assert "0 draft(s) changed; now 1 accepted" in capsys.readouterr().out  # the same sheet again changes nothing
 
 
 def test_the_terminal_review_says_which_drafts_it_shows_and_why(drafts_file, monkeypatch, capsys):
