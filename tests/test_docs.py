@@ -1,9 +1,13 @@
 """The docs a newcomer walks: README.md and docs/*.md (issue #18 item 7).
 
-- Every shell block whose info string is `sh runnable` is run with bash (`-e -o pipefail`), the blocks of one file
-  in order, in one temporary folder holding a copy of what they need (sample_docs/, examples/, evaluate_rag.py),
-  with this venv first on PATH, the folder as HOME and cache, and OLLAMA_HOST pointing at a port where nothing
-  listens (a block that needs a model server fails fast instead of finding one). Every block must exit 0.
+- Every shell block says whether it runs here (issue #30 item 3): its info string is `sh runnable` (no model
+  server), `sh runnable server` (against the test server), or `sh skip: REASON` (a synopsis with placeholders, or
+  a block that needs a real engine, a GPU or an install), and nothing else.
+- The runnable blocks are run with bash (`-e -o pipefail`), the blocks of one file in order, in one temporary
+  folder holding a copy of what they need (sample_docs/, examples/, evaluate_rag.py), with this venv first on
+  PATH, the folder as HOME and cache, stdin empty, and OLLAMA_HOST pointing at a port where nothing listens (a
+  block that needs a model server fails fast instead of finding one) or, for `sh runnable server`, at the test
+  server (tests/fake_ollama.py) following `docs_rule`: not a model. Every block must exit 0.
 - Every relative link points to an existing file (and heading); every repository path and every
   `harness.…`/`chatbot.…` name the docs give in backticks exists.
 - README.md stays a front door: at most 200 non-empty lines, the two set-up commands `.ci/run` relies on first.
@@ -24,6 +28,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_ollama import ChatReply, FakeOllama, overlap_rule
+from tests.support.draft_rules import draft_rule
+from tests.support.judge_rules import judge_rule
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the project depends on tomli there
@@ -32,6 +40,9 @@ except ModuleNotFoundError:  # Python 3.10: the project depends on tomli there
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 MARKER = "sh runnable"
+SERVER_MARKER = "sh runnable server"
+_SKIP = re.compile(r"^sh skip: \S")
+SHELLS = {"sh", "bash", "shell", "console", "zsh"}
 PAGES = ["README.md", "chatbot.md", "evaluate.md", "your-system.md", "compare-and-report.md", "review.md",
          "drafting.md", "sweeps.md", "architecture.md", "metrics.md", "scale.md", "backends.md", "judge.md",
          "hardening.md", "hardening-inputs.md", "daily.md", "daily-compare.md"]
@@ -81,17 +92,42 @@ def fenced_blocks(text: str) -> list[Block]:
 
 
 def runnable_blocks(text: str) -> list[Block]:
-    return [b for b in fenced_blocks(text) if b.info == MARKER]
+    return [b for b in fenced_blocks(text) if b.info in (MARKER, SERVER_MARKER)]
 
 
-def run_blocks(blocks: list[Block], folder: Path, name: str) -> list[str]:
-    """Run `blocks` in order in `folder`; one message per failing block (its file and line, exit code, output)."""
+def unmarked_shell_blocks(text: str, name: str) -> list[str]:
+    """`name:line: info` of each shell block that neither runs here nor says why not (`sh skip: REASON`)."""
+    return [f"{name}:{b.line}: ```{b.info}" for b in fenced_blocks(text)
+            if b.info.split(" ", 1)[0] in SHELLS and b.info not in (MARKER, SERVER_MARKER) and not _SKIP.match(b.info)]
+
+
+def docs_rule(body: dict) -> ChatReply | str | dict:
+    """The test server's rule for `sh runnable server` blocks: a judge prompt (harness/prompts/judge.txt) gets the
+    scripted judge, a drafting prompt the drafting script of the handbook (tests/support/draft_rules.py), anything
+    else (a question about the documents) the overlap rule."""
+    content = next((m["content"] for m in reversed(body.get("messages") or []) if m.get("role") == "user"), "")
+    if "\nClaims:\n" in content and "\nPassages:\n" in content:
+        return judge_rule()(body)
+    if any(mark in content for mark in ("[page start]", "No documents are available", "does not mention",
+                                        "does\nnot mention")):
+        return draft_rule(body)
+    return overlap_rule(body)
+
+
+def run_blocks(blocks: list[Block], folder: Path, name: str, *, server_url: str | None = None) -> list[str]:
+    """Run `blocks` in order in `folder`; one message per failing block (its file and line, exit code, output).
+    `sh runnable server` blocks get OLLAMA_HOST=`server_url`, the others a port where nothing listens."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "PDF_RAG_EVAL_CACHE": str(folder / ".cache"), "HOME": str(folder), "OLLAMA_HOST": NO_SERVER}
     failures = []
     for block in blocks:
+        if block.info == SERVER_MARKER and server_url is None:
+            failures.append(f"{name}:{block.line}: a `{SERVER_MARKER}` block, and no test server given")
+            continue
+        host = server_url if block.info == SERVER_MARKER else NO_SERVER
         try:
-            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=folder, env=env,
+            done = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=folder,
+                                  env=env | {"OLLAMA_HOST": str(host)}, stdin=subprocess.DEVNULL,
                                   capture_output=True, text=True, timeout=BLOCK_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             failures.append(f"{name}:{block.line}: still running after {BLOCK_TIMEOUT_S} s")
@@ -100,6 +136,16 @@ def run_blocks(blocks: list[Block], folder: Path, name: str) -> list[str]:
             failures.append(f"{name}:{block.line}: exit {done.returncode}\n{block.code}"
                             f"--- stdout (end) ---\n{done.stdout[-1500:]}\n--- stderr (end) ---\n{done.stderr[-1500:]}")
     return failures
+
+
+def written_into_sample_docs(folder: Path, name: str) -> list[str]:
+    """A message naming what the blocks of `name` left in `folder`'s copy of sample_docs/ that the repository's
+    has not (reviews, lock files, drafts): the docs' examples write into folders of their own."""
+    def files(root: Path) -> set[str]:
+        return {str(p.relative_to(root)) for p in root.rglob("*") if "__pycache__" not in p.parts}
+
+    added = sorted(files(folder / "sample_docs") - files(REPO / "sample_docs"))
+    return [f"{name}: its blocks wrote into sample_docs/: {', '.join(added)}"] if added else []
 
 
 def _workspace(folder: Path) -> Path:
@@ -120,19 +166,48 @@ def _with_blocks() -> list[Path]:
 @pytest.fixture(scope="module")
 def block_failures(tmp_path_factory) -> dict[Path, list[str]]:
     """Every file's runnable blocks, run once for the module: the files side by side (one per core), each in
-    its own folder; the blocks of one file in order."""
-    def run(path: Path) -> list[str]:
-        folder = _workspace(tmp_path_factory.mktemp(path.stem))
-        return run_blocks(runnable_blocks(path.read_text(encoding="utf-8")), folder, str(path.relative_to(REPO)))
+    its own folder; the blocks of one file in order; the server blocks of all files against one test server."""
+    with FakeOllama() as server:
+        server.chat_rule = docs_rule
 
-    paths = _with_blocks()
-    with ThreadPoolExecutor(max_workers=max(1, min(len(paths), os.cpu_count() or 1))) as pool:
-        return dict(zip(paths, pool.map(run, paths)))
+        def run(path: Path) -> list[str]:
+            folder = _workspace(tmp_path_factory.mktemp(path.stem))
+            name = str(path.relative_to(REPO))
+            failures = run_blocks(runnable_blocks(path.read_text(encoding="utf-8")), folder, name,
+                                  server_url=server.url)
+            return failures + written_into_sample_docs(folder, name)
+
+        paths = _with_blocks()
+        with ThreadPoolExecutor(max_workers=max(1, min(len(paths), os.cpu_count() or 1))) as pool:
+            return dict(zip(paths, pool.map(run, paths)))
 
 
 @pytest.mark.parametrize("path", _with_blocks(), ids=lambda p: str(p.relative_to(REPO)))
 def test_runnable_blocks_exit_0(path, block_failures):
     assert not block_failures[path], "\n\n".join(block_failures[path])
+
+
+def test_every_shell_block_runs_here_or_says_why_not():
+    assert [u for p in doc_files() for u in unmarked_shell_blocks(p.read_text(encoding="utf-8"),
+                                                                   str(p.relative_to(REPO)))] == []
+
+
+def test_an_unmarked_block_or_a_skip_without_a_reason_is_found():
+    text = ("```sh\nls\n```\n```sh skip:\nls\n```\n```sh skip: needs a GPU\nls\n```\n```bash\nls\n```\n"
+            "```sh runnable server\nls\n```\n```python\nx = 1\n```\n")
+    assert unmarked_shell_blocks(text, "d.md") == ["d.md:1: ```sh", "d.md:4: ```sh skip:", "d.md:10: ```bash"]
+
+
+def test_a_server_block_runs_against_the_test_server(tmp_path):
+    (tmp_path / "d").mkdir()
+    shutil.copy2(REPO / "sample_docs" / "handbook.pdf", tmp_path / "d")
+    block = Block(1, SERVER_MARKER, 'rag-chat ask "How many days of annual leave?" --docs d\n')
+    with FakeOllama() as server:
+        server.chat_rule = docs_rule
+        assert run_blocks([block], tmp_path, "docs/x.md", server_url=server.url) == []
+        assert server.chat_bodies()
+    assert run_blocks([block], tmp_path, "docs/x.md") == ["docs/x.md:1: a `sh runnable server` block, and no "
+                                                          "test server given"]
 
 
 def test_the_commands_that_need_no_server_are_run():
@@ -160,6 +235,14 @@ def test_a_failing_block_is_reported_with_its_file_and_line(tmp_path):
     assert [f.split("\n", 1)[0] for f in failures] == ["docs/x.md:9: exit 3", "docs/x.md:15: exit 1",
                                                        "docs/x.md:20: exit 2"]
     assert "out" in failures[0] and "err" in failures[0]
+
+
+def test_a_block_writing_into_sample_docs_is_found(tmp_path):
+    shutil.copytree(REPO / "sample_docs", tmp_path / "sample_docs", ignore=shutil.ignore_patterns("__pycache__"))
+    assert written_into_sample_docs(tmp_path, "docs/x.md") == []
+    (tmp_path / "sample_docs" / "cases.reviews.jsonl.lock").write_text("")
+    assert written_into_sample_docs(tmp_path, "docs/x.md") == [
+        "docs/x.md: its blocks wrote into sample_docs/: cases.reviews.jsonl.lock"]
 
 
 def test_a_block_that_needs_a_model_server_fails(tmp_path):

@@ -67,7 +67,9 @@ class _Context:
 
 
 def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -> DraftRun:
-    """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts."""
+    """Draft, verify and return every draft; decisions already in `settings.out` are kept for unchanged drafts.
+    The folder of `settings.out` is made first, before any model call, so that the drafts have a place to go."""
+    Path(settings.out).parent.mkdir(parents=True, exist_ok=True)
     documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     previous = read_drafts(settings.out) if Path(settings.out).exists() else []
     selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,

@@ -255,7 +255,7 @@ def test_a_first_draft_with_only_docs_and_out_writes_unanswerable_drafts(draftin
     """Issue #30 item 3: the docs' first line, `rag-eval draft --docs DIR --out FILE` (the server from
     OLLAMA_HOST), adds unanswerable drafts, 1 in 5 of all (one per 4 answerable asked), and says so."""
     monkeypatch.setenv("OLLAMA_HOST", drafting.url)
-    out = tmp_path / "drafts.jsonl"
+    out = tmp_path / "drafts" / "drafts.jsonl"  # a folder that does not exist yet is made
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     drafts = read_drafts(out)
