@@ -179,9 +179,8 @@ def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewe
               f"`rag-eval review {args.run} --import {args.export} --reviewer YOU`")
     else:
         say(f"wrote {lines} claim line(s) for reviewer {reviewer!r} to {args.export}; fill in verdict "
-              f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id (one "
-              f"id of cited_source_ids or retrieved_source_ids), then "
-              f"`rag-eval review {args.run} --import {args.export}`")
+              f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id (an id "
+              f"of cited_source_ids or retrieved_source_ids), then `rag-eval review {args.run} --import {args.export}`")
     return 0
 
 
