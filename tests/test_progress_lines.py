@@ -113,6 +113,21 @@ def test_a_new_stage_stops_the_heartbeat_of_the_one_before():
     assert all(not b._beat.is_alive() for b in progress.bars.values() if b._beat)
 
 
+def test_ctrl_c_inside_the_stages_stops_every_heartbeat():
+    stream = io.StringIO()
+    try:
+        with Stages(lambda stage: ProgressBar(stage, stream=stream, every_s=0.01)) as progress:
+            progress("cases", 0, 9)
+            beat = progress.bars["cases"]._beat
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        pass
+    assert beat is not None and not beat.is_alive()
+    after = stream.getvalue()
+    time.sleep(0.05)
+    assert stream.getvalue() == after
+
+
 def test_a_sweep_in_a_log_has_a_start_line_and_a_heartbeat_naming_the_running_cell():
     stream = io.StringIO()
     shown = SweepProgress(2, stream=stream, every_s=0.02)
