@@ -90,7 +90,7 @@ class ProgressBar:
                     self.stream.write("\n")
                 self.stream.flush()
             elif first or done >= total:
-                self._write_log_line()
+                self._write_log_line(first=first)
                 if first and done < total and self.every_s > 0:
                     self._start_heartbeat()
             if done >= total:
@@ -113,11 +113,11 @@ class ProgressBar:
                 if not self._stopped.is_set():
                     self._write_log_line()
 
-    def _write_log_line(self) -> None:
-        """The current state as one plain line (the lock is held)."""
+    def _write_log_line(self, *, first: bool = False) -> None:
+        """The current state as one plain line (the lock is held); the first has no rate: nothing is timed yet."""
         done, total = self._last
         try:
-            self.stream.write(self._log_line(done, total) + "\n")
+            self.stream.write(self._log_line(done, total, timed=not first) + "\n")
             self.stream.flush()
         except (OSError, ValueError):  # the log went away (closed, disk full): progress is not worth a crash
             self._stopped.set()
@@ -139,9 +139,9 @@ class ProgressBar:
         return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] " \
                f"{', '.join(self._parts(done, total))}"
 
-    def _log_line(self, done: int, total: int) -> str:
+    def _log_line(self, done: int, total: int, *, timed: bool = True) -> str:
         share = f" {done / total:.0%}" if total else ""
-        parts = self._parts(done, total)
+        parts = [p for p in self._parts(done, total) if timed or not (p.endswith("/s") or p.startswith("ETA"))]
         if done < total and not any(p.startswith("ETA") for p in parts):
             parts.append("waiting for the next to finish" if done else "waiting for the first to finish")
         return printable(f"{self.label} {done}/{total}{share}, {', '.join(parts)}")

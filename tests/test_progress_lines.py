@@ -53,6 +53,14 @@ def test_a_stage_that_does_not_advance_still_prints_a_line_every_interval():
     assert "\r" not in after and "\x1b" not in after
 
 
+def test_a_stage_whose_first_update_already_counts_some_shows_no_rate_yet():
+    # drafting's first "parametric checks" update came after one reply: "1/5, 54232.9/s, ETA 0:00" said nothing
+    stream = io.StringIO()
+    with ProgressBar("parametric checks", stream=stream, every_s=0) as bar:
+        bar(1, 5, reused=0)
+        assert stream.getvalue() == "parametric checks 1/5 20%, elapsed 0:00, waiting for the next to finish\n"
+
+
 def test_the_end_of_a_stage_is_one_last_line_and_stops_the_heartbeat():
     stream = io.StringIO()
     bar = ProgressBar("embedding", stream=stream, every_s=0.05)

@@ -287,6 +287,8 @@ def _parametric(ctx: _Context, drafts: list[Draft], progress: Progress | None) -
     template, out = PromptTemplate.bundled("harness", "parametric"), list(drafts)
     todo = [i for i, d in enumerate(drafts) if d.kind == "answerable" and d.verification.passed]
     cached = 0
+    if progress and todo:  # the start: a log shows the stage began before its first reply
+        progress("parametric checks", 0, len(todo), 0)
     for n, i in enumerate(todo, start=1):
         draft = drafts[i]
         outcome = ctx.asker.ask(template, PARAMETRIC_SCHEMA, question=draft.question)
@@ -314,6 +316,8 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
     ids: set[str] = set()
     asked: dict[str, str] = {}  # folded question -> id of the first draft asking it
     cached = 0
+    if progress:
+        progress("unanswerable", 0, wanted, 0)
     for n in range(wanted):
         page = pages[n % len(pages)]
         text = normalize(page.text)
@@ -321,6 +325,8 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
         outcome = ctx.asker.ask(template, UNANSWERABLE_SCHEMA, page=text + _variant(n // len(pages)))
         provenance = _provenance(ctx, template, text, outcome.from_cache)
         cached += outcome.from_cache
+        if progress:
+            progress("unanswerable", n + 1, wanted, cached)
         if isinstance(outcome, Failed):
             drafts.append(Draft(_unique(draft_id("error", page.source_id, "unanswerable", str(n)), ids), "error",
                                 page.source_id, type="unanswerable", provenance=provenance, error=outcome.error,
@@ -339,8 +345,6 @@ def _unanswerable(ctx: _Context, pages: Sequence[Page], progress: Progress | Non
                                     notes=(f"changed {original!r} to {changed!r}",))
         drafts.append(Draft(ident, "unanswerable", page.source_id, question.strip(), type="unanswerable",
                             verification=verification, provenance=provenance))
-        if progress:
-            progress("unanswerable", n + 1, wanted, cached)
     return drafts
 
 
