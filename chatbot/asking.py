@@ -40,7 +40,7 @@ __all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "ERROR_CHARS", "LONGER_WIND
            "default_num_predict", "over_budget", "read_reply", "refused_by_window", "sha256", "split_thinking",
            "window_advice"]
 
-CHARS_PER_TOKEN = 3  # a conservative estimate: real tokenizers give 3.5-4.5 characters a token for English
+CHARS_PER_TOKEN = 3  # where the server cannot count: English prose is 3.5-4.5 characters a token, digits 1
 DEFAULT_NUM_PREDICT = 4096
 ERROR_CHARS = 1_000  # what a Failed outcome keeps of a message that quotes the reply
 

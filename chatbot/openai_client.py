@@ -83,6 +83,11 @@ class _FormatRefused(Exception):
     """The server refused the response_format sent: the next mode of FORMAT_MODES is tried."""
 
 
+class _StatusRefused(BadReply):
+    """The server answered a request with an error status none of our errors names (e.g. llama.cpp's 501 for
+    embeddings on a server started without them)."""
+
+
 class OpenAIClient:
     """A retrying client of one OpenAI-compatible base URL that speaks in our types and exceptions."""
 
@@ -232,7 +237,7 @@ class OpenAIClient:
         list did not give."""
         try:
             vector = self._embed_batch(model, [EMBED_PROBE], 0, info.embedding_length)
-        except (BadReply, ModelMissing, InputTooLong) as exc:
+        except (_StatusRefused, ModelMissing) as exc:  # a reply of the wrong shape is said as it is
             raise ModelMissing(f"model '{model}' at {self.host} does not serve embeddings: a one-text embedding "
                                f"request failed ({exc}). Point --embed-host at a server started for embeddings "
                                "(llama.cpp: --embeddings; vLLM: an embedding model), or give another "
@@ -326,7 +331,7 @@ class OpenAIClient:
         if "repeat limit" in text.lower():
             return GenerationAborted(f"generation aborted (repeated tokens): {self.host} answered HTTP {code}: "
                                      f"{text}")
-        return BadReply(f"{what} with {model or 'the server'} failed: HTTP {code}: {text}")
+        return _StatusRefused(f"{what} with {model or 'the server'} failed: HTTP {code}: {text}")
 
     def _served_ids(self) -> list[str] | None:
         try:

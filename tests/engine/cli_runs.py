@@ -16,7 +16,7 @@ from pathlib import Path
 from tests.conftest import HANDBOOK
 from tests.engine.servers import Server
 
-__all__ = ["ROOT", "SMALL", "busy_slots", "run_argv", "spawn", "stop", "wait_for"]
+__all__ = ["ROOT", "SMALL", "busy_slots", "generating_slots", "run_argv", "spawn", "stop", "wait_for"]
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = ("--top-k", "1", "--k", "1", "--chunk-size", "400", "--chunk-overlap", "50")
@@ -48,8 +48,19 @@ def stop(process: subprocess.Popen) -> None:
 
 def busy_slots(server: Server) -> list[int]:
     """The ids of the server's slots that are processing a request now (`/slots`)."""
+    return [slot["id"] for slot in _slots(server) if slot["is_processing"]]
+
+
+def generating_slots(server: Server) -> list[int]:
+    """The ids of the slots past the prompt, writing tokens (`next_token[0].n_decoded` > 0): a slot still reading
+    its prompt finishes the batch before it can notice a cancellation."""
+    return [slot["id"] for slot in _slots(server) if slot["is_processing"]
+            and any(isinstance(t, dict) and (t.get("n_decoded") or 0) > 0 for t in slot.get("next_token") or [])]
+
+
+def _slots(server: Server) -> list[dict]:
     with urllib.request.urlopen(server.url + "/slots", timeout=10) as reply:
-        return [slot["id"] for slot in json.load(reply) if slot["is_processing"]]
+        return json.load(reply)
 
 
 def wait_for(condition, *, timeout_s: float, every_s: float = 0.5, what: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,9 @@ from harness.cli import main
 from harness.drafting.records import KINDS, read_drafts
 from harness.runs import read_rows
 from tests.conftest import HANDBOOK, SAMPLE_DOCS
-from tests.engine.cli_runs import ROOT, run_argv
+from tests.engine.cli_runs import ROOT, SMALL, run_argv
+from tests.engine.engine import chat_settings
+from tests.engine.servers import Server
 
 pytestmark = pytest.mark.engine
 
@@ -23,25 +26,29 @@ VERDICTS = {"supported", "unsupported", "contradicted", "unverified"}  # docs/ju
 
 
 @pytest.fixture(scope="module")
-def two_runs(chat_server, embed_server, run_cache, tmp_path_factory) -> tuple[Path, Path, Path]:
-    """(run A, run B, cases file): the first two handbook cases answered twice with the same settings."""
+def two_runs(engine, engine_logs, embed_server, run_cache, tmp_path_factory) -> Iterator[tuple[Path, Path, Path]]:
+    """(run A, run B, cases file): the first two handbook cases answered twice with the same settings, one at a
+    time, by a 2-slot server that does not reuse cached prompts (`--no-cache-prompt`)."""
     base = tmp_path_factory.mktemp("two-runs")
     cases = base / "cases.jsonl"
     cases.write_bytes((SAMPLE_DOCS / "cases.jsonl").read_bytes())
     dirs = []
-    for label in ("a", "b"):
-        out = base / label
-        code = main(["run", *run_argv(chat_server, embed_server, str(cases), out, run_cache, "--limit", "2",
-                                      "--num-predict", "128")])
-        assert code in (0, 1), code  # 1: no case passed
-        (run_dir,) = out.iterdir()
-        dirs.append(run_dir)
-    return dirs[0], dirs[1], cases
+    with Server(engine.server, chat_settings(engine, extra=("--jinja", "--no-cache-prompt")), engine_logs) as chat:
+        for label in ("a", "b"):
+            out = base / label
+            code = main(["run", *run_argv(chat, embed_server, str(cases), out, run_cache, "--limit", "2",
+                                          "--num-predict", "128")])
+            assert code in (0, 1), code  # 1: no case passed
+            (run_dir,) = out.iterdir()
+            dirs.append(run_dir)
+        yield dirs[0], dirs[1], cases
 
 
 def test_two_runs_with_the_same_settings_give_the_same_answers(two_runs):
-    """Contract (g): temperature 0 and a fixed seed, one case at a time on a 2-slot server: the same raw replies,
-    statuses and token counts in both runs (docs/backends.md says which server settings would break this)."""
+    """Contract (g): temperature 0 and a fixed seed, one case at a time, and a server that evaluates every prompt
+    afresh: the same raw replies, statuses and token counts in both runs. What breaks this on llama.cpp (measured,
+    docs/backends.md): its prompt cache (on by default: a prompt seen before is answered from reused KV, and a
+    reply may differ), and two requests in the slots at once."""
     first, second = (read_rows(run_dir) for run_dir in two_runs[:2])
     assert [r.key for r in first] == [r.key for r in second]
     assert [r.answer.raw for r in first] == [r.answer.raw for r in second]
@@ -50,23 +57,31 @@ def test_two_runs_with_the_same_settings_give_the_same_answers(two_runs):
 
 
 def test_the_judge_stores_what_the_model_writes_by_the_documented_rules(two_runs, chat_server, tmp_path):
-    """Contract (f): `rag-eval judge` over a run of the real model exits 0 or 1 (every answer failed); each
-    answer is either a review whose verdicts are the documented ones, or an error entry in judge.json."""
-    run_dir, _, cases = two_runs
-    reviews = tmp_path / "reviews.jsonl"
-    code = main(["judge", str(run_dir), "--backend", "openai", "--host", chat_server.base_url, "--model", "smollm2",
-                 "--num-predict", "256", "--reviews", str(reviews), "--cache-dir", str(tmp_path / "cache")])
-    assert code in (0, 1), code
-    judged = json.loads((run_dir / "judge.json").read_text())
-    stored = [json.loads(line) for line in reviews.read_text().splitlines()] if reviews.exists() else []
-    for review in stored:
-        assert review["reviewer"].startswith("judge:smollm2@")
-        assert {claim["verdict"] for claim in review["claims"]} <= VERDICTS, review
-    answered = {r.case_id for r in read_rows(run_dir) if r.error is None and r.answer.model_answer.strip()}
-    errored = {e["case_id"] for e in judged["errors"]}
-    assert {r["case_id"] for r in stored} | errored <= answered
-    assert all(e["error"] for e in judged["errors"])
-    assert code == (1 if errored and not stored else 0)
+    """Contract (f): `rag-eval judge` with the real model exits 0, or 1 when every answer failed; each answer is
+    either a review whose verdicts are the documented ones, or an error entry in judge.json. Over the engine's run
+    (whose cut replies may leave nothing to judge) and over an offline run of one case, whose quoted answer the
+    model must judge (at least one chat call)."""
+    _, _, cases = two_runs
+    offline = tmp_path / "offline"
+    assert main(["run", "--offline", "--docs", str(HANDBOOK), "--cases", str(cases), "--limit", "1", "--out",
+                 str(offline), "--cache-dir", str(tmp_path / "cache"), *SMALL]) in (0, 1)
+    (offline_run,) = offline.iterdir()
+    for run_dir in (two_runs[0], offline_run):
+        reviews = run_dir.parent / "reviews.jsonl"
+        code = main(["judge", str(run_dir), "--backend", "openai", "--host", chat_server.base_url, "--model",
+                     "smollm2", "--num-predict", "256", "--reviews", str(reviews), "--cache-dir",
+                     str(tmp_path / "cache")])
+        judged = json.loads((run_dir / "judge.json").read_text())
+        stored = [json.loads(line) for line in reviews.read_text().splitlines()] if reviews.exists() else []
+        for review in stored:
+            assert review["reviewer"].startswith("judge:smollm2@")
+            assert {claim["verdict"] for claim in review["claims"]} <= VERDICTS, review
+        answered = {r.case_id for r in read_rows(run_dir) if r.error is None and r.answer.model_answer.strip()}
+        errored = {e["case_id"] for e in judged["errors"]}
+        assert {r["case_id"] for r in stored} | errored <= answered
+        assert all(e["error"] for e in judged["errors"])
+        assert code == (1 if errored and not stored else 0), code
+    assert judged["chat_calls"] >= 1 and (stored or errored)  # the offline run's answer went to the model
 
 
 def _documented_reasons() -> set[str]:

@@ -11,6 +11,7 @@ from chatbot.errors import ModelMissing
 from chatbot.model_server import ClientSettings, preflight
 from chatbot.openai_client import OpenAIClient
 from harness.cli import main
+from harness.cli.run import EXIT_ALL_ERRORED
 from harness.runs import read_rows
 from tests.conftest import sample_cases
 from tests.engine.cli_runs import run_argv
@@ -32,7 +33,7 @@ def _run(server, embed_server, run_cache, tmp_path) -> list:
     out = tmp_path / "runs"
     code = main(["run", *run_argv(server, embed_server, sample_cases(tmp_path), out, run_cache, "--limit", "1",
                                   "--num-predict", "256", "--prompt", _template(tmp_path))])
-    assert code == 1, code  # no case passed: an error row, not a crash (which would raise or exit otherwise)
+    assert code == EXIT_ALL_ERRORED, code  # the run's documented code for it: an error row, not a crash
     (run_dir,) = out.iterdir()
     return read_rows(run_dir)
 
