@@ -105,13 +105,20 @@ _BODY = {"model": "qwen3:4b", "messages": [{"role": "user", "content": "Question
 
 def client_alone(url: str, requests: int, threads: int) -> tuple[float, float]:
     """(CPU ms per request, wall s) of `requests` chat completions from `threads` threads sharing one client."""
-    sync = openai.OpenAI(base_url=url + "/v1", api_key="EMPTY", max_retries=0)
+    cpu_ms, wall, _ = replay(url + "/v1", [_BODY] * requests, threads)
+    return cpu_ms, wall
+
+
+def replay(base_url: str, bodies: list[dict], threads: int, *, timeout: float = 600) -> tuple[float, float, list]:
+    """(CPU ms per request, wall s, reply bodies as text) of posting `bodies` to `base_url`/chat/completions from
+    `threads` threads sharing one official `openai` client, with nothing of the harness around it."""
+    sync = openai.OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0, timeout=timeout)
     with ThreadPoolExecutor(threads) as pool:
         sync.get("/models", cast_to=httpx2.Response)  # one connection open first, as the harness's preflight leaves
         c0, t0 = time.process_time(), time.perf_counter()
-        list(pool.map(lambda _: sync.post("/chat/completions", body=_BODY, cast_to=httpx2.Response).text,
-                      range(requests)))
-        out = ((time.process_time() - c0) / requests * 1000, time.perf_counter() - t0)
+        replies = list(pool.map(lambda body: sync.post("/chat/completions", body=body, cast_to=httpx2.Response).text,
+                                bodies))
+        out = ((time.process_time() - c0) / len(bodies) * 1000, time.perf_counter() - t0, replies)
     sync.close()
     return out
 

@@ -17,6 +17,7 @@ from .asking import (
     default_num_predict,
     over_budget,
     read_reply,
+    refused_by_window,
     split_thinking,
     window_advice,
 )
@@ -110,8 +111,9 @@ class AnswerSettings:
 class Generator(Protocol):
     """Turns a rendered prompt into a reply whose `content` should be JSON matching ANSWER_SCHEMA.
     The question and passages are passed too, for answerers that do not read prompts. A generator may also
-    offer `thinks(settings) -> bool` (two-phase replies need twice num_predict of context; without it, no) and
-    `server_window` (the context the server decides, in tokens; without it or None, `num_ctx`)."""
+    offer `thinks(settings) -> bool` (two-phase replies need twice num_predict of context; without it, no),
+    `server_window` (the context the server decides, in tokens; without it or None, `num_ctx`) and
+    `count_tokens(prompt) -> int | None` (the prompt's tokens as the server counts them; without it, estimated)."""
 
     model: str
     digest: str
@@ -178,8 +180,9 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     try:
         hits = retriever.retrieve(question, settings.top_k)
         prompt = render_prompt(template, question, hits)
-        _check_fits(prompt, settings, thinks=_thinks(generator, settings), server_window=_window(generator))
-        reply = generator.generate(prompt, settings, question, hits)
+        _check_fits(prompt, settings, thinks=_thinks(generator, settings), server_window=_window(generator),
+                    tokens=_counted(generator, prompt))
+        reply = _generate(generator, prompt, settings, question, hits)
     except GenerationAborted as exc:  # the model looped: a bad output for this question, not a setup error
         return Answer(status="malformed_output", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw=exc.partial[:settings.max_reply_chars], reasons=(str(exc),),
@@ -287,16 +290,36 @@ def _window(generator: Generator) -> int | None:
     return window if isinstance(window, int) else None
 
 
+def _counted(generator: Generator, prompt: str) -> int | None:
+    """The prompt's tokens as the server counts them, where it decides the window and can count."""
+    count = getattr(generator, "count_tokens", None)
+    return count(prompt) if callable(count) and _window(generator) else None
+
+
+def _generate(generator: Generator, prompt: str, settings: AnswerSettings, question: str,
+              hits: list[Hit]) -> ChatReply:
+    """The reply; a prompt the server refuses as longer than the window it decides is the window's error, as
+    the check before asking would have said (our estimate let it through)."""
+    try:
+        return generator.generate(prompt, settings, question, hits)
+    except InputTooLong as exc:
+        window = _window(generator)
+        if window is None:
+            raise
+        raise _PromptTooLong(f"{refused_by_window(exc, settings.budget)} {window_advice(window)}") from None
+
+
 class _PromptTooLong(Exception):
     pass
 
 
-def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None) -> None:
+def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None,
+                tokens: int | None = None) -> None:
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
     (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
     `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
     problem = over_budget(prompt, num_predict=settings.budget, window=server_window or settings.num_ctx,
-                          thinks=thinks)
+                          thinks=thinks, tokens=tokens)
     if problem and server_window:
         raise _PromptTooLong(f"{problem} {window_advice(server_window)}")
     if problem:

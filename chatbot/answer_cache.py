@@ -198,6 +198,11 @@ class CachingGenerator:
         thinks = getattr(self.inner, "thinks", None)
         return bool(thinks(settings)) if callable(thinks) else False
 
+    def count_tokens(self, prompt: str) -> int | None:
+        """As the wrapped generator (the window check runs before the cache is read)."""
+        count = getattr(self.inner, "count_tokens", None)
+        return count(prompt) if callable(count) else None
+
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
         """The cached reply of this key, else the wrapped generator's (then cached). One key is asked once in this
         process even when several callers want it at the same time: the later ones wait and read the cache."""

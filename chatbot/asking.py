@@ -2,9 +2,11 @@
 
 - `PromptTemplate`: `string.Template` text with its source and SHA-256; bundled with a package or read from a
   file, checked for the variables its use needs, rendered with an `InputError` naming a broken placeholder.
-- `over_budget`: the context check. A server cuts an over-long prompt silently (Ollama keeps its start), so a
-  conservative estimate (3 characters a token) of the prompt plus the reply budget must fit the window. With
-  thinking, the server writes up to num_predict twice (thinking, then the answer: shared/ollama-api.md §10).
+- `over_budget`: the context check. A server cuts an over-long prompt silently (Ollama keeps its start), so the
+  prompt plus the reply budget must fit the window: the prompt's tokens as the server counts them where it can
+  (llama.cpp), else an estimate (3 characters a token, which undercounts digits, code and non-Latin text: the
+  server may still refuse such a prompt, and that refusal names the window too). With thinking, the server writes
+  up to num_predict twice (thinking, then the answer: shared/ollama-api.md §10).
 - `read_reply`: a reply's text read against its JSON Schema: `Replied` with the parsed JSON, or `Failed` saying
   what is wrong. `split_thinking` drops a `<think>` block that leaked into the content.
 - `Asker`: renders a template, checks the prompt fits, sends one chat call with the schema as the structured-output
@@ -28,16 +30,17 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from .errors import InputError, ModelServerError
+from .errors import InputError, InputTooLong, ModelServerError
 from .model_server import ChatReply, ModelServer
 from .store import UnsafeFile, atomic_write_text, read_bytes
 from .text import clip
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "ERROR_CHARS", "LONGER_WINDOW", "Asker", "ChatOptions", "Failed",
-           "KeyLocks", "Outcome", "ParsedReplies", "PromptTemplate", "Replied", "ReplyStore", "default_num_predict",
-           "over_budget", "read_reply", "sha256", "split_thinking", "window_advice"]
+           "KeyLocks", "Outcome", "ParsedReplies", "PromptTemplate", "Replied", "ReplyStore", "count_tokens",
+           "default_num_predict", "over_budget", "read_reply", "refused_by_window", "sha256", "split_thinking",
+           "window_advice"]
 
-CHARS_PER_TOKEN = 3  # a conservative estimate: real tokenizers give 3.5-4.5 characters a token for English
+CHARS_PER_TOKEN = 3  # where the server cannot count: English prose is 3.5-4.5 characters a token, digits 1
 DEFAULT_NUM_PREDICT = 4096
 ERROR_CHARS = 1_000  # what a Failed outcome keeps of a message that quotes the reply
 
@@ -118,16 +121,31 @@ class PromptTemplate:
                              "$$ for a literal $") from None
 
 
-def over_budget(prompt: str, *, num_predict: int, window: int, thinks: bool) -> str | None:
+def over_budget(prompt: str, *, num_predict: int, window: int, thinks: bool, tokens: int | None = None) -> str | None:
     """None when the prompt plus the reply budget fits `window` tokens; else the start of the message saying it may
     not ("the prompt (~N tokens) plus num_predict=M may exceed"), for the caller to finish with the window's name
-    and what to change."""
-    estimate = len(prompt) // CHARS_PER_TOKEN
-    if estimate + (2 if thinks else 1) * num_predict <= window:
+    and what to change. `tokens` is the prompt's count by the server's tokenizer, when it gave one; else the
+    count is estimated from the characters."""
+    counted = tokens if tokens is not None else len(prompt) // CHARS_PER_TOKEN
+    if counted + (2 if thinks else 1) * num_predict <= window:
         return None
     reserve = (f"2 x num_predict={num_predict} (thinking, then the answer)" if thinks
                else f"num_predict={num_predict}")
-    return f"the prompt (~{estimate} tokens) plus {reserve} may exceed"
+    size = f"{counted} tokens, counted by the server" if tokens is not None else f"~{counted} tokens"
+    return f"the prompt ({size}) plus {reserve} {'exceeds' if tokens is not None else 'may exceed'}"
+
+
+def count_tokens(client: Any, model: str, prompt: str) -> int | None:
+    """The tokens of `prompt` sent as one user message, as `client`'s server counts them (a client may offer
+    `count_tokens(model, messages)`: OpenAIClient on llama.cpp); None where it cannot tell."""
+    count = getattr(client, "count_tokens", None)
+    return count(model, [{"role": "user", "content": prompt}]) if callable(count) else None
+
+
+def refused_by_window(exc: Exception, num_predict: int) -> str:
+    """The start of the message for a prompt the server refused as too long after our check let it through (the
+    estimate undercounted), for the caller to finish with `window_advice`, as `over_budget`'s."""
+    return f"the server refused the prompt as too long ({exc}); the prompt plus num_predict={num_predict} exceeds"
 
 
 def split_thinking(content: str) -> tuple[str, str]:
@@ -263,8 +281,12 @@ class Asker:
         """One chat call with `schema` as its format, after checking the prompt fits: the outcome, and the raw
         reply when one came."""
         budget = self.chat.options()["num_predict"]
+        try:
+            tokens = count_tokens(self.client, self.chat.model, prompt) if self.window else None
+        except ModelServerError as exc:
+            return Failed(f"{type(exc).__name__}: {exc}"), None
         problem = over_budget(prompt, num_predict=budget, window=self.window or self.chat.num_ctx,
-                              thinks=bool(self.think))
+                              thinks=bool(self.think), tokens=tokens)
         if problem and self.window:
             return Failed(f"{problem} {window_advice(self.window)}"), None
         if problem:
@@ -273,6 +295,10 @@ class Asker:
         try:
             reply = self.client.chat(self.chat.model, [{"role": "user", "content": prompt}], format=schema,
                                      options=self.chat.options(), think=self.think)
+        except InputTooLong as exc:  # the server's own count: our estimate let it through
+            if self.window:
+                return Failed(f"{refused_by_window(exc, budget)} {window_advice(self.window)}"), None
+            return Failed(f"{type(exc).__name__}: {exc}"), None
         except ModelServerError as exc:  # timeouts, server errors, a server gone away: this request only
             return Failed(f"{type(exc).__name__}: {exc}"), None
         if reply.done_reason == "length":

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .answer import Answer, AnswerSettings, Generator, answer, answer_schema, answer_template
-from .asking import PromptTemplate
+from .asking import PromptTemplate, count_tokens
 from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
@@ -77,6 +77,10 @@ class ServerGenerator:
     def thinks(self, settings: AnswerSettings) -> bool:
         """Whether the reply comes in two phases (thinking, then the answer): the context budget depends on it."""
         return bool(self.think_value(settings))
+
+    def count_tokens(self, prompt: str) -> int | None:
+        """The prompt's tokens as the server counts them (llama.cpp), else None."""
+        return count_tokens(self.client, self.model, prompt)
 
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
         return self.client.chat(self.model, [{"role": "user", "content": prompt}], format=answer_schema(hits),

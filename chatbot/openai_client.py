@@ -50,9 +50,10 @@ from .model_server import (
 from .ollama_client import canonical_model
 from .transports import PooledTransports
 
-__all__ = ["DEFAULT_BASE_URL", "OpenAIClient", "resolve_base_url"]
+__all__ = ["DEFAULT_BASE_URL", "EMBED_PROBE", "OpenAIClient", "resolve_base_url"]
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"  # vLLM's default
+EMBED_PROBE = "embedding probe"  # the one text preflight embeds to see that the embedding model embeds
 FORMAT_MODES = ("json_schema", "json_object", "prompt")  # the structured-output fallback chain, in order
 _CONTEXT = re.compile(r"maximum context length|exceeds the available context size|exceed_context_size_error|"
                       r"longer than the model's context length|longer than the context length|"
@@ -82,6 +83,11 @@ class _FormatRefused(Exception):
     """The server refused the response_format sent: the next mode of FORMAT_MODES is tried."""
 
 
+class _StatusRefused(BadReply):
+    """The server answered a request with an error status none of our errors names (e.g. llama.cpp's 501 for
+    embeddings on a server started without them)."""
+
+
 class OpenAIClient:
     """A retrying client of one OpenAI-compatible base URL that speaks in our types and exceptions."""
 
@@ -107,6 +113,7 @@ class OpenAIClient:
         self.kind: str | None = None  # set by identify(): vllm, llama.cpp, sglang, ollama or generic
         self.format_mode = FORMAT_MODES[0]  # moves down the chain when the server refuses a mode
         self.embedding_order: str | None = None  # INDEXED or LISTED once an embedding reply came
+        self._counts_tokens = True  # until the server shows it has no token counter
 
     # -- calls ---------------------------------------------------------------------------------------------
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
@@ -124,9 +131,26 @@ class OpenAIClient:
         return embed_in_batches(lambda batch, offset, width: self._embed_batch(model, batch, offset, width),
                                 model, texts, batch_size=batch_size, dim=dim)
 
+    def count_tokens(self, model: str, messages: list[dict]) -> int | None:
+        """The prompt's tokens as the server counts them, chat template included (llama.cpp's
+        `/chat/completions/input_tokens`); None where the server offers no counter (then never asked again) or the
+        count fails: the caller estimates instead."""
+        if self.kind != "llama.cpp" or not self._counts_tokens:
+            return None
+        body = {"model": model, "messages": messages}
+        try:
+            reply, _ = self._call("count tokens", model, lambda: self._post("/chat/completions/input_tokens", body))
+            count = _count(_json_object(reply.text, "count tokens"), "input_tokens")
+        except (ModelMissing, BadReply):  # 404 from a build without the endpoint, or a reply we cannot read
+            count = None
+        if count is None:
+            self._counts_tokens = False
+        return count
+
     def identify(self, *, chat_model: str | None, embed_model: str | None) -> ServerInfo:
         """The served models (`/v1/models`), the server's make and version, each model's name identity and
-        context window. A model the server does not serve is refused with the list of those it does."""
+        context window. A model the server does not serve is refused with the list of those it does, and an
+        embedding model must embed one short text (a chat-only server lists its model all the same)."""
         served = self._served_models()
         kind, version, props = self._detect()
         self.kind = kind
@@ -138,6 +162,8 @@ class OpenAIClient:
             if entry is None:
                 raise ModelMissing(_missing_message(model, self.host, [str(e.get("id")) for e in served]))
             models[model] = _model_info(entry, version, props)
+        if embed_model is not None:
+            models[embed_model] = self._probe_embeddings(embed_model, models[embed_model])
         return ServerInfo(self.host, version, models, backend=self.backend, kind=kind)
 
     def warm_up(self, model: str, info: ModelInfo) -> ModelInfo:
@@ -204,6 +230,19 @@ class OpenAIClient:
             raise BadReply(f"{where}: expected an object with a 'data' list of embeddings, got {snippet(reply.text)}")
         vectors, self.embedding_order = _in_order(items, where)
         return check_vectors(vectors, where, len(batch), offset, dim, reply.text)
+
+    def _probe_embeddings(self, model: str, info: ModelInfo) -> ModelInfo:
+        """One one-input embedding call: a server that does not embed with `model` is refused now, naming the
+        flags to change, not at the first chunk of the index build. The vector's width fills a width the model
+        list did not give."""
+        try:
+            vector = self._embed_batch(model, [EMBED_PROBE], 0, info.embedding_length)
+        except (_StatusRefused, ModelMissing) as exc:  # a reply of the wrong shape is said as it is
+            raise ModelMissing(f"model '{model}' at {self.host} does not serve embeddings: a one-text embedding "
+                               f"request failed ({exc}). Point --embed-host at a server started for embeddings "
+                               "(llama.cpp: --embeddings; vLLM: an embedding model), or give another "
+                               "--embed-model") from None
+        return info if info.embedding_length else replace(info, embedding_length=int(vector.shape[1]))
 
     def _served_models(self) -> list[dict]:
         try:
@@ -292,7 +331,7 @@ class OpenAIClient:
         if "repeat limit" in text.lower():
             return GenerationAborted(f"generation aborted (repeated tokens): {self.host} answered HTTP {code}: "
                                      f"{text}")
-        return BadReply(f"{what} with {model or 'the server'} failed: HTTP {code}: {text}")
+        return _StatusRefused(f"{what} with {model or 'the server'} failed: HTTP {code}: {text}")
 
     def _served_ids(self) -> list[str] | None:
         try:

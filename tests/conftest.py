@@ -44,7 +44,9 @@ def sample_cases(tmp_path: Path) -> str:
 LIVE_HOST = resolve_host(os.environ.get("OLLAMA_HOST"))
 LIVE_OPENAI = {"base_url": os.environ.get("OPENAI_BASE_URL"), "embed_base_url": os.environ.get("OPENAI_EMBED_BASE_URL"),
                "chat_model": os.environ.get("OPENAI_CHAT_MODEL", "qwen3:4b"),
-               "embed_model": os.environ.get("OPENAI_EMBED_MODEL", "nomic-embed-text")}
+               "embed_model": os.environ.get("OPENAI_EMBED_MODEL", "nomic-embed-text"),
+               # a small model on a slow machine (the engine tier's servers): fewer cases, a smaller reply budget
+               "limit": os.environ.get("OPENAI_LIVE_LIMIT"), "num_predict": os.environ.get("OPENAI_LIVE_NUM_PREDICT")}
 
 
 @pytest.fixture(scope="module")

@@ -297,6 +297,7 @@ class FakeOllama:
             self.redirect_to = "http://127.0.0.2:9/api/chat"
             self.load_delay_s = 0.0  # a model's first request waits this long, like a cold load from disk
             self.loaded: set[str] = set()  # models loaded so far (for load_delay_s)
+            self.token_counts = 0  # llama.cpp-style token counts asked (tests/fake_openai.py)
             self.requests: list[RecordedRequest] = []
             self.chat_in_flight = self.peak_chat_in_flight = self.chats_answered = 0
             self.hold_after: int | None = None  # answers after this many wait for release() (or stop())

@@ -23,6 +23,9 @@ A chat rule's ``ChatReply`` with ``done_reason="refusal"`` is sent as a refusal 
 A model thinks when it reports the ``thinking`` capability and the request does not switch it off
 (``chat_template_kwargs.enable_thinking: false``; on the ``ollama`` kind ``reasoning_effort: "none"``).
 ``FakeOllama.fail_next(429, retry_after=S, path="/v1/chat/completions")`` answers 429 with ``Retry-After: S``.
+The ``llama.cpp`` kind counts a chat body's tokens at ``/v1/chat/completions/input_tokens`` (unless
+``counts_tokens`` is False; ``FakeOllama.token_counts`` counts those calls) and answers 501 to embeddings with a
+model that lacks the ``embedding`` capability, as llama-server started without ``--embeddings`` does.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Dialect:
     version: str = "0.11.2"  # vLLM's /version; llama.cpp's build_info is b<N>-<commit>
     build_info: str = "b6502-0c1e5709"
     index: str = "ordered"  # embedding items' `index`: one of INDEXES
+    counts_tokens: bool = True  # llama.cpp's POST /v1/chat/completions/input_tokens (a build without it: 404)
 
 
 class OpenAIError(Exception):
@@ -79,6 +83,11 @@ def route(fake: FakeOllama, method: str, path: str, body: Any, broken: str | Non
         return _props(fake)
     if method == "GET" and path == "/v1/models":
         return {"object": "list", "data": [_model_entry(fake, key, spec) for key, spec in list(fake.models.items())]}
+    if method == "POST" and path == "/v1/chat/completions/input_tokens" and d.kind == "llama.cpp" and d.counts_tokens:
+        fake.token_counts += 1
+        messages = body.get("messages") if isinstance(body, dict) else None
+        return {"object": "response.input_tokens",
+                "input_tokens": sum(_tokens(str(m.get("content") or "")) for m in messages or [])}
     if method == "POST" and path in ("/v1/chat/completions", "/v1/embeddings"):
         if not isinstance(body, dict):
             raise OpenAIError(400, "invalid JSON request body")
@@ -223,6 +232,9 @@ def embeddings(fake: FakeOllama, body: dict, fault: str | None = None) -> Any:
     from tests.fake_ollama import _break_embeddings, _cut_tokens, _normalise, _Raw, lexical_embedding
     d = fake.openai
     key, spec = _find(fake, body)
+    if d.kind == "llama.cpp" and "embedding" not in spec.capabilities:  # a server started without --embeddings
+        raise OpenAIError(501, "This server does not support embeddings. Start it with `--embeddings`",
+                          type_="not_supported_error")
     raw = body.get("input")
     texts = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
     if not texts or not all(isinstance(t, str) and t for t in texts):

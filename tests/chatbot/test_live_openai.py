@@ -4,6 +4,9 @@ $OPENAI_BASE_URL is set (the base URL ending in /v1, e.g. vLLM's http://127.0.0.
 Models: $OPENAI_CHAT_MODEL (default qwen3:4b, Ollama's /v1 name; for vLLM e.g. Qwen/Qwen3-4B) and
 $OPENAI_EMBED_MODEL (default nomic-embed-text). When embeddings are served elsewhere (vLLM and llama.cpp serve one
 model per process), set $OPENAI_EMBED_BASE_URL. The key, if the server needs one, comes from $OPENAI_API_KEY.
+$OPENAI_LIVE_LIMIT (the first N sample cases) and $OPENAI_LIVE_NUM_PREDICT (--num-predict) make the run fit a
+small model on a slow machine: CI runs this tier so against the engine tier's llama-server
+(`python -m tests.engine.engine live python -m pytest -m openai`).
 A model's answers vary, so these tests check contracts (statuses, schemas, identity), never wording.
 """
 
@@ -37,6 +40,13 @@ def test_evaluation_of_the_sample_writes_valid_rows(tmp_path):
     result = run_evaluation(RunSettings(
         docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"), out=str(tmp_path), backend="openai",
         host=LIVE_OPENAI["base_url"], embed_host=LIVE_OPENAI["embed_base_url"], timeout=600,
-        chat_model=LIVE_OPENAI["chat_model"], embed_model=LIVE_OPENAI["embed_model"]))
+        chat_model=LIVE_OPENAI["chat_model"], embed_model=LIVE_OPENAI["embed_model"], **_small()))
     check_rows(result.run_dir, result.summary.rows)
+    if LIVE_OPENAI["limit"]:
+        assert result.summary.rows == int(LIVE_OPENAI["limit"])
     assert result.manifest.system.model_server["identity"] == NAME_ONLY
+
+
+def _small() -> dict:
+    """RunSettings from $OPENAI_LIVE_LIMIT and $OPENAI_LIVE_NUM_PREDICT, where they are set."""
+    return {name: int(LIVE_OPENAI[name]) for name in ("limit", "num_predict") if LIVE_OPENAI[name]}

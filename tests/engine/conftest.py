@@ -52,6 +52,12 @@ def engine_logs(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def run_cache(tmp_path_factory) -> Path:
+    """A cache folder (`--cache-dir`) the tier's runs share: the handbook's chunks are embedded once."""
+    return tmp_path_factory.mktemp("engine-run-cache")
+
+
+@pytest.fixture(scope="session")
 def chat_server(engine, engine_logs) -> Iterator[Server]:
     """SmolLM2 as `smollm2` on 127.0.0.1: `-c 8192 -np 2 -t 1 --jinja` (two slots of 4,096 tokens)."""
     with Server(engine.server, chat_settings(engine), engine_logs) as server:

@@ -329,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     serve = commands.add_parser("serve", help="start the chat and embedding servers until Ctrl-C")
     serve.add_argument("--ctx", type=int, default=8192, help="chat server -c (default: 8192)")
     serve.add_argument("--slots", type=int, default=2, help="chat server -np (default: 2)")
+    live = commands.add_parser("live", help="run COMMAND (e.g. python -m pytest -m openai) with both servers "
+                                            "started and the live tier's OPENAI_* variables pointing at them")
+    live.add_argument("cmd", nargs=argparse.REMAINDER, metavar="COMMAND")
     args = parser.parse_args(argv)
     try:
         engine = prepare(status=lambda line: print(line, flush=True))
@@ -340,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"server: {engine.server}\nchat model: {engine.chat_model}\nembedding model: {engine.embed_model}")
         return 0
     logs = Path(tempfile.mkdtemp(prefix="pdf-rag-eval-engine-"))
+    if args.command == "live":
+        return _live(engine, logs, args.cmd[1:] if args.cmd[:1] == ["--"] else args.cmd)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # `kill PID` stops the servers as Ctrl-C does
     try:
         with Server(engine.server, chat_settings(engine, ctx=args.ctx, slots=args.slots), logs) as chat, \
@@ -355,6 +360,34 @@ def main(argv: list[str] | None = None) -> int:
         print(f"engine: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+# What the live tier (`-m openai`, tests/chatbot/test_live_openai.py) is given against these servers: the models'
+# names, and a run small enough for a 135M model on two busy cores (2 cases, 128 tokens to write each).
+LIVE_SETTINGS = {"OPENAI_CHAT_MODEL": "smollm2", "OPENAI_EMBED_MODEL": "gemma-embed", "OPENAI_LIVE_LIMIT": "2",
+                 "OPENAI_LIVE_NUM_PREDICT": "128"}
+
+
+def live_environment(chat: Server, embed: Server) -> dict[str, str]:
+    """The environment variables that point the live tier at `chat` and `embed` with LIVE_SETTINGS."""
+    return {"OPENAI_BASE_URL": chat.base_url, "OPENAI_EMBED_BASE_URL": embed.base_url, **LIVE_SETTINGS}
+
+
+def _live(engine: Engine, logs: Path, command: list[str]) -> int:
+    """Run `command` with both servers up and the live tier's variables set; its exit code (2: no command)."""
+    if not command:
+        print("engine: live needs a command, e.g. python -m tests.engine.engine live python -m pytest -m openai",
+              file=sys.stderr)
+        return 2
+    try:
+        with Server(engine.server, chat_settings(engine), logs) as chat, \
+                Server(engine.server, embed_settings(engine), logs) as embed:
+            env = os.environ | live_environment(chat, embed)
+            print(" ".join(f"{k}={v}" for k, v in live_environment(chat, embed).items()), flush=True)
+            return subprocess.call(command, env=env)
+    except ServerError as exc:
+        print(f"engine: {exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

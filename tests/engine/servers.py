@@ -36,7 +36,13 @@ class ServerSettings:
 
     def argv(self, binary: Path, port: int) -> list[str]:
         return [str(binary), "-m", str(self.model), "--alias", self.alias, "--host", "127.0.0.1", "--port", str(port),
-                "-c", str(self.ctx), "-np", str(self.slots), "-t", str(self.threads), *self.extra]
+                "-c", str(self.ctx), "-np", str(self.slots), "-t", str(self.threads), *NO_REPACK, *self.extra]
+
+
+# On a CPU with AMX (Intel Sapphire Rapids and later) the native build's AMX weight buffers crash the server at its
+# first decode (SIGSEGV in ggml_backend_amx_mul_mat, both models, the warm-up included); without weight repacking
+# no such buffer is used, on any CPU.
+NO_REPACK = ("--no-repack",)
 
 
 @dataclass(eq=False)
