@@ -196,9 +196,10 @@ def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str,
     question, quote = (record["question"] or "").strip(), (record["quote"] or "").strip()
     facts = [f.strip() for f in (record["facts"] or "").split(FACT_SEPARATOR.strip()) if f.strip()]
     changed = (question, quote, tuple(facts)) != (draft.question, draft.quote, draft.facts)
+    if status in ("accepted", "edited") and not changed and any(r.by == by and r.status == "edited"
+                                                                for r in draft.reviews):
+        return draft  # this reviewer's edit, imported again (the sheet it came from, or an export of it)
     if status in ("accepted", "edited") and (changed or status == "edited"):
-        if not changed and any(r.by == by and r.status == "edited" for r in draft.reviews):
-            return draft  # this reviewer's edit, exported and imported again unchanged
         edited = edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=at, limits=limits,
                       abstain_below=abstain_below)
         if not edited.verification.passed:

@@ -181,3 +181,19 @@ def test_report_command_shows_coverage_reasons_and_skipped_pages(server, tmp_pat
     text = capsys.readouterr().out
     assert "skipped short.pdf#p1: 4 words, fewer than --min-page-words 20" in text
     assert "short.pdf#p2" in text and "coverage by document" in text
+
+
+def test_importing_the_same_sheet_twice_keeps_an_edit_an_edit(drafts_file, tmp_path):
+    """The sheet that made an edit (decision `accepted`, a changed question) imported a second time changes
+    nothing: the draft stays `edited` by that reviewer with its original kept, not turned into a plain accept."""
+    sheet = tmp_path / "review.csv"
+    assert main(["draft", "review", str(drafts_file), "--export", str(sheet)]) == 0
+    rows = rules.csv_rows(sheet)
+    new_question = "Until when can leave from the previous year still be taken?"
+    rules.find_row(rows, rules.GOOD_CARRY).update(decision="accepted", question=new_question)
+    rules.write_csv(sheet, rows)
+    for _ in range(2):
+        assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 0
+        edited = {d.question: d for d in read_drafts(drafts_file)}[new_question]
+        assert (edited.decision.status, edited.decision.by) == ("edited", "ann")
+        assert edited.original["question"] == rules.GOOD_CARRY["question"]
