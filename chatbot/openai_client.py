@@ -48,6 +48,17 @@ from .model_server import (
     snippet,
 )
 from .ollama_client import canonical_model
+from .openai_replies import (
+    as_dict,
+    bounds_behind,
+    connection_refused,
+    error_text,
+    finite_number,
+    in_order,
+    json_object,
+    retry_after,
+    whole_count,
+)
 from .transports import PooledTransports
 
 __all__ = ["DEFAULT_BASE_URL", "EMBED_PROBE", "OpenAIClient", "resolve_base_url"]
@@ -60,7 +71,6 @@ _CONTEXT = re.compile(r"maximum context length|exceeds the available context siz
                       r"exceeds the context length|too large to process|larger than the max context size|"
                       r"ContextWindowExceededError", re.I)
 _MISSING = re.compile(r"does not exist|not found|invalid model name", re.I)
-_MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After is not waited for (openai-python does the same)
 T = TypeVar("T")
 
 
@@ -140,7 +150,7 @@ class OpenAIClient:
         body = {"model": model, "messages": messages}
         try:
             reply, _ = self._call("count tokens", model, lambda: self._post("/chat/completions/input_tokens", body))
-            count = _count(_json_object(reply.text, "count tokens"), "input_tokens")
+            count = whole_count(json_object(reply.text, "count tokens"), "input_tokens")
         except (ModelMissing, BadReply):  # 404 from a build without the endpoint, or a reply we cannot read
             count = None
         if count is None:
@@ -174,7 +184,7 @@ class OpenAIClient:
         started = time.perf_counter()
         reply, _ = self._call("load", model, lambda: self._post("/chat/completions", body))
         load_ms = round((time.perf_counter() - started) * 1000, 3)
-        fingerprint = _json_object(reply.text, f"bad reply from {self.host}: load {model}").get("system_fingerprint")
+        fingerprint = json_object(reply.text, f"bad reply from {self.host}: load {model}").get("system_fingerprint")
         return replace(info, load_ms=load_ms,
                        system_fingerprint=fingerprint if isinstance(fingerprint, str) else info.system_fingerprint)
 
@@ -198,7 +208,7 @@ class OpenAIClient:
 
     def _chat_reply(self, text: str, model: str, total_ms: float, retries: int) -> ChatReply:
         where = f"bad reply from {self.host}: chat with {model}"
-        data = _json_object(text, where)
+        data = json_object(text, where)
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -213,22 +223,23 @@ class OpenAIClient:
         if not thinking and "</think>" in content:  # no reasoning parser on the server: split it here
             content, leaked = split_thinking(content)
             thinking = leaked.strip()
-        usage, timings = _dict(data.get("usage")), _dict(data.get("timings"))  # timings: llama.cpp
+        usage, timings = as_dict(data.get("usage")), as_dict(data.get("timings"))  # timings: llama.cpp
         reason = choice.get("finish_reason")
         return ChatReply(content=content, thinking=thinking, done_reason=reason if isinstance(reason, str) else None,
-                         prompt_tokens=_count(usage, "prompt_tokens"), output_tokens=_count(usage, "completion_tokens"),
-                         total_ms=round(total_ms, 3), load_ms=None, prompt_eval_ms=_number(timings, "prompt_ms"),
-                         eval_ms=_number(timings, "predicted_ms"), retries=retries)
+                         prompt_tokens=whole_count(usage, "prompt_tokens"),
+                         output_tokens=whole_count(usage, "completion_tokens"), total_ms=round(total_ms, 3),
+                         load_ms=None, prompt_eval_ms=finite_number(timings, "prompt_ms"),
+                         eval_ms=finite_number(timings, "predicted_ms"), retries=retries)
 
     def _embed_batch(self, model: str, batch: list[str], offset: int, dim: int | None) -> np.ndarray:
         body = {"model": model, "input": batch, "encoding_format": "float"}
         reply, _ = self._call("embed", model, lambda: self._post("/embeddings", body))
         where = f"bad reply from {self.host}: embed with {model}"
-        data = _json_object(reply.text, where)
+        data = json_object(reply.text, where)
         items = data.get("data")
         if not isinstance(items, list) or not all(isinstance(i, dict) and "embedding" in i for i in items):
             raise BadReply(f"{where}: expected an object with a 'data' list of embeddings, got {snippet(reply.text)}")
-        vectors, self.embedding_order = _in_order(items, where)
+        vectors, self.embedding_order = in_order(items, where)
         return check_vectors(vectors, where, len(batch), offset, dim, reply.text)
 
     def _probe_embeddings(self, model: str, info: ModelInfo) -> ModelInfo:
@@ -250,7 +261,7 @@ class OpenAIClient:
         except ModelMissing:
             raise BadReply(f"{self.host} answered but has no /models; give --host the server's base URL ending in "
                            "/v1 (e.g. http://127.0.0.1:8000/v1)") from None
-        data = _json_object(reply.text, f"bad reply from {self.host}: list models").get("data")
+        data = json_object(reply.text, f"bad reply from {self.host}: list models").get("data")
         if not isinstance(data, list):
             raise BadReply(f"bad reply from {self.host}: list models: expected a 'data' list, got "
                            f"{snippet(reply.text)}")
@@ -296,9 +307,9 @@ class OpenAIClient:
                                     f"{self.settings.timeout_s:g} s at {self.host}; raise --timeout, or check the "
                                     "server is not overloaded") from exc
             except openai.APIConnectionError as exc:
-                if (outside := _bounds(exc)) is not None:  # not a dropped link: asking again gets the same
+                if (outside := bounds_behind(exc)) is not None:  # not a dropped link: asking again gets the same
                     raise bounds_error(outside, self.host, what, model, self.settings.max_body_bytes) from None
-                if _refused(exc):
+                if connection_refused(exc):
                     raise ServerUnreachable(f"no server at {self.host} ({what}): the connection was refused. Start "
                                             "the model server, or point --host at its base URL ending in /v1") from None
                 if attempt + 1 < attempts:
@@ -308,13 +319,13 @@ class OpenAIClient:
                                         "times; check that it is still running") from None
             except openai.APIStatusError as exc:
                 if exc.status_code in (429, 503) and attempt + 1 < attempts:
-                    self._sleep(_retry_after(exc) or self.settings.backoff_s * 2**attempt)
+                    self._sleep(retry_after(exc) or self.settings.backoff_s * 2**attempt)
                     continue
                 raise self._status_error(what, model, exc) from None
         raise AssertionError("unreachable")  # the loop always returns or raises
 
     def _status_error(self, what: str, model: str, exc: openai.APIStatusError) -> Exception:
-        text, code = _error_text(exc), exc.status_code
+        text, code = error_text(exc), exc.status_code
         if code in (429, 503):
             return ServerBusy(f"the server at {self.host} stayed busy (HTTP {code}) through {self.settings.retries} "
                               f"retries during {what}; wait, or lower --workers")
@@ -372,7 +383,7 @@ def _with_format(body: dict, format: dict | str | None, mode: str) -> dict:
 
 
 def _model_info(entry: dict, version: str, props: dict) -> ModelInfo:
-    meta, settings = _dict(entry.get("meta")), _dict(props.get("default_generation_settings"))
+    meta, settings = as_dict(entry.get("meta")), as_dict(props.get("default_generation_settings"))
     # llama.cpp: /props gives the per-slot window (n_ctx / -np), meta.n_ctx may be the whole cache
     context = next((v for v in (entry.get("max_model_len"), settings.get("n_ctx"), meta.get("n_ctx"))
                     if isinstance(v, int) and not isinstance(v, bool) and v > 0), None)
@@ -404,84 +415,3 @@ def _missing_message(model: str, host: str, served: list[str] | None) -> str:
         "its model list could not be read"
     return (f"model '{model}' is not served at {host}; {listed}. Give one of those as --chat-model / "
             "--embed-model, or start the server with that model")
-
-
-def _json_object(text: str, where: str) -> dict:
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise BadReply(f"{where}: the body is not JSON ({exc}): {snippet(text)}") from None
-    if not isinstance(data, dict):
-        raise BadReply(f"{where}: expected a JSON object, got {snippet(text)}")
-    return data
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    """The server's message: openai-python keeps `body["error"]` (a dict, or LM Studio's string) or the body."""
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message")
-        return str(message) if message else json.dumps(body)
-    return str(body) if body else exc.message
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    try:
-        seconds = float(str(exc.response.headers.get("retry-after", "")))
-    except ValueError:
-        return None
-    return seconds if 0 <= seconds <= _MAX_RETRY_AFTER_S else None
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether a connection error means nothing listens at the address (rather than a dropped connection)."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, (httpx2.ConnectError, ConnectionRefusedError)):
-            return True
-        cause = cause.__cause__ or cause.__context__
-    return False
-
-
-def _bounds(exc: BaseException) -> BoundsExceeded | None:
-    """The reply outside the bounds behind a connection error (openai-python wraps what the transport raised)."""
-    cause: BaseException | None = exc
-    while cause is not None:
-        if isinstance(cause, BoundsExceeded):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-INDEXED = "by index"
-LISTED = "list order assumed: the server's embedding replies carry no index"
-
-
-def _in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
-    """The vectors in input order: by each item's `index`, which must be a distinct whole number from 0 to n-1 on
-    every item; with no index on any item, in list order (and that is said: `LISTED`)."""
-    if not any("index" in item for item in items):
-        return [item["embedding"] for item in items], LISTED
-    indexes = [item.get("index") for item in items]
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in indexes) or \
-            sorted(indexes) != list(range(len(items))):  # type: ignore[type-var]
-        raise BadReply(f"{where}: every item needs a distinct whole-number index from 0 to {len(items) - 1}, got "
-                       f"indexes {snippet(json.dumps(indexes))}; the vectors were not used or cached")
-    by_index = {item["index"]: item["embedding"] for item in items}
-    return [by_index[i] for i in range(len(items))], INDEXED
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _count(data: dict, name: str) -> int | None:
-    value = data.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _number(data: dict, name: str) -> float | None:
-    value = data.get(name)
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return None
-    return float(value) if 0 <= value < float("inf") else None

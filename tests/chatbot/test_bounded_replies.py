@@ -19,7 +19,8 @@ from chatbot.backends import connect
 from chatbot.bot import open_chatbot
 from chatbot.errors import BadReply
 from chatbot.model_server import ClientSettings
-from chatbot.openai_client import INDEXED, LISTED, OpenAIClient
+from chatbot.openai_client import OpenAIClient
+from chatbot.openai_replies import INDEXED, LISTED
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
