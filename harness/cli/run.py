@@ -20,7 +20,7 @@ from ..chart import fmt
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..evaluate import prepare, run_evaluation
 from ..judged import judge_note, judge_refusal
-from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_metric, shown_once
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
@@ -256,13 +256,19 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
     lines = [f"system: {manifest.system.title}",
              f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
              f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
-             "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]
-    for name, m in summary.metrics.items():
+             ""]
+    shown = shown_once(list(summary.metrics), lambda x, y: summary.metrics[x] == summary.metrics[y])
+    width = max([len("metric"), *(len(label) for _, label in shown)]) + 2
+    lines.append(f"{'metric':<{width}}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition")
+    for name, label in shown:
+        m = summary.metrics[name]
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
-        lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
+        lines.append(f"{label:<{width}}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
         if name in JUDGED_METRICS:
-            lines.append(f"{'':<20}  {judge_note(summary.judge)}")
+            lines.append(f"{'':<{width}}  {judge_note(summary.judge)}")
+    if any(name != label for name, label in shown):
+        lines.append(TWIN_NOTE)
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):

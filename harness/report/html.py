@@ -17,7 +17,7 @@ from chatbot.text import cited_passage, find_quote
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..judged import judge_note
-from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, Retrieved, family, first_rank, shown_once
 from ..records import Row, Summary, in_bulk
 from ..runs import LoadedRun
 from ..stats.defaults import DEFAULT_SEED
@@ -230,7 +230,9 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
     head = "".join(f"<th>{esc(label)}: {esc(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
     out = [f"<h2 id=\"summary\">Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
-    for name in metrics:
+    same = lambda x, y: all(s.metrics.get(x) == s.metrics.get(y) for s in summaries)  # noqa: E731
+    shown = shown_once(list(metrics), same)
+    for name, label in shown:
         cells, means = [], []
         for s in summaries:
             means.append(s.mean(name))
@@ -241,12 +243,13 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
-        out.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        out.append(f"<tr><td>{esc(label)}</td>{''.join(cells)}<td>{counts}</td></tr>")
         if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
             notes = "; ".join(f"{label}: {esc(judge_note(s.judge))}"
                               for label, s in zip("AB", summaries))
             out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
-    return "".join(out) + "</table>"
+    twins = f'<p class="muted">{esc(TWIN_NOTE)}</p>' if any(n != label for n, label in shown) else ""
+    return "".join(out) + "</table>" + twins
 
 
 def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -> str:
