@@ -151,8 +151,7 @@ def run(args: argparse.Namespace) -> int:
                                     rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if traits_for(settings.system).uses_model_servers:
-            raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
-                            "instead; it is a different system)") from exc
+            raise type(exc)(f"{exc}\n{_no_server_hint(args.resume)}") from exc
         raise
     summary = result.summary
     for warning in result.manifest.system.warnings:
@@ -189,6 +188,16 @@ def run(args: argparse.Namespace) -> int:
             f"`rag-eval review {result.run_dir} --apply` (or any re-score) switches it", file=sys.stderr)
         return EXIT_JUDGE_REFUSED
     return EXIT_BELOW_THRESHOLD if failed else 0
+
+
+def _no_server_hint(resumed: str | None) -> str:
+    """What to do when no model server answers: a resumed run may finish on another server (the host decides no
+    row), and `--offline` is another system."""
+    if resumed:
+        return (f"(resuming: the server may change; `rag-eval run --resume {resumed} --host URL` finishes the run on "
+                "another one, --host once per server; `--offline` evaluates a BM25 + extractive baseline instead, "
+                "as a new run: it is a different system)")
+    return "(no model server? `--offline` evaluates a BM25 + extractive baseline instead; it is a different system)"
 
 
 def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
