@@ -222,8 +222,8 @@ def _labelled_runs(out: Path) -> list[tuple[str, str, str, Path, str]]:
 def _system_of(manifest: dict) -> str:
     """The system a run's manifest names, for a reader: `--system` and the name its describe() gave."""
     spec = (manifest.get("settings") or {}).get("system")
-    described = manifest.get("system") if isinstance(manifest.get("system"), dict) else {}
-    name = described.get("name")
+    described = manifest.get("system")
+    name = described.get("name") if isinstance(described, dict) else None
     spec_text = spec if isinstance(spec, str) else "saved outputs"
     return f"{spec_text} ({name})" if isinstance(name, str) and name != spec_text else spec_text
 
