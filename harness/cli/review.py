@@ -25,6 +25,7 @@ from ..records import RetrievedPassage, Row, Summary, Verdict
 from ..review.agreement import agreement_report
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
+from ..review.reviewer import refuse_nameless
 from ..review.store import (
     VERDICTS,
     Claim,
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if args.import_:
         new = import_csv(args.import_, reviewer=reviewer_name(args.reviewer, required=False), reviewed_at=utc_now(),
                          known=passages_by_answer(rows), book=book)
-        _refuse_nameless(args.import_, new)
+        refuse_nameless(args.import_, new)
         book = add_reviews(path, new.records())
         say(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
               f"{args.import_} into {path}")
@@ -195,16 +196,6 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
             f"{counts.one_reviewer} by one reviewer; reviews in {path}" + (f"\n{switched}" if switched else ""))
 
-
-def _refuse_nameless(path: str, new: ReviewBook) -> None:
-    """Verdicts nobody is named for (a blank reviewer column, and no --reviewer or remembered name) are refused
-    before anything is stored: they would count as one unnamed reviewer's, whoever gave them."""
-    nameless = [r.case_id for r in new.reviews.values() if not r.reviewer]
-    nameless += [r.case_id for r in new.resolutions.values() if not r.resolver]
-    if nameless:
-        raise InputError(f"{path}: {len(nameless)} review(s) or resolution(s) with a blank reviewer column (cases "
-                         f"{', '.join(sorted(set(nameless))[:5])}); fill the column or give --reviewer NAME; nothing "
-                         "was imported")
 
 
 def default_reviews(run_dir: Path) -> Path:

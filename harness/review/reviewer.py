@@ -10,10 +10,10 @@ from chatbot.store import atomic_write_text, cache_root, read_bytes
 from chatbot.terminal import printable
 
 from ..errors import InputError, RagError
-from .book import JUDGE_PREFIX
+from .book import JUDGE_PREFIX, ReviewBook
 
-__all__ = ["MAX_NAME_CHARS", "REVIEWER_FILE", "checked_name", "remember_reviewer", "remembered_reviewer",
-           "reviewer_file"]
+__all__ = ["MAX_NAME_CHARS", "REVIEWER_FILE", "checked_name", "refuse_nameless", "remember_reviewer",
+           "remembered_reviewer", "reviewer_file"]
 
 REVIEWER_FILE = "reviewer.txt"
 MAX_NAME_CHARS = 100
@@ -59,3 +59,13 @@ def remember_reviewer(name: str, cache_dir: str | Path | None = None) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, checked_name(name) + "\n")
     return path
+
+
+def refuse_nameless(path: str | Path, imported: ReviewBook) -> None:
+    """InputError when an imported review or resolution names nobody (a blank reviewer column, and no name given
+    or remembered): it would count as one unnamed reviewer's, whoever gave it. Raised before anything is stored."""
+    nameless = sorted({r.case_id for r in imported.reviews.values() if not r.reviewer}
+                      | {r.case_id for r in imported.resolutions.values() if not r.resolver})
+    if nameless:
+        raise InputError(f"{path}: a blank reviewer column on the reviews of {len(nameless)} case(s) "
+                         f"({', '.join(nameless[:5])}); fill the column or give --reviewer NAME; nothing was imported")
