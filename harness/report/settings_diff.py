@@ -14,8 +14,9 @@ beside the setup, what the machine measured and what followed from the setup. `m
   not built from them (`harness.systems.Traits.run_settings`): a plug-in's or a service's settings are what its
   `describe()` says, under `system.`, never the harness's defaults; in a comparison of a system that used one with
   one that did not, the second side reads `None` (absent);
-- a setting told again: a difference under `system.` or `collection.` whose values in A and B are those of a
-  difference already shown from the harness's own sections (settings, prompt template, inputs, code); and a
+- a setting told again: a difference whose values in A and B are those of a difference in a section told
+  before it (settings, prompt template, inputs, rescoring source, code, then system and collection): the prompt
+  file's `prompt_template.source` is `settings.prompt`, `system.settings.top_k` is `settings.top_k`; and a
   harness setting absent on one side when the systems' own `system.settings` of that name differ (compare the
   offline baseline with a plug-in: `system.settings.top_k 4 -> 3`, not also `settings.top_k 4 -> (absent)`).
 
@@ -41,8 +42,9 @@ _NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out
 _CODE = ("git_commit", "package_version")
 # answer_options is left out: it is derived from settings and would repeat every settings change.
 _DIFFED = ("settings", "prompt_template", "system", "collection", "rescored_from")
-_OWN = ("settings", "prompt_template", "inputs", "rescored_from", "code")  # the harness's own record of the setup
-_TOLD_AGAIN = ("system", "collection")  # the system's account of it, and what followed
+# Where a change is told first: the harness's own record of the setup, then the system's account of it and what
+# followed. The same values in A and B in a later section are the same change told again.
+_TOLD_FIRST = ("settings", "prompt_template", "inputs", "rescored_from", "code", "system", "collection")
 _COUNTS = {"collection.documents", "collection.pages", "collection.chunks"}
 _MEASURE = re.compile(r"(_ms|_s|_seconds|elapsed|duration|_time)$|^(elapsed|duration)")
 
@@ -84,8 +86,12 @@ def _once(items: Any) -> list[Diff]:
     """Each change once: a difference the system or the collection tells again, with the same values in A and B
     as one of the harness's own sections, is left out."""
     items = list(items)
-    own = {_pair(a, b) for key, a, b in items if _section(key) in _OWN}
-    kept = [(key, a, b) for key, a, b in items if _section(key) not in _TOLD_AGAIN or _pair(a, b) not in own]
+    rank = {section: i for i, section in enumerate(_TOLD_FIRST)}
+    first: dict[str, int] = {}  # values in A and B -> the first section (in _TOLD_FIRST) that shows them
+    for key, a, b in items:
+        pair, where = _pair(a, b), rank.get(_section(key), len(rank))
+        first[pair] = min(first.get(pair, where), where)
+    kept = [(key, a, b) for key, a, b in items if first[_pair(a, b)] >= rank.get(_section(key), len(rank))]
     # a setting one run's system was built from and the other's not: that other system's describe() tells its own
     described = {key.removeprefix("system.") for key, _, _ in kept if key.startswith("system.settings.")}
     return [(key, a, b) for key, a, b in kept if not (key in described and None in (a, b))]

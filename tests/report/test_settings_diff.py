@@ -119,3 +119,14 @@ def test_measures_inside_lists_do_not_make_a_difference():
     b["system"]["servers"][0]["load_ms"] = 9.9
     assert manifest_diff(a, b) == []
     assert manifest_diff(a, b, all_settings=True)[0][0] == "system.servers"
+
+
+def test_another_prompt_file_is_its_path_and_its_hash_once(tmp_path):
+    for name, words in (("p1.txt", "Answer"), ("p2.txt", "Answer briefly")):
+        (tmp_path / name).write_text(f"{words} $question from:\n$passages\n", encoding="utf-8")
+    a = _run(tmp_path, "a", system="offline", prompt=str(tmp_path / "p1.txt"))
+    b = _run(tmp_path, "b", system="offline", prompt=str(tmp_path / "p2.txt"))
+    diff = compare_runs(a, b).manifest_diff
+    assert [key for key, _, _ in diff] == ["settings.prompt", "prompt_template.sha256"]
+    assert diff[0][1:] == (str(tmp_path / "p1.txt"), str(tmp_path / "p2.txt"))
+    assert "prompt_template.source" in {key for key, _, _ in compare_runs(a, b, all_settings=True).manifest_diff}
