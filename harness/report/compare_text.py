@@ -16,6 +16,7 @@ from ..stats.mde import NOT_DETECTABLE
 from ..stats.paired import EXACT, EXACT_BINOMIAL, INVERTED, MONTE_CARLO
 from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
+from .settings_diff import NOT_SETUP
 
 __all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
 
@@ -164,7 +165,7 @@ def render_table(c: Comparison) -> str:
     if not flips:
         lines.append("  none")
     lines += ["", "what differs between the manifests (A -> B):"]
-    lines += _diff_lines(c) or ["  nothing besides run ids, times and labels"]
+    lines += _diff_lines(c) or [f"  nothing besides {NOT_SETUP}"]
     return "\n".join(lines)
 
 

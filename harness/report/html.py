@@ -38,7 +38,7 @@ from .sections import (
     index_cases,
     more_line,
 )
-from .settings_diff import manifest_diff
+from .settings_diff import NOT_SETUP, manifest_diff
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
 
@@ -223,7 +223,7 @@ def _diff_table(a: dict, b: dict, *, all_settings: bool = False) -> str:
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(va)}</td><td>{esc(vb)}</td></tr>"
                    for k, va, vb in manifest_diff(a, b, all_settings=all_settings))
     return ("<h2>What differs between the runs</h2><table><tr><th>manifest key</th><th>A</th><th>B</th></tr>"
-            + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
+            + (rows or f'<tr><td colspan="3">nothing besides {esc(NOT_SETUP)}</td></tr>') + "</table>")
 
 
 def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:

@@ -33,7 +33,11 @@ from typing import Any
 from ..settings import SYSTEM_SETTINGS
 from ..systems.loading import traits_for
 
-__all__ = ["is_measure", "manifest_diff"]
+__all__ = ["NOT_SETUP", "is_measure", "manifest_diff"]
+
+# What an empty diff still leaves out, as the views say it.
+NOT_SETUP = ("run ids, times and labels, what the machine measured (load and elapsed times) and counts that follow "
+             "from the settings (--all-settings lists them)")
 
 # Manifest keys that differ between any two runs and say nothing about what was measured.
 _NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label",
