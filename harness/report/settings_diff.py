@@ -87,8 +87,9 @@ def _measured_or_counted(key: str) -> bool:
 
 
 def _once(items: Any) -> list[Diff]:
-    """Each change once: a difference the system or the collection tells again, with the same values in A and B
-    as one of the harness's own sections, is left out."""
+    """Each change once: a difference with the same values in A and B as one in a section told before it
+    (`_TOLD_FIRST`) is left out, and so is a harness setting absent on one side when the systems' own
+    `system.settings` of that name say it."""
     items = list(items)
     rank = {section: i for i, section in enumerate(_TOLD_FIRST)}
     first: dict[str, int] = {}  # values in A and B -> the first section (in _TOLD_FIRST) that shows them
