@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import string
 import threading
 from collections.abc import Iterable
@@ -88,7 +89,7 @@ class PromptTemplate:
         except (OSError, UnicodeDecodeError) as exc:
             why = getattr(exc, "strerror", None) or exc
             raise InputError(f"{path}: cannot read the prompt template ({why})") from None
-        return cls(text, str(path))
+        return cls(text, os.path.abspath(path))  # recorded in manifests: a relative path names nothing later
 
     @property
     def variables(self) -> set[str]:

@@ -18,7 +18,7 @@ from .model_server import BACKENDS, ClientSettings
 from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 from .page_cache import PageCache
 from .pdfs import duplicate_warnings, read_folder
-from .terminal import ProgressBar, run_cli, say
+from .terminal import ProgressBar, SuggestingParser, run_cli, say
 
 DEFAULT_INDEX_DIR = ".rag-index"
 
@@ -219,7 +219,7 @@ def _add_quiet(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag-chat", description=__doc__)
+    parser = SuggestingParser(prog="rag-chat", description=__doc__)
     parser.add_argument("--version", action="version", version=f"pdf-rag-eval {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

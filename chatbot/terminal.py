@@ -178,6 +178,22 @@ class Stages:
             bar.close()
 
 
+class SuggestingParser(argparse.ArgumentParser):
+    """An argument parser whose refusal of a word outside a fixed list (a sub-command, a `--backend`) names the
+    closest one: "invalid choice: 'comapre' (choose from ...); did you mean compare?". Its sub-command parsers are
+    of this class too (argparse makes them with the parent's class)."""
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            choices = [str(c) for c in action.choices or ()]
+            close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+            if not close:
+                raise
+            raise argparse.ArgumentError(action, f"{exc.message}; did you mean {close[0]}?") from None
+
+
 def parse_or_suggest(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
     """`parser.parse_args`, but an unknown flag is refused by the sub-command it was given to, with that
     sub-command's usage and the closest flag it has ("did you mean --chunk-size?"); exit 2."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.errors import InputError, RagError
+from chatbot.errors import InputError, RagError, ServerUnreachable
 
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
            "SystemDown", "stop_code"]
@@ -42,8 +42,9 @@ class RunStopped(RagError):
         self.run_dir, self.cause = run_dir, cause
         self.exit_code = stop_code(cause)
         what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
+        server = "; --host may name another server" if isinstance(cause, ServerUnreachable) else ""
         super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
-                         f"  rag-eval run --resume {run_dir}  (with the same settings)")
+                         f"  rag-eval run --resume {run_dir}  (with the same settings{server})")
 
 
 class SweepStopped(RagError):

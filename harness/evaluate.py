@@ -58,7 +58,7 @@ from .runs import (
     write_rows,
 )
 from .saved.replay import write_replay
-from .settings import RunSettings
+from .settings import PATH_SETTINGS, RunSettings, absolute_path
 from .summary import summarize
 from .systems import (
     PooledSystem,
@@ -265,8 +265,9 @@ def setup_changes(saved: Manifest, fresh: Manifest) -> list[str]:
     (but speed and place), the documents' and cases file's hashes, the prompt template."""
     before, now = saved.settings.to_json(), fresh.settings.to_json()
     defaults = RunSettings().to_dict()  # a setting newer than the saved run had its default there
-    changes = [f"settings.{k}: {before.get(k, defaults.get(k))!r} -> {v!r}" for k, v in now.items()
-               if k not in _FREE_TO_CHANGE and before.get(k, defaults.get(k)) != v]
+    then = {k: absolute_path(v) if k in PATH_SETTINGS else v for k, v in (defaults | before).items()}  # older: relative
+    changes = [f"settings.{k}: {then.get(k)!r} -> {v!r}" for k, v in now.items()
+               if k not in _FREE_TO_CHANGE and then.get(k) != v]
     for key in ("inputs", "prompt_template"):
         if getattr(saved, key, None) != getattr(fresh, key, None):
             changes.append(f"{key} changed (documents, cases file or prompt template differ)")
@@ -416,8 +417,8 @@ def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] 
     return Manifest(
         format=MANIFEST_FORMAT, run_id="", started_at=utc_now(), package_version=__version__,
         git_commit=_git_commit(), command=argv, versions=VersionsRecord.model_validate(software_versions()),
-        settings=RunSettingsRecord.model_validate(settings.to_dict()), metrics=metric_names(settings.k),
-        inputs={"cases": {"path": settings.cases, "sha256": file_sha256(settings.cases)},
+        settings=RunSettingsRecord.model_validate(settings.recorded()), metrics=metric_names(settings.k),
+        inputs={"cases": {"path": str(Path(settings.cases).absolute()), "sha256": file_sha256(settings.cases)},
                 "documents": [{"doc_id": d.doc_id, "sha256": d.sha256, "pages": len(d.pages)} for d in documents]},
         prompt_template=template)
 

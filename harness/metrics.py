@@ -291,7 +291,9 @@ class MetricSpec:
     `<family>@<k>`; `label` is the printed name of the tutorial's checks (empty for the others); `aliases` are other
     names a user may give for it (`parse_metric` accepts them); `higher_is_better` says which way is better (for
     comparisons and leaderboards); `is_retrieval` marks metrics of the retrieved passages alone (printed beside the
-    collection size); `feeds_passed`: `passed` needs it to be 1.0 whenever it applies."""
+    collection size); `feeds_passed`: `passed` needs it to be 1.0 whenever it applies; `twin`: the metric that is
+    the same check under another name (the tutorial's names for two of ours), shown in one row with it wherever their
+    values agree (`shown_once`)."""
 
     family: str
     at_k: bool
@@ -302,6 +304,7 @@ class MetricSpec:
     higher_is_better: bool = True
     is_retrieval: bool = False
     feeds_passed: bool = False
+    twin: str = ""
 
 
 REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
@@ -333,9 +336,9 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
     MetricSpec("claim_support_judged", False, "claim_support with the judge's verdict where no person's exists "
                                               "(null until rated)", claim_support_judged),
     MetricSpec("key_point_coverage", False, "share of facts found in the answer (null without facts)",
-               key_point_coverage, "key-point coverage", feeds_passed=True),
+               key_point_coverage, "key-point coverage", feeds_passed=True, twin="facts"),
     MetricSpec("abstention", False, "the abstain decision was right (same rule as behaviour)", behaviour,
-               "abstention", feeds_passed=True),
+               "abstention", feeds_passed=True, twin="behaviour"),
 )}
 # Derived from the registry, never kept beside it: the tutorial's five checks (those with a printed label), in
 # registry order, and the checks `passed` reads.
@@ -345,6 +348,20 @@ PASS_CHECKS = tuple(name for name, spec in REGISTRY.items() if spec.feeds_passed
 JUDGED_PASS_CHECKS = tuple("claim_support_judged" if c == "claim_support" else c for c in PASS_CHECKS)
 JUDGED_METRICS = ("claims_supported_judged", "claim_support_judged")
 _ALIASES = {alias: spec.family for spec in REGISTRY.values() for alias in spec.aliases}
+
+
+TWIN_NOTE = "`a = b`: one check under two names (the tutorial's and ours), with the same values here"
+
+
+def shown_once(names: Sequence[str], same: Callable[[str, str], bool]) -> list[tuple[str, str]]:
+    """The rows of a metric table over `names`, as (metric, label): a metric whose registry `twin` is listed too
+    and has the same values (`same(twin, metric)`, which the table decides) shares the twin's row, labelled
+    `facts = key_point_coverage`; otherwise every metric has its own row, labelled with its name."""
+    listed = set(names)
+    joined = {spec.family: spec.twin for spec in REGISTRY.values()
+              if spec.twin and {spec.twin, spec.family} <= listed and same(spec.twin, spec.family)}
+    return [(name, " = ".join([name, *(m for m, twin in joined.items() if twin == name)]))
+            for name in names if name not in joined]
 
 
 def metric_names(ks: Sequence[int] = DEFAULT_KS) -> list[str]:

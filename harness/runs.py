@@ -199,11 +199,18 @@ def find_run(spec: str | Path, out: str | Path) -> tuple[Path, str | None]:
                          f"{', '.join(labels[:20]) or 'none'}); give a run directory or a label, with --out "
                          "for another results folder")
     picked = found[-1][3]
-    return picked, f"label {str(spec)!r}: {picked} (the latest of {len(found)} run(s) with that label in {out})"
+    note = f"label {str(spec)!r}: {picked} (the latest of {len(found)} run(s) with that label in {out})"
+    latest = {item[4]: item[3] for item in found}  # per system, its latest run with the label
+    if len(latest) > 1:
+        each = "; ".join(f"{system}: {path}" for system, path in sorted(latest.items(), key=lambda kv: kv[1].name))
+        note += (f"\nwarning: label {str(spec)!r} names runs of {len(latest)} different systems ({each}); the latest "
+                 "was taken; give a run directory to choose, or a label of its own to each system's runs")
+    return picked, note
 
 
-def _labelled_runs(out: Path) -> list[tuple[str, str, str, Path]]:
-    """(label, start time, directory name, directory) of every run directly in `out` whose manifest names a label."""
+def _labelled_runs(out: Path) -> list[tuple[str, str, str, Path, str]]:
+    """(label, start time, directory name, directory, system) of every run directly in `out` whose manifest names
+    a label; the system as the run named it (`--system`) and described itself."""
     found = []
     for candidate in sorted(out.iterdir()) if out.is_dir() else ():
         try:
@@ -214,8 +221,18 @@ def _labelled_runs(out: Path) -> list[tuple[str, str, str, Path]]:
             continue
         label = (manifest.get("settings") or {}).get("label")
         if isinstance(label, str):
-            found.append((label, str(manifest.get("started_at") or ""), candidate.name, candidate))
+            found.append((label, str(manifest.get("started_at") or ""), candidate.name, candidate,
+                          _system_of(manifest)))
     return found
+
+
+def _system_of(manifest: dict) -> str:
+    """The system a run's manifest names, for a reader: `--system` and the name its describe() gave."""
+    spec = (manifest.get("settings") or {}).get("system")
+    described = manifest.get("system")
+    name = described.get("name") if isinstance(described, dict) else None
+    spec_text = spec if isinstance(spec, str) else "saved outputs"
+    return f"{spec_text} ({name})" if isinstance(name, str) and name != spec_text else spec_text
 
 
 LOCK = ".lock"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,12 @@ class RunSettings(ServerSettings):
     def to_dict(self) -> dict:
         return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts), "only_tag": list(self.only_tag)}
 
+    def recorded(self) -> dict:
+        """`to_dict()` as a manifest records it: the files and folders absolute (`PATH_SETTINGS`), since a relative
+        path read later from another folder names another file; their contents' SHA-256 are recorded beside them
+        (the manifest's `inputs` and `prompt_template`)."""
+        return self.to_dict() | {name: absolute_path(getattr(self, name)) for name in PATH_SETTINGS}
+
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
 
@@ -134,6 +141,19 @@ class RunSettings(ServerSettings):
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
+PATH_SETTINGS = ("docs", "cases", "out", "prompt", "cache_dir")  # the settings that name a file or folder
+
+
+def absolute_path(value: Any) -> Any:
+    """A path setting as recorded: absolute, `..` taken out (a link keeps its name); None stays None."""
+    return os.path.abspath(value) if isinstance(value, str) and value else value
+# The settings the bundled systems are built from (each declares which: `harness.systems.Traits.run_settings`);
+# the harness itself reads none of them. A plug-in's own settings are what its describe() says, so a comparison
+# never shows these for a system that was not built from them (harness/report/settings_diff.py).
+SYSTEM_SETTINGS = frozenset({
+    "top_k", "chunk_size", "chunk_overlap", "prompt", "chat_model", "embed_model", "doc_prefix", "query_prefix",
+    "batch_size", "num_ctx", "num_predict", "temperature", "think", "retriever", "abstain_below", "answer_cache",
+    "host", "hosts", "backend", "embed_host", "embed_backend", "api_key_env", "retries", "backoff", "max_body_bytes"})
 OFFLINE_RETRIEVER = "bm25"  # the only retrieval the offline baseline has (harness/systems/offline.py)
 
 

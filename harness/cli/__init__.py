@@ -13,7 +13,7 @@ import sys
 from typing import Iterable
 
 from chatbot import __version__
-from chatbot.terminal import run_cli
+from chatbot.terminal import SuggestingParser, run_cli
 
 __all__ = ["build_parser", "main"]
 
@@ -38,7 +38,7 @@ def build_parser(commands: Iterable[str] | None = None) -> argparse.ArgumentPars
     """The whole parser (every sub-command's module imported), or with `commands` only those modules, the other
     sub-commands being names with their help line (enough for `rag-eval --help` and to reject a typo)."""
     full = set(_COMMANDS if commands is None else commands)
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="rag-eval", description="Evaluate a PDF RAG system on labelled cases: run, check labels, score saved "
                                      "outputs, compare runs, report, review claims, judge claims with a model "
                                      "(measured against your reviewers before it counts), rescore.")

@@ -1,4 +1,4 @@
-"""What several sub-commands share: the text views of reviewer and judge agreement.
+"""What several sub-commands share: the text views of reviewer and judge agreement, and who is reviewing.
 
 Libraries return records; these turn them into the lines a terminal shows. Every command prints through
 `say()`, which escapes control characters of the model's, the documents' and the reviewers' text.
@@ -6,14 +6,57 @@ Libraries return records; these turn them into the lines a terminal shows. Every
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from chatbot.terminal import say
+
+from ..errors import InputError
 from ..judged import JudgeAgreement, Shared
 from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
 
-__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text"]
+__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text",
+           "reviewer_name"]
+
+_ASKS = 3  # a terminal asks this many times for a usable name before giving up
+
+
+def reviewer_name(given: str | None, *, required: bool = True, ask: Callable[[str], str] = input,
+                  interactive: bool | None = None) -> str:
+    """Whose verdicts or decisions these are: `--reviewer` when given; else the name remembered in the cache
+    folder (`harness.review.reviewer`); else, on a terminal, asked once and remembered. Never the login account.
+    Without a terminal and nothing remembered: InputError naming --reviewer when `required`, else "" (an import
+    whose CSV names the reviewer on each line; a line that names nobody is then its problem)."""
+    from ..review.reviewer import checked_name, remember_reviewer, remembered_reviewer, reviewer_file
+
+    if given is not None:
+        return checked_name(given)
+    found = remembered_reviewer()
+    if found is not None:
+        say(f"reviewing as {found} (remembered in {reviewer_file()}; --reviewer NAME for someone else)",
+            file=sys.stderr)
+        return found
+    if not (sys.stdin.isatty() if interactive is None else interactive):
+        if not required:
+            return ""
+        raise InputError(f"who is reviewing? give --reviewer NAME (on a terminal the name is asked once and "
+                         f"remembered in {reviewer_file()}); the login name is never taken for yours")
+    for attempt in range(_ASKS):
+        try:
+            name = checked_name(ask("your name for your reviews (asked once, remembered for next time): "),
+                                where="reviewer name")
+        except InputError as exc:
+            if attempt == _ASKS - 1:
+                raise
+            say(f"{exc}", file=sys.stderr)
+            continue
+        except EOFError:
+            raise InputError("no reviewer name given; give --reviewer NAME") from None
+        say(f"remembered as {name} in {remember_reviewer(name)}; --reviewer NAME for someone else", file=sys.stderr)
+        return name
+    raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
 def fmt3(value: float | None) -> str:

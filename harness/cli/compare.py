@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-judge-kappa", type=float, default=DEFAULT_MIN_JUDGE_KAPPA, metavar="K",
                    help="with --judged-passed: the lower end of kappa's 95%% interval each judge must reach "
                         f"(default {DEFAULT_MIN_JUDGE_KAPPA:g}: where 'substantial' agreement begins)")
+    p.add_argument("--all-settings", action="store_true",
+                   help="list every manifest difference, also what the machine measured (load and elapsed times), "
+                        "counts that follow from the settings and a setting each place records it")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print everything as one JSON object")
     fmt.add_argument("--markdown", action="store_true", help="print Markdown tables")
@@ -70,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
             say(f"{side}: {note}", file=sys.stderr)
     result = compare_runs(run_a, run_b, shared_only=args.shared_only, tag=args.tag, seed=args.seed,
                           resamples=args.resamples, primary=args.primary,
-                          judged=args.judged_passed, min_judge_kappa=args.min_judge_kappa)
+                          judged=args.judged_passed, min_judge_kappa=args.min_judge_kappa,
+                          all_settings=args.all_settings)
     for note in result.notes:
         say(f"note: {note}", file=sys.stderr)
     worse = worse_on(result, gate) if gate else []

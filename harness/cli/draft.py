@@ -9,14 +9,14 @@
   rag-eval draft cases drafts.jsonl --out cases.jsonl [--include-unreviewed]
   rag-eval draft judge drafts.jsonl                   a model proposes accept/reject, as a measured reviewer
 
-Each reviewer (--reviewer, default your login name) has their own decision on a draft; reviewing again replaces
-only yours. When reviewers disagree the draft stays pending, and out of `draft cases`, until it is resolved.
+Each reviewer (--reviewer, default the name given once and remembered) has their own decision on a draft;
+reviewing again replaces only yours. When reviewers disagree the draft stays pending, and out of `draft cases`,
+until it is resolved.
 """
 
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import os
 import sys
@@ -43,7 +43,7 @@ from ..errors import InputError
 from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags
-from .common import agreement_text, draft_judges_text
+from .common import agreement_text, draft_judges_text, reviewer_name
 from .draft_walk import walk, walk_disagreements
 from .flags import add_quiet
 
@@ -97,7 +97,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--cache-dir", help="cache root for replies and embeddings (default: $PDF_RAG_EVAL_CACHE)")
     p.add_argument("--include-unreviewed", action="store_true",
                    help="cases: also write drafts that passed verification but no human has seen (tagged unreviewed)")
-    p.add_argument("--reviewer", help="review: your name on the decisions (default: your login name)")
+    p.add_argument("--reviewer", help="review: your name on the decisions (default: the name you gave once, "
+                                      "remembered in the cache folder; asked on a terminal the first time, never "
+                                      "your login name)")
     io_group = p.add_mutually_exclusive_group()
     io_group.add_argument("--export", metavar="FILE.csv", help="review: write every draft to a CSV and stop")
     io_group.add_argument("--import", dest="import_", metavar="FILE.csv",
@@ -260,15 +262,6 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _user(args: argparse.Namespace) -> str:
-    if args.reviewer:
-        return args.reviewer
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
-
-
 def _review(args: argparse.Namespace) -> int:
     if args.json and not args.agreement:
         raise InputError("--json goes with `rag-eval draft review DRAFTS --agreement`")
@@ -282,16 +275,18 @@ def _review(args: argparse.Namespace) -> int:
             say(agreement_text(report) + (f"\n\n{draft_judges_text(judges)}" if judges else ""))
         return 0
     if args.export:
-        atomic_write_text(args.export, export_csv(drafts, reviewer=_user(args), name_column=args.reviewer or ""))
-        say(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {_user(args)!r}'s decisions to "
+        name = reviewer_name(args.reviewer, required=False)  # blank: the sheet's reviewer column names the importer
+        atomic_write_text(args.export, export_csv(drafts, reviewer=name, name_column=args.reviewer or ""))
+        whose = f"the decisions of {name} filled in" if name else "no one's decisions filled in"
+        say(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {whose} to "
               f"{args.export}; fill in decision (accepted, rejected with a reason, or leave blank), change "
               f"question/quote/facts to edit, or fill in resolution on a draft reviewers disagree on; then "
               f"`rag-eval draft review {args.drafts} --import {args.export}`")
         return 0
+    by = reviewer_name(args.reviewer, required=not args.import_)  # an import's sheet may name each line's reviewer
     settings = _settings_for(args)
     documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     collection = Collection.of(documents, settings.chunking())
-    by = _user(args)
     if args.import_:
         before = drafts
         drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),

@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="items per list (cases of a contents group or of the failing / passing table, groups of a "
                         "breakdown); past it the first N are shown with their count and the `rag-eval export` "
                         "command for every row (default %(default)s)")
+    p.add_argument("--all-settings", action="store_true",
+                   help="with --vs: list every manifest difference, also what the machine measured (load and elapsed "
+                        "times), counts that follow from the settings and a setting each place records it")
     p.set_defaults(func=run)
 
 
@@ -59,4 +62,4 @@ def _render(args: argparse.Namespace) -> str:
     runs = [load_run(args.run), *([load_run(args.vs)] if args.vs else [])]
     for note in (n for r in runs for n in r.notes):
         say(f"note: {note}", file=sys.stderr)
-    return render_report(runs[0], runs[1] if args.vs else None, limit=args.limit)
+    return render_report(runs[0], runs[1] if args.vs else None, limit=args.limit, all_settings=args.all_settings)

@@ -9,7 +9,6 @@ which reviewers disagree keeps its answer pending until someone resolves it (`--
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 from pathlib import Path
@@ -26,6 +25,7 @@ from ..records import RetrievedPassage, Row, Summary, Verdict
 from ..review.agreement import agreement_report
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
+from ..review.reviewer import refuse_nameless
 from ..review.store import (
     VERDICTS,
     Claim,
@@ -45,7 +45,7 @@ from ..review.store import (
 )
 from ..runs import read_manifest, read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .common import agreement_text, judge_agreement_text, judged_passed_text
+from .common import agreement_text, judge_agreement_text, judged_passed_text, reviewer_name
 
 _KEYS = """keys (type ? to see them again):
   on an answer:  Enter accept the offered claims · e edit them · k skip this answer
@@ -65,7 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", metavar="RUN", help="run directory")
     p.add_argument("--reviews", metavar="FILE", help="reviews file (default: <cases stem>.reviews.jsonl beside the "
                                                      "run's cases file)")
-    p.add_argument("--reviewer", help="your name in the reviews (default: your login name)")
+    p.add_argument("--reviewer", help="your name in the reviews (default: the name you gave once, remembered in the "
+                                      "cache folder; asked on a terminal the first time, never your login name)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--export", metavar="FILE.csv", help="write your claims (blank verdicts where you have not "
                                                            "reviewed) to a CSV and stop; with --resolve, the "
@@ -93,7 +94,6 @@ def run(args: argparse.Namespace) -> int:
     rows = read_rows(run_dir)
     path = Path(args.reviews) if args.reviews else default_reviews(run_dir)
     book = read_reviews(path)
-    reviewer = args.reviewer if args.reviewer is not None else _user()
     if args.json and not args.agreement:
         raise InputError("--json goes with --agreement")
     if args.agreement:
@@ -103,21 +103,22 @@ def run(args: argparse.Namespace) -> int:
             raise InputError("--calibrate goes with the terminal review or --export, not --import or --resolve")
         sampled = _calibration(args, run_dir, rows, book, path).answers()
         rows = [r for r in rows if answer_key(r) in sampled]
-    if args.export:
-        return _export(args, rows, book, reviewer)
+    if args.export:  # a blank reviewer column on export means the one who imports it
+        return _export(args, rows, book, reviewer_name(args.reviewer, required=False))
     if args.apply:
         say(_summary_line(run_dir, _apply(run_dir, path, args, saved="the reviews"), path))
         return 0
     if args.import_:
-        new = import_csv(args.import_, reviewer=reviewer, reviewed_at=utc_now(), known=passages_by_answer(rows),
-                         book=book)
+        new = import_csv(args.import_, reviewer=reviewer_name(args.reviewer, required=False), reviewed_at=utc_now(),
+                         known=passages_by_answer(rows), book=book)
+        refuse_nameless(args.import_, new)
         book = add_reviews(path, new.records())
         say(f"imported {len(new.reviews)} review(s) and {len(new.resolutions)} resolution(s) from "
               f"{args.import_} into {path}")
     elif args.resolve:
-        book = _walk_disagreements(rows, book, path, reviewer)
+        book = _walk_disagreements(rows, book, path, reviewer_name(args.reviewer))
     else:
-        book = _walk(rows, book, path, reviewer)
+        book = _walk(rows, book, path, reviewer_name(args.reviewer))
     say("\n" + _summary_line(run_dir, _apply(run_dir, path, args, saved="your reviews"), path))
     return 0
 
@@ -178,7 +179,8 @@ def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewe
               f"unsupported or contradicted; source_id for supported), then "
               f"`rag-eval review {args.run} --import {args.export} --reviewer YOU`")
     else:
-        say(f"wrote {lines} claim line(s) for reviewer {reviewer!r} to {args.export}; fill in verdict "
+        who = f"for reviewer {reviewer}" if reviewer else "with a blank reviewer column (the importer's name)"
+        say(f"wrote {lines} claim line(s) {who} to {args.export}; fill in verdict "
               f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id (an id "
               f"of cited_source_ids or retrieved_source_ids), then `rag-eval review {args.run} --import {args.export}`")
     return 0
@@ -194,12 +196,6 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
             f"{counts.one_reviewer} by one reviewer; reviews in {path}" + (f"\n{switched}" if switched else ""))
 
-
-def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def default_reviews(run_dir: Path) -> Path:

@@ -20,7 +20,7 @@ from ..chart import fmt
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..evaluate import prepare, run_evaluation
 from ..judged import judge_note, judge_refusal
-from ..metrics import JUDGED_METRICS, describe, is_retrieval, parse_metric
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_metric, shown_once
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
@@ -145,8 +145,7 @@ def run(args: argparse.Namespace) -> int:
                                     rerun_of=args.rerun_failed)
     except ServerUnreachable as exc:  # before any row: no server at all
         if traits_for(settings.system).uses_model_servers:
-            raise type(exc)(f"{exc}\n(no model server? `--offline` evaluates a BM25 + extractive baseline "
-                            "instead; it is a different system)") from exc
+            raise type(exc)(f"{exc}\n{_no_server_hint(args.resume)}") from exc
         raise
     summary = result.summary
     for warning in result.manifest.system.warnings:
@@ -188,6 +187,16 @@ def run(args: argparse.Namespace) -> int:
 def _bar(stage: str, *, quiet: bool) -> ProgressBar:
     return ProgressBar(stage, reused="from cache" if stage == "embedding" else "done before",
                        delay_s=1.0 if stage == "reading PDFs" else 0.0, quiet=quiet)
+
+
+def _no_server_hint(resumed: str | None) -> str:
+    """What to do when no model server answers: a resumed run may finish on another server (the host decides no
+    row), and `--offline` is another system."""
+    if resumed:
+        return (f"(resuming: the server may change; `rag-eval run --resume {resumed} --host URL` finishes the run on "
+                "another one, --host once per server; `--offline` evaluates a BM25 + extractive baseline instead, "
+                "as a new run: it is a different system)")
+    return "(no model server? `--offline` evaluates a BM25 + extractive baseline instead; it is a different system)"
 
 
 def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
@@ -255,13 +264,19 @@ def render_summary(summary: Summary, manifest: Manifest) -> str:
     lines = [f"system: {manifest.system.title}",
              f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
              f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
-             "", f"{'metric':<20}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition"]
-    for name, m in summary.metrics.items():
+             ""]
+    shown = shown_once(list(summary.metrics), lambda x, y: summary.metrics[x] == summary.metrics[y])
+    width = max([len("metric"), *(len(label) for _, label in shown)]) + 2
+    lines.append(f"{'metric':<{width}}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition")
+    for name, label in shown:
+        m = summary.metrics[name]
         where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
-        lines.append(f"{name:<20}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
+        lines.append(f"{label:<{width}}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
                      f"{describe(name)}{where}")
         if name in JUDGED_METRICS:
-            lines.append(f"{'':<20}  {judge_note(summary.judge)}")
+            lines.append(f"{'':<{width}}  {judge_note(summary.judge)}")
+    if any(name != label for name, label in shown):
+        lines.append(TWIN_NOTE)
     if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
         lines += ["", "drafted and hand-written cases apart (mean, scored):"]
         for name in ("passed", "hit@1", "facts", "behaviour"):

@@ -154,9 +154,10 @@ def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection
     """The drafts with the decisions of a CSV in the export layout. A blank decision leaves a draft as it is;
     `accepted` (or `edited`) with a changed question, quote or facts is an edit. A filled `reviewer` column names
     whose decision a line holds (else `by`; `by_is_given` means `by` was asked for, and a different name in the
-    column is a problem). `resolution` (accepted, or rejected with the reason in `reason`) settles a draft whose
-    reviewers disagree; a line gives a decision or a resolution, not both. Every problem is reported at once as
-    file:line: field: message, and then nothing is changed."""
+    column is a problem; a decision that names nobody, `by` being blank, is one too). `resolution` (accepted, or
+    rejected with the reason in `reason`) settles a draft whose reviewers disagree; a line gives a decision or a
+    resolution, not both. Every problem is reported at once as file:line: field: message, and then nothing is
+    changed."""
     reader, problems = open_csv(path, ("draft_id", "question", "quote", "facts", "decision", "reason"), CSV_COLUMNS,
                                 "the drafts CSV")
     by_id = {d.draft_id: i for i, d in enumerate(drafts)}
@@ -172,6 +173,9 @@ def import_csv(path: str | Path, drafts: Sequence[Draft], collection: Collection
         if named and by_is_given and named != by:
             problems.add(line, f"reviewer: the sheet says {named!r} but --reviewer says {by!r}; drop one")
             continue
+        if not (named or by) and ((record.get("decision") or "").strip() or (record.get("resolution") or "").strip()):
+            problems.add(line, "reviewer: blank, and no reviewer name is known; fill the column or give --reviewer "
+                               "NAME")
         try:
             out[by_id[ident]] = _apply(out[by_id[ident]], record, collection, named or by, at, limits,
                                        abstain_below)

@@ -185,8 +185,8 @@ class RescoredFromRecord(_Closed):
 
 
 class RunSettingsRecord(_Section):
-    """The `settings` section: every run setting for a live run (`RunSettings.to_dict()`); `k`, `lexical_k` and
-    `na_as_pass` for scored saved outputs."""
+    """The `settings` section: every run setting for a live run (`RunSettings.recorded()`: paths absolute); `k`,
+    `lexical_k` and `na_as_pass` for scored saved outputs."""
 
     k: tuple[int, ...] | None = None
     label: str | None = None

@@ -41,17 +41,11 @@ from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_R
 from ..stats.mde import minimum_detectable_difference
 from ..stats.paired import at_floor, paired_stats
 from ..summary import errored_value
+from .settings_diff import manifest_diff
 
 __all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
 
 _EPS = 1e-12
-# Manifest keys that differ between any two runs and say nothing about what was measured.
-_NOISE = {"run_id", "status", "started_at", "ended_at", "command", "settings.out", "settings.label",
-          # the index's build time and how much came from the embedding cache say nothing about the setup
-          "system.index.created_at", "system.index.counts.embedded", "system.index.counts.from_cache"}
-_CODE = ("git_commit", "package_version")
-# answer_options is left out: it is derived from settings and would repeat every settings change.
-_DIFFED = ("settings", "prompt_template", "system", "collection", "rescored_from")
 
 Key = tuple[str, int]  # (case_id, repeat)
 
@@ -125,11 +119,13 @@ class Comparison:
 
 def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = False, tag: str | None = None,
                  seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES, primary: str | None = None,
-                 judged: bool = False, min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA) -> Comparison:
+                 judged: bool = False, min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA,
+                 all_settings: bool = False) -> Comparison:
     """Load two run directories and compare them (see the module docstring for the definitions). `passed` is read
     the same way in both runs: with `judged` (--judged-passed) from claim_support_judged, which needs both runs'
     judge to earn it (`harness.judged.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a run
-    that recorded --judged-passed."""
+    that recorded --judged-passed. `all_settings`: the manifest diff keeps machine measures, counts and every
+    setting however often told (`harness.report.settings_diff`)."""
     a, b = load_run(run_a), load_run(run_b)
     note: dict[str, Any]
     if judged:
@@ -145,6 +141,9 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
     a, b = (replace(run, rows=tuple(passed_from(run.rows, judged=judged))) if judged or _recorded_judged(run) else run
             for run in (a, b))
     result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
+    if all_settings:
+        result = replace(result, manifest_diff=tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json(),
+                                                                   all_settings=True)))
     return replace(result, judge=result.judge | note, notes=a.notes + b.notes)
 
 
@@ -261,37 +260,3 @@ def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
                             mde.status, s.p_method, s.differing, s.ci_method, mde.method)
-
-
-def manifest_diff(a: dict, b: dict) -> list[tuple[str, Any, Any]]:
-    """What differs between two manifests, as (dotted key, value in A, value in B), sorted within sections:
-    settings, prompt template, system (models and digests), collection, inputs (document and
-    cases hashes), rescoring source, then `code.*` (git commit, package version). Run ids, times, the command
-    line, the output folder and the label are left out: they differ between any two runs."""
-    flat_a, flat_b = _flatten_manifest(a), _flatten_manifest(b)
-    keys = list(dict.fromkeys([*flat_a, *flat_b]))
-    out = [(k, flat_a.get(k), flat_b.get(k)) for k in keys if k not in _NOISE and flat_a.get(k) != flat_b.get(k)]
-    order = {s: i for i, s in enumerate((*_DIFFED, "inputs", "code"))}
-    return sorted(out, key=lambda item: (order.get(item[0].split(".", 1)[0].split("[", 1)[0], 99), item[0]))
-
-
-def _flatten_manifest(manifest: dict) -> dict[str, Any]:
-    flat: dict[str, Any] = {}
-    for section in _DIFFED:
-        if section in manifest:
-            _flatten(manifest[section], section, flat)
-    inputs = manifest.get("inputs", {})
-    flat["inputs.cases.sha256"] = inputs.get("cases", {}).get("sha256")
-    for doc in inputs.get("documents", ()):
-        flat[f"inputs.documents[{doc.get('doc_id')}].sha256"] = doc.get("sha256")
-    for key in _CODE:
-        flat[f"code.{key}"] = manifest.get(key)
-    return flat
-
-
-def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
-    if isinstance(value, dict) and value:
-        for key, item in value.items():
-            _flatten(item, f"{prefix}.{key}", out)
-    else:
-        out[prefix] = value

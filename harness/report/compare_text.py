@@ -6,15 +6,17 @@ from __future__ import annotations
 import json
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..chart import floor_text, p_text
 from ..judged import judge_note
-from ..metrics import JUDGED_METRICS
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, shown_once
 from ..stats.mde import NOT_DETECTABLE
 from ..stats.paired import EXACT, EXACT_BINOMIAL, INVERTED, MONTE_CARLO
 from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
+from .settings_diff import NOT_SETUP
 
 __all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
 
@@ -55,7 +57,7 @@ def _p_method(c: Comparison) -> str:
             f"by the same amount (0/1 metrics), exact over every sign vector when {MAX_ENUMERATED} or fewer differ, "
             f"Monte-Carlo ({c.resamples} resamples; `{floor_text(c.resamples)}` at its floor) "
             "above")
-    groups = [(label, [m.metric for m in c.metrics if m.p_method == key]) for key, label in _P_METHODS]
+    groups = [(label, [name for m, name in _rows(c) if m.p_method == key]) for key, label in _P_METHODS]
     used = [(label, names) for label, names in groups if names]
     if len(used) == 1:
         return f"{rule}; here all {used[0][0]}"
@@ -64,12 +66,12 @@ def _p_method(c: Comparison) -> str:
 
 def _ci_method(c: Comparison) -> str:
     """Which metrics' interval inverts the exact test and which is the bootstrap."""
-    inverted = [m.metric for m in c.metrics if m.ci_method == INVERTED]
+    inverted = [name for m, name in _rows(c) if m.ci_method == INVERTED]
     rule = (f"interval: the inverted sign-flip test when {MAX_ENUMERATED} or fewer cases differ (it excludes 0 "
             "exactly when p <= 0.05), the paired bootstrap over cases above")
     if not inverted:
         return f"{rule}; here all bootstrap"
-    return f"{rule}; here inverted for {', '.join(inverted)}" + ("" if len(inverted) == len(c.metrics) else
+    return f"{rule}; here inverted for {', '.join(inverted)}" + ("" if len(inverted) == len(_rows(c)) else
                                                                  ", bootstrap for the others")
 
 
@@ -126,9 +128,9 @@ def _mde_notes(c: Comparison) -> list[str]:
              f"(exact up to {MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Never above the largest "
              "difference the cases allow (all that differ going one way); a smaller delta needs more cases "
              "(`rag-eval draft`)."]
-    blind = [m for m in c.metrics if m.mde_status == NOT_DETECTABLE]
+    blind = [(m, name) for m, name in _rows(c) if m.mde_status == NOT_DETECTABLE]
     if blind:
-        few = ", ".join(f"{m.metric} ({m.differing} differ)" for m in blind)
+        few = ", ".join(f"{name} ({m.differing} differ)" for m, name in blind)
         lines.append(f"n/d: not detectable with these cases: {few}. Even if every case that differs went one way "
                      "the test would have less than 80% power; with 5 or fewer differing cases no p can reach 0.05 "
                      "(the smallest is 2 / 2**D). Add cases.")
@@ -137,15 +139,18 @@ def _mde_notes(c: Comparison) -> list[str]:
 
 def render_table(c: Comparison) -> str:
     """The terminal view: header, metric table, flips per metric, manifest diff."""
-    lines = _header(c) + ["", f"{'metric':<20}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
+    shown = _shown(c)
+    width = max([len("metric"), *(len(label) for _, label in shown)]) + 1
+    lines = _header(c) + ["", f"{'metric':<{width}}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
                               f"{'W/T/L':>10}{'MDE':>8}"]
-    for m in c.metrics:
-        name = m.metric + (" *" if m.metric == c.primary else "")
-        lines.append(f"{name:<20}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
+    for m, label in shown:
+        lines.append(f"{label:<{width}}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
                      f"{_ci(m):<18}{_p(m, c.resamples):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
         lines += _judge_lines(c, m.metric)
     if c.primary:
         lines.append("* primary metric")
+    if any(m.metric != label.removesuffix(" *") for m, label in shown):
+        lines.append(TWIN_NOTE)
     lines += _mde_notes(c)
     one_sided = [f"{m.metric} {m.unpaired}" for m in c.metrics if m.unpaired]
     if one_sided:
@@ -154,13 +159,13 @@ def render_table(c: Comparison) -> str:
         lines.append(f"(not in both runs: {', '.join(c.metrics_not_shared)})")
     lines += _disagreements(c)
     lines += ["", "flips (fixed = better in B, broke = worse in B):"]
-    flips = [m for m in c.metrics if m.fixed or m.broke]
-    for m in flips:
-        lines += _flip_lines(m)
+    flips = [(m, name) for m, name in _rows(c) if m.fixed or m.broke]
+    for m, name in flips:
+        lines += _flip_lines(m, name)
     if not flips:
         lines.append("  none")
     lines += ["", "what differs between the manifests (A -> B):"]
-    lines += _diff_lines(c) or ["  nothing besides run ids, times and labels"]
+    lines += _diff_lines(c) or [f"  nothing besides {NOT_SETUP}"]
     return "\n".join(lines)
 
 
@@ -172,8 +177,8 @@ def capped(ids: Sequence[str], limit: int = FLIPS_SHOWN) -> str:
     return shown + (f", and {len(ids) - limit} more (see --json)" if len(ids) > limit else "")
 
 
-def _flip_lines(m: MetricComparison) -> list[str]:
-    out = [f"  {m.metric}:"]
+def _flip_lines(m: MetricComparison, name: str) -> list[str]:
+    out = [f"  {name}:"]
     for what, ids in (("fixed", m.fixed), ("broke", m.broke)):
         out += textwrap.wrap(f"{what} ({len(ids)}): {capped(ids)}", _WIDTH, initial_indent="    ",
                              subsequent_indent="      ", break_on_hyphens=False)
@@ -203,6 +208,20 @@ def _diff_lines(c: Comparison) -> list[str]:
     return lines
 
 
+def _rows(c: Comparison) -> list[tuple[MetricComparison, str]]:
+    """Each metric row once, labelled as the table shows it (twins that agree as one: `_shown`)."""
+    return _shown(c, primary="")
+
+
+def _shown(c: Comparison, primary: str = " *") -> list[tuple[MetricComparison, str]]:
+    """The metric rows: a metric and its registry twin (`harness.metrics.shown_once`) share a row when every figure
+    agrees; the primary metric's label ends with `primary`."""
+    by_name = {m.metric: m for m in c.metrics}
+    same = lambda x, y: replace(by_name[x], metric="") == replace(by_name[y], metric="")  # noqa: E731
+    return [(by_name[name], label + (primary if name == c.primary else ""))
+            for name, label in shown_once(list(by_name), same)]
+
+
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -212,17 +231,17 @@ def render_markdown(c: Comparison) -> str:
     lines = [f"**A:** `{c.run_a}`  ", f"**B:** `{c.run_b}`  ", "  \n".join(_header(c)[2:]), "",
              "| metric | n | A | B | delta | 95% CI | p | W/T/L | MDE |",
              "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
-    for m in c.metrics:
-        name = f"**{m.metric}** (primary)" if m.metric == c.primary else m.metric
-        lines.append(f"| {name} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
+    for m, label in _shown(c, primary=" (primary)"):
+        name = f"**{label.removesuffix(' (primary)')}** (primary)" if m.metric == c.primary else label
+        lines.append(f"| {_md(name)} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
                      f"{_ci(m)} | {_p(m, c.resamples)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
     if any(m.metric in JUDGED_METRICS for m in c.metrics):
         lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
     lines += ["", *_mde_notes(c), *_disagreements(c)]
     lines += ["", "| metric | fixed (better in B) | broke (worse in B) |", "|---|---|---|"]
-    for m in c.metrics:
+    for m, name in _rows(c):
         if m.fixed or m.broke:
-            lines.append(f"| {m.metric} | {_md(capped(m.fixed))} | {_md(capped(m.broke))} |")
+            lines.append(f"| {_md(name)} | {_md(capped(m.fixed))} | {_md(capped(m.broke))} |")
     lines += ["", "| manifest key | A | B |", "|---|---|---|"]
     lines += [f"| {_md(k)} | {_md(_value(a))} | {_md(_value(b))} |" for k, a, b in c.manifest_diff]
     return "\n".join(lines)

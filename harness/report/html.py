@@ -17,7 +17,7 @@ from chatbot.text import cited_passage, find_quote
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..judged import judge_note
-from ..metrics import JUDGED_METRICS, Retrieved, family, first_rank
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, Retrieved, family, first_rank, shown_once
 from ..records import Row, Summary, in_bulk
 from ..runs import LoadedRun
 from ..stats.defaults import DEFAULT_SEED
@@ -25,7 +25,6 @@ from ..stats.paired import mean_interval
 from ..summary import summarize
 from ..systems import traits_for
 from .agreement import agreement_section
-from .compare import manifest_diff
 from .funnel import stage
 from .markup import CSP_META, WRAP_CSS, attr, esc
 from .row_warnings import count_warnings, warning_lines
@@ -39,6 +38,7 @@ from .sections import (
     index_cases,
     more_line,
 )
+from .settings_diff import NOT_SETUP, manifest_diff
 
 __all__ = ["render_report", "highlight_quote", "chart_families"]
 
@@ -83,7 +83,8 @@ def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 @in_bulk  # strings and tuples by the hundred thousand beside the rows: no cyclic collection walks them all
-def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = LIST_LIMIT) -> str:
+def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = LIST_LIMIT,
+                  all_settings: bool = False) -> str:
     """The whole HTML page, what failed first: header, failure funnel, contents (by failure kind, tag and
     document), manifest differences (with `vs`), breakdown by tag and document, summary table, charts, then the
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
@@ -98,7 +99,7 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = L
     body = [f"<h1>{esc(title)}</h1>", _run_header(runs, summaries), _warnings_section(runs), funnel_section(runs),
             contents_section(runs, index)]
     if vs is not None:
-        body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json()))
+        body.append(_diff_table(vs.manifest.to_json(), run.manifest.to_json(), all_settings=all_settings))
     metrics = run.manifest.metrics
     body += [breakdown_section(runs, index), _summary_table(metrics, summaries, names),
              '<h2 id="charts">Charts</h2><p class="muted">Each bar is a mean over the cases where the metric applies; '
@@ -218,18 +219,20 @@ def _or_unknown(value: object) -> object:
     return "?" if value is None else value
 
 
-def _diff_table(a: dict, b: dict) -> str:
+def _diff_table(a: dict, b: dict, *, all_settings: bool = False) -> str:
     rows = "".join(f"<tr><td>{esc(k)}</td><td>{esc(va)}</td><td>{esc(vb)}</td></tr>"
-                   for k, va, vb in manifest_diff(a, b))
+                   for k, va, vb in manifest_diff(a, b, all_settings=all_settings))
     return ("<h2>What differs between the runs</h2><table><tr><th>manifest key</th><th>A</th><th>B</th></tr>"
-            + (rows or '<tr><td colspan="3">nothing besides run ids, times and labels</td></tr>') + "</table>")
+            + (rows or f'<tr><td colspan="3">nothing besides {esc(NOT_SETUP)}</td></tr>') + "</table>")
 
 
 def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: Sequence[str]) -> str:
     head = "".join(f"<th>{esc(label)}: {esc(n)}</th>" for label, n in zip("AB", names))
     head += "<th>delta (B − A)</th>" if len(names) > 1 else ""
     out = [f"<h2 id=\"summary\">Summary</h2><table><tr><th>metric</th>{head}<th>scored / n/a / errored</th></tr>"]
-    for name in metrics:
+    same = lambda x, y: all(s.metrics.get(x) == s.metrics.get(y) for s in summaries)  # noqa: E731
+    shown = shown_once(list(metrics), same)
+    for name, label in shown:
         cells, means = [], []
         for s in summaries:
             means.append(s.mean(name))
@@ -240,12 +243,13 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
             cells.append(f'<td class="num">{"n/a" if delta is None else f"{delta:+.3f}"}</td>')
         counts = " | ".join(f"{m.scored} / {m.not_applicable} / {m.errored}" if (m := s.metrics.get(name))
                             else "0 / 0 / 0" for s in summaries)
-        out.append(f"<tr><td>{esc(name)}</td>{''.join(cells)}<td>{counts}</td></tr>")
+        out.append(f"<tr><td>{esc(label)}</td>{''.join(cells)}<td>{counts}</td></tr>")
         if name in JUDGED_METRICS:  # a judged number never without the judge's measured agreement
             notes = "; ".join(f"{label}: {esc(judge_note(s.judge))}"
                               for label, s in zip("AB", summaries))
             out.append(f'<tr><td></td><td class="muted" colspan="{len(summaries) + 2}">{notes}</td></tr>')
-    return "".join(out) + "</table>"
+    twins = f'<p class="muted">{esc(TWIN_NOTE)}</p>' if any(n != label for n, label in shown) else ""
+    return "".join(out) + "</table>" + twins
 
 
 def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -> str:

@@ -1,5 +1,6 @@
 """Human review of claims: the reviews file and how reviews apply to a run, the claim book (several reviewers,
-resolutions), CSV export and import, agreement between reviewers, and rescoring a run against corrected labels.
+resolutions), CSV export and import, agreement between reviewers, rescoring a run against corrected labels, and the
+reviewer's name remembered between sessions.
 """
 
 from chatbot.lazy import lazy_exports
@@ -10,5 +11,6 @@ _WHERE: dict[str, tuple[str, ...]] = {
     "csv_io": ("export_csv", "import_csv"),
     "agreement": ("agreement_report",),
     "rescore": ("rescore_run",),
+    "reviewer": ("checked_name", "remember_reviewer", "remembered_reviewer", "reviewer_file"),
 }
 __all__, __getattr__ = lazy_exports("harness.review", _WHERE)

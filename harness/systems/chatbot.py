@@ -17,6 +17,7 @@ the same request.
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -120,6 +121,11 @@ def _gate(host: str, slots: int) -> threading.BoundedSemaphore:
         return _GATES.setdefault((host.rstrip("/"), slots), threading.BoundedSemaphore(slots))
 
 
+def _absolute(path: str | None) -> str | None:
+    """A path as a manifest records it (as `harness.settings.RunSettings.recorded` does)."""
+    return os.path.abspath(path) if path else path
+
+
 @dataclass
 class ChatbotSystem:
     """The bundled chatbot: our chunks, our prompt template, answers through a pool of model servers (whose
@@ -130,6 +136,10 @@ class ChatbotSystem:
     label_checks_chunks = True
     uses_prompt_template = True
     timed_by_harness = False
+    run_settings = ("top_k", "chunk_size", "chunk_overlap", "prompt", "chat_model", "embed_model", "doc_prefix",
+                    "query_prefix", "batch_size", "num_ctx", "num_predict", "temperature", "think", "retriever",
+                    "answer_cache", "host", "hosts", "backend", "embed_host", "embed_backend", "api_key_env",
+                    "retries", "backoff", "max_body_bytes")
 
     bot: Chatbot
     settings: Any
@@ -184,7 +194,8 @@ class ChatbotSystem:
 
     def describe(self) -> dict[str, Any]:
         out = {"name": "chatbot", "system": _name(self.bot.server.backend), "version": __version__,
-               "settings": self.bot.settings.to_dict() | {"chunking": self.settings.chunking().to_dict()},
+               "settings": self.bot.settings.to_dict() | {"chunking": self.settings.chunking().to_dict(),
+                                                          "prompt_path": _absolute(self.bot.settings.prompt_path)},
                _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},
                "warnings": list(self.bot.warnings) + list(self.pool_info.warnings if self.pool_info else ())

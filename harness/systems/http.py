@@ -34,6 +34,7 @@ class HttpSystem:
     label_checks_chunks = False
     uses_prompt_template = False
     timed_by_harness = False
+    run_settings = ("retries", "backoff", "max_body_bytes")
 
     def __init__(self, url: str, settings: Any):
         self.url = url

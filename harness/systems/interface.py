@@ -36,6 +36,7 @@ class Describes(Protocol):
     label_checks_chunks: bool
     uses_prompt_template: bool
     timed_by_harness: bool
+    run_settings: tuple[str, ...]
 
 
 @runtime_checkable
@@ -56,13 +57,17 @@ class Traits:
     None: the harness cannot tell). `label_checks_chunks`: its chunks are our chunker's, so the label check also
     asks that every evidence quote fits in one chunk. `uses_prompt_template`: it answers with `--prompt`, whose
     hash then goes into the manifest. `timed_by_harness`: the harness holds it to `--timeout` per answer (a
-    system with its own deadline on every call says False)."""
+    system with its own deadline on every call says False). `run_settings`: the harness's settings for the bundled
+    systems (`harness.settings.SYSTEM_SETTINGS`: top_k, chunk_size, chat_model, ...) it is built from; a plug-in
+    takes none of them, so its manifest's settings are what its `describe()` says (`harness.report.settings_diff`
+    never shows the harness's defaults for it)."""
 
     kind: str = "python"
     uses_model_servers: bool | None = None
     label_checks_chunks: bool = False
     uses_prompt_template: bool = False
     timed_by_harness: bool = True
+    run_settings: tuple[str, ...] = ()
 
 
 def traits_of(system: object) -> Traits:

@@ -61,6 +61,7 @@ class OfflineSystem:
     label_checks_chunks = True
     uses_prompt_template = True
     timed_by_harness = False
+    run_settings = ("top_k", "chunk_size", "chunk_overlap", "prompt", "retriever", "abstain_below")
 
     retriever: LexicalRetriever
     generator: ExtractiveGenerator

@@ -59,7 +59,7 @@ def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path
     rules.find_row(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
     rows[0]["draft_id"] = "no-such-draft"
     rules.write_csv(sheet, rows)
-    assert main(["draft", "review", str(drafts_file), "--import", str(sheet)]) == 2
+    assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 2
     err = capsys.readouterr().err
     assert "5 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
     assert "deictic_question" in err and "'maybe'" in err and "no-such-draft" in err
@@ -121,7 +121,7 @@ def test_decisions_survive_a_rerun_into_the_same_file(drafts_file, server, tmp_p
     rows = rules.csv_rows(sheet)
     rules.find_row(rows, rules.GOOD_HOTEL)["decision"] = "accepted"
     rules.write_csv(sheet, rows)
-    main(["draft", "review", str(drafts_file), "--import", str(sheet)])
+    main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"])
     calls = len(server.chat_bodies())
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
                  "--unanswerable", "0"]) == 0  # the fixture's command again
@@ -142,7 +142,7 @@ def test_an_edit_survives_a_rerun_and_other_pages_are_kept_when_drafting_a_subse
     rules.find_row(rows, rules.GOOD_CARRY).update(decision="accepted",
                                                   question="Until when may last year's leave be taken?")
     rules.write_csv(sheet, rows)
-    main(["draft", "review", str(drafts_file), "--import", str(sheet)])
+    main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"])
     before = {d.draft_id: d for d in read_drafts(drafts_file)}
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts_file), "--host", server.url,
                  "--pages", "handbook.pdf#p2", "--unanswerable", "0"]) == 0

@@ -290,7 +290,7 @@ def test_review_needs_a_findable_cases_file(tmp_path, cases_copy, monkeypatch, c
     monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
     assert main(["review", str(run)]) == 2
     assert "pass --reviews FILE" in capsys.readouterr().err
-    assert main(["review", str(run), "--reviews", str(tmp_path / "r.jsonl")]) == 0
+    assert main(["review", str(run), "--reviews", str(tmp_path / "r.jsonl"), "--reviewer", "ann"]) == 0
 
 
 # Several reviewers ----------------------------------------------------------------------------------------------

@@ -355,7 +355,8 @@ def test_reviewing_a_score_run_keeps_the_claims_file_annotations(capsys, tmp_pat
     before = read_rows(run)
     assert all(r.human_claim_review == "reviewed" for r in before)  # the claims file reviewed every answer
     monkeypatch.setattr("sys.stdin", io.StringIO("q\n"))
-    assert main(["review", str(run), "--reviews", str(tmp_path / "reviews.jsonl")]) == 0
+    assert main(["review", str(run), "--reviews", str(tmp_path / "reviews.jsonl"),
+                 "--reviewer", "ann"]) == 0
     assert "0 answer(s) to review" in capsys.readouterr().out
     assert read_rows(run) == before  # an empty reviews file takes nothing away
     summary = Summary.model_validate_json((run / "summary.json").read_text())

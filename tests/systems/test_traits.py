@@ -4,6 +4,7 @@ plug-in factories that take the same `SystemContext` as the built-ins."""
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from chatbot.errors import InputError
 from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
 from harness.runs import read_manifest, read_rows
-from harness.settings import RunSettings
+from harness.settings import SYSTEM_SETTINGS, RunSettings
 from harness.systems import SystemContext, Traits, load_system, traits_for, traits_of
 from harness.systems.chatbot import ChatbotSystem
 from harness.systems.http import HttpSystem
@@ -64,12 +65,17 @@ def _settings(tmp_path, system: str, **kw) -> RunSettings:
 
 
 def test_built_ins_and_http_declare_their_traits():
-    assert traits_of(ChatbotSystem) == Traits(kind="chatbot", uses_model_servers=True, label_checks_chunks=True,
-                                              uses_prompt_template=True, timed_by_harness=False)
+    chatbot_settings = tuple(sorted(SYSTEM_SETTINGS - {"abstain_below"}))  # every one but the offline baseline's
+    assert replace(traits_of(ChatbotSystem), run_settings=tuple(sorted(ChatbotSystem.run_settings))) == Traits(
+        kind="chatbot", uses_model_servers=True, label_checks_chunks=True, uses_prompt_template=True,
+        timed_by_harness=False, run_settings=chatbot_settings)
     assert traits_of(OfflineSystem) == Traits(kind="offline", uses_model_servers=False, label_checks_chunks=True,
-                                              uses_prompt_template=True, timed_by_harness=False)
+                                              uses_prompt_template=True, timed_by_harness=False,
+                                              run_settings=("top_k", "chunk_size", "chunk_overlap", "prompt",
+                                                            "retriever", "abstain_below"))
     assert traits_of(HttpSystem) == Traits(kind="http", uses_model_servers=None, label_checks_chunks=False,
-                                           uses_prompt_template=False, timed_by_harness=False)
+                                           uses_prompt_template=False, timed_by_harness=False,
+                                           run_settings=("retries", "backoff", "max_body_bytes"))
     # Known before anything is built, from the --system name alone:
     assert traits_for("chatbot") == traits_of(ChatbotSystem) and traits_for("offline") == traits_of(OfflineSystem)
     assert traits_for("https://rag.example/answer") == traits_of(HttpSystem)

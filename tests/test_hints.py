@@ -1,0 +1,90 @@
+"""Hints that go the whole way (issue #30, 6): a mistyped command gets its did-you-mean, a resume whose server is
+gone says the server may change, and a label that names runs of different systems is said to."""
+
+from __future__ import annotations
+
+import pytest
+
+from chatbot.cli import main as chat_main
+from harness.cli import main
+from harness.errors import RunStopped
+from harness.evaluate import run_evaluation
+from harness.runs import find_run, read_manifest, read_rows
+from harness.settings import RunSettings
+from tests.conftest import HANDBOOK, SAMPLE_DOCS
+from tests.fake_ollama import FakeOllama
+
+PLUGIN = "examples.bm25_pages:make_system"
+
+
+@pytest.mark.parametrize("argv, hint", [
+    (["comapre", "a", "b"], "did you mean compare?"),
+    (["reveiw", "RUN"], "did you mean review?"),
+    (["draft", "reveiw", "d.jsonl"], "did you mean review?"),
+    (["run", "--backend", "olama"], "did you mean ollama?"),
+])
+def test_a_mistyped_command_or_choice_gets_its_closest_name(argv, hint, capsys):
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2 and hint in capsys.readouterr().err
+
+
+def test_a_word_close_to_nothing_gets_no_guess(capsys):
+    with pytest.raises(SystemExit):
+        main(["zzz"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'zzz'" in err and "did you mean" not in err
+
+
+@pytest.mark.parametrize("argv, hint", [(["aks", "q"], "did you mean ask?"),
+                                        (["ask", "q", "--backend", "opnai"], "did you mean openai?")])
+def test_rag_chat_suggests_too(argv, hint, capsys):
+    with pytest.raises(SystemExit):
+        chat_main(argv)
+    assert hint in capsys.readouterr().err
+
+
+def _settings(tmp_path, host: str) -> RunSettings:
+    return RunSettings(docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"), out=str(tmp_path / "out"),
+                       host=host, retries=0, backoff=0.01)
+
+
+def test_a_resume_against_a_dead_host_names_host_and_the_new_host_finishes_it(tmp_path, capsys):
+    def ctrl_c_after_three(stage, done, total):
+        if stage == "cases" and done == 3:
+            raise KeyboardInterrupt
+
+    with FakeOllama() as gone:
+        with pytest.raises(RunStopped) as stopped:
+            run_evaluation(_settings(tmp_path, gone.url), progress=ctrl_c_after_three)
+    run_dir = stopped.value.run_dir
+    assert main(["run", "--resume", str(run_dir)]) == 1  # its server is gone
+    err = capsys.readouterr().err
+    assert f"rag-eval run --resume {run_dir} --host URL" in err and "the server may change" in err
+    assert "--offline" in err
+    with FakeOllama() as other:  # the hint holds: another server finishes the run
+        assert main(["run", "--resume", str(run_dir), "--host", other.url]) == 0
+    assert read_manifest(run_dir).status == "complete" and len(read_rows(run_dir)) == 21
+
+
+def test_a_server_gone_mid_run_says_the_host_may_change(tmp_path):
+    with FakeOllama() as server:
+        server.chat_rule = lambda body: server.drop_next(count=1000) or "{}"
+        with pytest.raises(RunStopped, match=r"--host may name another server"):
+            run_evaluation(_settings(tmp_path, server.url))
+
+
+def test_compare_warns_when_a_label_names_runs_of_different_systems(tmp_path, capsys):
+    out = tmp_path / "out"
+    common = dict(docs=str(HANDBOOK), cases=str(SAMPLE_DOCS / "cases.jsonl"), out=str(out))
+    base = run_evaluation(RunSettings(system="offline", label="base", **common)).run_dir
+    first = run_evaluation(RunSettings(system=PLUGIN, label="mine", **common)).run_dir
+    latest = run_evaluation(RunSettings(system="offline", label="mine", **common)).run_dir
+    picked, note = find_run("mine", out)
+    assert picked == latest and "2 different systems" in note
+    assert f"{PLUGIN} (bm25-pages example): {first}" in note and f"offline: {latest}" in note
+    assert main(["compare", "base", "mine", "--out", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert "warning: label 'mine' names runs of 2 different systems" in err and str(first) in err
+    assert "different systems" not in find_run("base", out)[1]
+    assert find_run(str(base), out) == (base, None)
