@@ -234,8 +234,9 @@ def _power_function(table: SignTable | None, sizes: np.ndarray, alpha: float, se
     return lambda q: table.prob(q, rejected)
 
 
-def minimum_detectable_difference(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.05,
-                                  power: float = 0.8, seed: int = DEFAULT_SEED) -> MinimumDetectable:
+def minimum_detectable_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
+                                  alpha: float = 0.05, power: float = 0.8, seed: int = DEFAULT_SEED
+                                  ) -> MinimumDetectable:
     """The minimum detectable difference for paired per-case values a[i], b[i] of one metric (module
     docstring): metrics whose values are all 0 or 1 use `mde_binary` with the observed discordance
     p_d = #{a_i != b_i} / n; the others `mde_sign_model` with the observed sizes |b_i - a_i| of the cases that
@@ -243,10 +244,11 @@ def minimum_detectable_difference(a: Sequence[float], b: Sequence[float], *, alp
     if len(a) != len(b):
         raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
     n = len(a)
-    sizes = np.abs(np.asarray(b, dtype=float) - np.asarray(a, dtype=float))
+    values_a, values_b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    sizes = np.abs(values_b - values_a)
     sizes = sizes[sizes > 1e-12]
     d = len(sizes)
-    if all(v in (0, 1) for v in (*a, *b)):
+    if all(bool(np.all((v == 0) | (v == 1))) for v in (values_a, values_b)):
         discordance = d / n if n else 0.0
         mde = mde_binary(n, discordance, alpha=alpha, power=power) if smallest_p(d) <= alpha else None
         method, largest = EXACT_SIGN, discordance
