@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PER_CASE_CELLS", "bootstrap_means", "extreme_sign_flips"]
+__all__ = ["PER_CASE_CELLS", "bootstrap_means", "extreme_sign_flips", "null_sums"]
 
 PER_CASE_CELLS = 20_000_000  # n x resamples up to which the draws are made per case (the digits before issue 31)
 _BLOCK_CELLS = 2_000_000  # draws per numpy block: bounds memory without a loop per resample
@@ -48,13 +48,17 @@ def extreme_sign_flips(d: np.ndarray, rng: np.random.Generator, resamples: int) 
     observed = abs(d.mean())
     if n * resamples <= PER_CASE_CELLS:
         return _per_case_extreme(d, observed, rng, resamples)
-    sizes = np.abs(d[np.abs(d) > _EPS])
+    sums = null_sums(np.abs(d[np.abs(d) > _EPS]), rng, resamples)
+    return int(np.sum(np.abs(sums / n) >= observed - _EPS))
+
+
+def null_sums(sizes: np.ndarray, rng: np.random.Generator, draws: int) -> np.ndarray:
+    """T = sum_i s_i m_i for `draws` random sign vectors s over the sizes m_i > 0 of the differing cases: from
+    the number of + signs per distinct size, or sign by sign when the sizes are many (module docstring)."""
     values, counts = np.unique(sizes, return_counts=True)
     if _FEW * len(values) <= max(len(sizes), 1):
-        sums = _counted_sums(values, counts, rng, resamples)
-    else:
-        sums = _signed_sums(sizes, rng, resamples)
-    return int(np.sum(np.abs(sums / n) >= observed - _EPS))
+        return _counted_sums(values, counts, rng, draws)
+    return _signed_sums(sizes, rng, draws)
 
 
 def _blocks(total: int, width: int) -> list[tuple[int, int]]:

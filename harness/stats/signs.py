@@ -34,6 +34,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .draws import PER_CASE_CELLS, null_sums
+
 __all__ = ["MAX_ENUMERATED", "SIMULATED_DRAWS", "SignTable", "SimulatedPower", "inverted_interval", "sign_table",
            "smallest_p"]
 
@@ -141,15 +143,20 @@ class SimulatedPower:
         m = np.asarray(sizes, dtype=float)
         total, d = float(m.sum()), len(m)
         rng = np.random.default_rng(seed)
-        null = np.sort(np.abs(np.concatenate(list(_null_sums(m, rng, _NULL_DRAWS)))))[::-1]  # largest first
+        # the draws of before issue 31 while they are cheap; above, the same distributions in O(D) per draw
+        cheap = d * (_NULL_DRAWS + draws) <= PER_CASE_CELLS
+        sums = np.concatenate(list(_null_sums(m, rng, _NULL_DRAWS))) if cheap else null_sums(m, rng, _NULL_DRAWS)
+        null = np.sort(np.abs(sums))[::-1]  # largest first
         # reject |T| when at most j null draws reach it, j = alpha * (1 + draws) - 1: when |T| > null[j]
         j = math.floor(alpha * (1 + _NULL_DRAWS) * (1 + 1e-9)) - 1
         threshold = math.inf if j < 0 else -math.inf if j >= len(null) else float(null[j]) + _REL_TOL * total
         hits = np.zeros(d + 1)
         block = max(1, _BLOCK_CELLS // max(d, 1))
         for start in range(0, draws, block):
-            order = np.argsort(rng.random((min(block, draws - start), d)), axis=1)
-            firsts = np.concatenate([np.zeros((len(order), 1)), np.cumsum(m[order], axis=1)], axis=1)
+            size = min(block, draws - start)
+            ordered = m[np.argsort(rng.random((size, d)), axis=1)] if cheap else \
+                rng.permuted(np.tile(m, (size, 1)), axis=1)  # random orders: sorted random keys, or shuffled
+            firsts = np.concatenate([np.zeros((size, 1)), np.cumsum(ordered, axis=1)], axis=1)
             hits += (np.abs(2 * firsts - total) > threshold).sum(axis=0)  # T with the first K going B's way
         self.share, self.log_comb = hits / draws, _log_comb(d)
 
