@@ -247,3 +247,32 @@ def test_beyond_the_cell_budget_the_simulated_mde_is_that_of_shuffled_orders(mon
     observed = np.abs(_sign_model_sample(sizes, q, 10_000, 7))
     p = 1 - np.searchsorted(null, observed - 1e-12 * sizes.sum()) / len(null)
     assert np.mean(p <= 0.05) == pytest.approx(0.8, abs=0.02)
+
+
+def test_walking_only_the_window_in_doubt_gives_the_whole_walk():
+    # 30,000 differing cases of 4 sizes: the orders walked only between the Hoeffding bands against whole shuffles.
+    # Outside the window every whole shuffle reaches the threshold too (the bands hold but for e**-70), and inside
+    # both shares agree within their sampling error; the window is a small part of the 30,001 counts.
+    from harness.stats import signs
+
+    sizes = np.repeat([0.25, 0.5, 0.75, 1.0], [12_000, 9_000, 6_000, 3_000])
+    values, counts = np.unique(sizes, return_counts=True)
+    threshold = 1.96 * np.sqrt((sizes**2).sum())
+    window = signs._window_hits(values, counts, threshold, np.random.default_rng(0), 400)
+    whole = signs._ordered_hits(sizes, threshold, np.random.default_rng(1), 400, sort=False)
+    doubt = (window > 0) & (window < 400) | (whole > 0) & (whole < 400)
+    walked = np.nonzero(window < 400)[0]
+    assert walked.size and walked[-1] - walked[0] < 0.2 * len(sizes)
+    assert np.array_equal(window[~doubt], whole[~doubt])
+    assert np.abs(window[doubt] - whole[doubt]).max() <= 4 * np.sqrt(400 * 0.25) + 1
+    assert np.all(whole[: walked[0]] == 400) and np.all(whole[walked[-1] + 1:] == 400)
+
+
+def test_many_distinct_sizes_beyond_the_budget_are_shuffled(monkeypatch):
+    from harness.stats import signs
+
+    sizes = np.round(np.random.default_rng(8).uniform(0.05, 1.0, 1_600), 6)
+    a, b = [0.0] * 2_000, [*sizes, *[0.0] * 400]
+    fast = minimum_detectable_difference(a, b)
+    monkeypatch.setattr(signs, "PER_CASE_CELLS", 10**12)
+    assert fast.mde == pytest.approx(minimum_detectable_difference(a, b).mde, rel=0.03)
