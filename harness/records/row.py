@@ -206,14 +206,6 @@ class RowScores(BaseModel):
     judged_claims: tuple[Any, ...] | None = None
     metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None]
 
-    @property
-    def key(self) -> tuple[str, int]:
-        return (self.case_id, self.repeat)
-
-    @property
-    def errored(self) -> bool:
-        return self.error is not None
-
 
 def _not_json(name: str) -> Any:
     raise ValueError(f"{name} is not JSON: a row holding it is never stored")

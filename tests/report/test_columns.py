@@ -38,7 +38,7 @@ def test_read_scores_streams_what_read_rows_reads(tmp_path):
     folder = _run_dir(tmp_path, _rows())
     streamed = list(read_scores(folder))
     rows = read_rows(folder)
-    assert [s.key for s, _ in streamed] == [r.key for r in rows]
+    assert [(s.case_id, s.repeat) for s, _ in streamed] == [r.key for r in rows]
     assert [(s.tags, s.error, s.human_claim_review, s.metrics) for s, _ in streamed] == \
         [(r.tags, r.error, r.human_claim_review, r.metrics) for r in rows]
     assert [whole for _, whole in streamed] == [None, None, rows[2], None]  # whole only where a judge rated it
