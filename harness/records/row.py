@@ -198,6 +198,7 @@ class RowScores(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
+    format: Literal[1] = 1
     case_id: str = Field(min_length=1)
     repeat: int = Field(default=0, ge=0)
     tags: tuple[str, ...] = ()

@@ -59,6 +59,14 @@ def test_a_last_line_cut_short_is_ignored_and_any_other_bad_line_is_named(tmp_pa
         list(read_scores(folder))
 
 
+def test_a_row_of_another_format_is_refused(tmp_path):
+    folder = _run_dir(tmp_path, _rows()[:1])
+    path = folder / "rows.jsonl"
+    path.write_text(path.read_text(encoding="utf-8").replace('"format":1', '"format":2'), encoding="utf-8")
+    with pytest.raises(InputError, match=r"rows.jsonl:1: not a result row \(format"):
+        list(read_scores(folder))
+
+
 def test_a_metric_that_is_not_a_finite_number_is_refused(tmp_path):
     folder = _run_dir(tmp_path, _rows()[:1])
     path = folder / "rows.jsonl"
