@@ -59,19 +59,15 @@ def test_a_last_line_cut_short_is_ignored_and_any_other_bad_line_is_named(tmp_pa
         list(read_scores(folder))
 
 
-def test_a_row_of_another_format_is_refused(tmp_path):
+@pytest.mark.parametrize("old, new, field", [
+    ('"format":1', '"format":2', "format"),  # another row format: refused, as Row refuses it
+    ('"hit@1":1.0', '"hit@1":1e999', "metrics.hit@1"),  # not a finite number: never stored, never read
+])
+def test_a_row_compare_cannot_read_is_refused_naming_its_field(tmp_path, old, new, field):
     folder = _run_dir(tmp_path, _rows()[:1])
     path = folder / "rows.jsonl"
-    path.write_text(path.read_text(encoding="utf-8").replace('"format":1', '"format":2'), encoding="utf-8")
-    with pytest.raises(InputError, match=r"rows.jsonl:1: not a result row \(format"):
-        list(read_scores(folder))
-
-
-def test_a_metric_that_is_not_a_finite_number_is_refused(tmp_path):
-    folder = _run_dir(tmp_path, _rows()[:1])
-    path = folder / "rows.jsonl"
-    path.write_text(path.read_text(encoding="utf-8").replace('"hit@1":1.0', '"hit@1":1e999'), encoding="utf-8")
-    with pytest.raises(InputError, match=r"rows.jsonl:1: not a result row \(metrics.hit@1"):
+    path.write_text(path.read_text(encoding="utf-8").replace(old, new), encoding="utf-8")
+    with pytest.raises(InputError, match=rf"rows.jsonl:1: not a result row \({field}"):
         list(read_scores(folder))
 
 
