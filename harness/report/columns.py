@@ -3,7 +3,9 @@ built one row at a time, so that two runs of a million rows are held as numbers,
 
 From a run directory the rows are streamed (`harness.runs.read_scores`: only the fields compare uses are built
 into records); from a run already in memory (`LoadedRun`) its rows are read the same way. A row a judge rated is
-kept whole: the judge's agreement with people needs its claims.
+kept whole: the judge's agreement with people needs its claims. It is measured over those rows, which is what it
+was over every row (the others add no claim), except where a repeat without judged claims came before one with
+the same answer that has them: over every row that answer was skipped, seen already; here it counts.
 """
 
 from __future__ import annotations
