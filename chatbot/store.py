@@ -120,17 +120,24 @@ def atomic_write_bytes(path: str | Path, data: bytes, *, below: str | Path | Non
 def read_bytes(path: str | Path, *, below: str | Path | None = None) -> bytes:
     """The bytes of the regular file at `path`, refusing (UnsafeFile) a link there; with `below`, the folders from
     `below` down are opened as `open_folder` does, so a folder replaced by a link is never read through."""
+    with open_reading(path, below=below) as fh:
+        return fh.read()
+
+
+def open_reading(path: str | Path, *, below: str | Path | None = None) -> IO[bytes]:
+    """The regular file at `path` opened to read in binary, refusing as `read_bytes` does: for a file too large to
+    hold at once, read line by line."""
     path = Path(path)
     folder = open_folder(path.parent, below=below, make=False)
     try:
         fd = _open_at(folder, path.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, path)
     finally:
         os.close(folder)
-    with os.fdopen(fd, "rb") as fh:
-        info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(_message(path, "not a regular file"))
-        return fh.read()
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise UnsafeFile(_message(path, "not a regular file"))
+    return fh
 
 
 def open_folder(folder: str | Path, *, below: str | Path | None = None, make: bool = True) -> int:

@@ -9,7 +9,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from chatbot.text import fold
 from chatbot.versions import pypdf_version
@@ -21,8 +21,18 @@ if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import 
     from chatbot.chunking import Chunk
     from chatbot.pdfs import Document
 
-    from .runs import LoadedRun
+    from .records import Manifest
     from .settings import RunSettings
+
+class _NamedRun(Protocol):
+    """A run as compare holds it: a name and its manifest (`harness.runs.LoadedRun`, `harness.report.columns`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def manifest(self) -> Manifest: ...
+
 
 DRAFTED_TAG = "drafted"  # cases written by `rag-eval draft cases`
 ORIGINS = ("hand-written", "drafted")
@@ -284,7 +294,7 @@ def _short(text: str, limit: int = 60) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
-def refuse_other_selections(a: LoadedRun, b: LoadedRun, *, shared_only: bool) -> None:
+def refuse_other_selections(a: _NamedRun, b: _NamedRun, *, shared_only: bool) -> None:
     """compare's rule: two runs made with different case selections are not compared unless `shared_only`."""
     sel_a, sel_b = (r.manifest.selection.criteria() for r in (a, b))
     if sel_a != sel_b and not shared_only:

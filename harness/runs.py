@@ -18,12 +18,13 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Sequence
+from typing import IO, Iterator, Sequence
 
 from pydantic import ValidationError
 
 from chatbot.store import (
     atomic_write_text,
+    open_reading,
     open_regular,
     read_bytes,
     release_lock_file,
@@ -32,7 +33,7 @@ from chatbot.store import (
 )
 
 from .errors import InputError, RunLocked
-from .records import MANIFEST_FORMAT, Manifest, Row, Summary, field_problem, in_bulk
+from .records import MANIFEST_FORMAT, Manifest, Row, RowScores, Summary, field_problem, in_bulk
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -155,6 +156,31 @@ def read_rows(run_dir: str | Path) -> list[Row]:
                 break
             raise InputError(f"{path}:{number}: not a result row ({field_problem(exc)})") from exc
     return rows
+
+
+def read_scores(run_dir: str | Path) -> Iterator[tuple[RowScores, Row | None]]:
+    """The rows of a run one at a time, as `RowScores` (what compare reads), with the whole `Row` beside it when a
+    judge rated the answer (else None); nothing but the current line is held. The lines are checked as `read_rows`
+    checks them: a last line cut by a crash is ignored, any other bad line is an error naming it."""
+    path = Path(run_dir) / ROWS
+    try:
+        fh = open_reading(path)
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror}); is {run_dir} a run directory?") from exc
+    with fh:
+        line = fh.readline()
+        number = 1
+        while line:
+            following = fh.readline()
+            if line.strip():
+                try:
+                    scores = RowScores.model_validate_json(line)
+                    yield scores, (Row.model_validate_json(line) if scores.judged_claims is not None else None)
+                except ValidationError as exc:
+                    if not following and exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):
+                        return  # a write cut short
+                    raise InputError(f"{path}:{number}: not a result row ({field_problem(exc)})") from exc
+            line, number = following, number + 1
 
 
 def write_rows(run_dir: Path, rows: Sequence[Row]) -> None:

@@ -40,6 +40,7 @@ from .row import (
     RetrievedPassage,
     ReviewerVerdict,
     Row,
+    RowScores,
     Score,
     Status,
     Verdict,
@@ -70,5 +71,6 @@ __all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", 
            "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
            "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",
            "QuoteValidation", "RerunRecord", "RescoredFromRecord", "RetrievedPassage", "ReviewerVerdict", "Row",
-           "RunSettingsRecord", "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer", "SystemRecord",
-           "SystemReply", "Verdict", "VersionsRecord", "field_problem", "in_bulk", "published_schemas"]
+           "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer",
+           "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem", "in_bulk",
+           "published_schemas"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -187,6 +187,25 @@ class Row(_Record):
         if "NaN" in text or "Infinity" in text:  # rare: parse to tell a bare constant from the word in a text
             json.loads(text, parse_constant=_not_json)
         return text
+
+
+
+class RowScores(BaseModel):
+    """What compare reads of a row of rows.jsonl: its identity, tags, error, review state and metrics; the other
+    fields are parsed as JSON but not built into records (a tenth of the time of a whole `Row`). `judged_claims`
+    is kept as plain data, only to tell whether a judge rated the answer: compare reads such a row whole.
+    A metric that is NaN or infinite is refused here, as `Row.line` refuses to store one."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    format: Literal[1] = 1
+    case_id: str = Field(min_length=1)
+    repeat: int = Field(default=0, ge=0)
+    tags: tuple[str, ...] = ()
+    error: str | None = None
+    human_claim_review: Literal["pending", "reviewed"] = "pending"
+    judged_claims: tuple[Any, ...] | None = None
+    metrics: dict[str, Annotated[float, Field(allow_inf_nan=False)] | None]
 
 
 def _not_json(name: str) -> Any:

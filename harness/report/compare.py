@@ -33,21 +33,19 @@ import numpy as np
 
 from ..cases import refuse_other_selections
 from ..errors import InputError
-from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing, passed_from
+from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing
 from ..metrics import higher_is_better
-from ..records import Row
-from ..runs import LoadedRun, load_run
+from ..records import Manifest
+from ..runs import LoadedRun, read_manifest_noting
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.mde import minimum_detectable_difference
 from ..stats.paired import at_floor, paired_stats
-from ..summary import errored_value
+from .columns import Key, RunColumns, columns_of_dir, columns_of_run
 from .settings_diff import manifest_diff
 
 __all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
 
 _EPS = 1e-12
-
-Key = tuple[str, int]  # (case_id, repeat)
 
 
 
@@ -121,15 +119,20 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
                  seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES, primary: str | None = None,
                  judged: bool = False, min_judge_kappa: float = DEFAULT_MIN_JUDGE_KAPPA,
                  all_settings: bool = False) -> Comparison:
-    """Load two run directories and compare them (see the module docstring for the definitions). `passed` is read
+    """Read two run directories and compare them (see the module docstring for the definitions). `passed` is read
     the same way in both runs: with `judged` (--judged-passed) from claim_support_judged, which needs both runs'
     judge to earn it (`harness.judged.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a run
-    that recorded --judged-passed. `all_settings`: the manifest diff keeps machine measures, counts and every
+    that recorded --judged-passed. The rows are streamed into columns (`harness.report.columns`): memory holds the
+    metrics' numbers, not the rows. `all_settings`: the manifest diff keeps machine measures, counts and every
     setting however often told (`harness.report.settings_diff`)."""
-    a, b = load_run(run_a), load_run(run_b)
+    (manifest_a, notes_a), (manifest_b, notes_b) = read_manifest_noting(run_a), read_manifest_noting(run_b)
+    names = _shared_metrics(manifest_a, manifest_b)
+    a, b = (columns_of_dir(path, manifest, notes, names,
+                           passed_judged=judged if judged or manifest.settings.judged_passed else None)
+            for path, manifest, notes in ((run_a, manifest_a, notes_a), (run_b, manifest_b, notes_b)))
     note: dict[str, Any]
     if judged:
-        standings = [(f"run {side}", judge_standing(run.rows, floor=min_judge_kappa,
+        standings = [(f"run {side}", judge_standing(run.judged_rows, floor=min_judge_kappa,
                                                    prompt_sha256=judge_prompt(run.manifest)))
                      for side, run in (("A", a), ("B", b))]
         refused = judge_refusal(standings, compared=True)
@@ -137,19 +140,10 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
             raise refused
         note = {"judged_passed": {side: s.to_json() for side, (_, s) in zip("ab", standings)}}
     else:
-        note = {"people_passed": [side for side, run in (("a", a), ("b", b)) if _recorded_judged(run)]}
-    a, b = (replace(run, rows=tuple(passed_from(run.rows, judged=judged))) if judged or _recorded_judged(run) else run
-            for run in (a, b))
-    result = compare_rows(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary)
-    if all_settings:
-        result = replace(result, manifest_diff=tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json(),
-                                                                   all_settings=True)))
+        note = {"people_passed": [side for side, run in (("a", a), ("b", b)) if run.manifest.settings.judged_passed]}
+    result = _compare(a, b, shared_only=shared_only, tag=tag, seed=seed, resamples=resamples, primary=primary,
+                      all_settings=all_settings)
     return replace(result, judge=result.judge | note, notes=a.notes + b.notes)
-
-
-def _recorded_judged(run: LoadedRun) -> bool:
-    """The run asked for --judged-passed: its rows' `passed` may be the judge's."""
-    return run.manifest.settings.judged_passed
 
 
 def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: str | None = None,
@@ -158,6 +152,18 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
     """Compare two loaded runs. Different case sets raise InputError unless `shared_only`; `tag` keeps only
     the cases whose row carries that tag in either run. `primary` (default `passed`, when both runs have it) is
     the metric errored cases count 0 on; a named one both runs lack is refused."""
+    names = _shared_metrics(a.manifest, b.manifest)
+    return _compare(columns_of_run(a, names), columns_of_run(b, names), shared_only=shared_only, tag=tag, seed=seed,
+                    resamples=resamples, primary=primary)
+
+
+def _shared_metrics(a: Manifest, b: Manifest) -> list[str]:
+    names_b = set(b.metrics)
+    return [n for n in a.metrics if n in names_b]
+
+
+def _compare(a: RunColumns, b: RunColumns, *, shared_only: bool, tag: str | None, seed: int, resamples: int,
+             primary: str | None, all_settings: bool = False) -> Comparison:
     if resamples < 1 or seed < 0:
         raise InputError(f"resamples must be at least 1 and the seed not negative, got {resamples} and {seed}")
     refuse_other_selections(a, b, shared_only=shared_only)
@@ -177,30 +183,55 @@ def compare_rows(a: LoadedRun, b: LoadedRun, *, shared_only: bool = False, tag: 
         raise InputError(f"{a.name} and {b.name} have different numbers of repeats ({unpaired} rows without a "
                          "partner); pass --shared-only to compare the repeats both have")
     if tag is not None:
-        keys = [k for k in keys if tag in rows_a[k].tags or tag in rows_b[k].tags]
+        keys = [k for k in keys if tag in a.tags[rows_a[k]] or tag in b.tags[rows_b[k]]]
         if not keys:
-            known = sorted({t for r in (*a.rows, *b.rows) for t in r.tags})
+            known = sorted({t for run in (a, b) for tags in set(run.tags) for t in tags})
             raise InputError(f"no shared case carries the tag {tag!r}; tags in these runs: "
                              f"{', '.join(known) or 'none'}")
     if not keys:
         raise InputError(f"{a.name} and {b.name} share no case; nothing to compare")
-    names_b = set(b.manifest.metrics)
-    metrics = [n for n in a.manifest.metrics if n in names_b]
-    not_shared = sorted(set(a.manifest.metrics) ^ names_b)
+    metrics = _shared_metrics(a.manifest, b.manifest)
+    not_shared = sorted(set(a.manifest.metrics) ^ set(b.manifest.metrics))
     main = _primary(primary, metrics)
-    results = tuple(_compare_metric(name, keys, rows_a, rows_b, seed=seed, resamples=resamples,
-                                    is_primary=name == main) for name in metrics)
-    review = {side: _review_counts([rows[k] for k in keys]) for side, rows in (("a", rows_a), ("b", rows_b))}
-    errored = {side: len({k[0] for k in keys if rows[k].errored}) for side, rows in (("a", rows_a), ("b", rows_b))}
-    judges = {side: _judge([rows[k] for k in keys], seed) for side, rows in (("a", rows_a), ("b", rows_b))}
-    return Comparison(a.name, b.name, len({k[0] for k in keys}), tuple(only_a), tuple(only_b), tag, seed,
+    pairing = _Pairing.of(keys, rows_a, rows_b)
+    results = tuple(_compare_metric(name, pairing, a, b, seed=seed, resamples=resamples, is_primary=name == main)
+                    for name in metrics)
+    review = {side: _review_counts(run.reviewed[at]) for side, run, at in pairing.sides(a, b)}
+    errored = {side: int(np.unique(pairing.case[run.errored[at]]).size) for side, run, at in pairing.sides(a, b)}
+    judges = {side: _judge(run, keys, seed) for side, run in (("a", a), ("b", b))}
+    return Comparison(a.name, b.name, len(pairing.ids), tuple(only_a), tuple(only_b), tag, seed,
                       resamples, 0.95, results, tuple(not_shared),
-                      tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json())),
+                      tuple(manifest_diff(a.manifest.to_json(), b.manifest.to_json(), all_settings=all_settings)),
                       review, main, errored, judges)
 
 
-def _judge(rows: Sequence[Row], seed: int) -> dict | None:
-    found = judge_agreement(rows, seed=seed)
+@dataclass(frozen=True)
+class _Pairing:
+    """The compared keys (A's row order): their rows in A and B, and the case each belongs to (`ids`, numbered in
+    order of first appearance)."""
+
+    at_a: np.ndarray
+    at_b: np.ndarray
+    case: np.ndarray
+    ids: tuple[str, ...]
+
+    @classmethod
+    def of(cls, keys: Sequence[Key], rows_a: dict[Key, int], rows_b: dict[Key, int]) -> _Pairing:
+        numbers: dict[str, int] = {}
+        case = np.fromiter((numbers.setdefault(k[0], len(numbers)) for k in keys), dtype=np.int64, count=len(keys))
+        return cls(np.fromiter((rows_a[k] for k in keys), dtype=np.int64, count=len(keys)),
+                   np.fromiter((rows_b[k] for k in keys), dtype=np.int64, count=len(keys)), case, tuple(numbers))
+
+    def sides(self, a: RunColumns, b: RunColumns) -> tuple[tuple[str, RunColumns, np.ndarray], ...]:
+        return ("a", a, self.at_a), ("b", b, self.at_b)
+
+
+def _judge(run: RunColumns, keys: Sequence[Key], seed: int) -> dict | None:
+    """The judge's agreement with people over the compared rows (those a judge rated), in the compared order."""
+    if not run.judged_rows:
+        return None
+    judged = {row.key: row for row in run.judged_rows}
+    found = judge_agreement([judged[k] for k in keys if k in judged], seed=seed)
     return None if found is None else found.summary_json()
 
 
@@ -212,13 +243,11 @@ def _primary(name: str | None, metrics: Sequence[str]) -> str | None:
     return name
 
 
-def _by_key(run: LoadedRun) -> dict[Key, Row]:
-    out: dict[Key, Row] = {}
-    for row in run.rows:
-        key = row.key
-        if key in out:
+def _by_key(run: RunColumns) -> dict[Key, int]:
+    out: dict[Key, int] = {}
+    for i, key in enumerate(run.keys):
+        if out.setdefault(key, i) != i:
             raise InputError(f"{run.path}: case {key[0]!r} repeat {key[1]} appears twice in the rows")
-        out[key] = row
     return out
 
 
@@ -226,37 +255,38 @@ def _some(ids: Sequence[str], limit: int = 5) -> str:
     return ", ".join(ids[:limit]) + (", ..." if len(ids) > limit else "") if ids else "none"
 
 
-def _review_counts(rows: Sequence[Row]) -> dict:
-    reviewed = sum(1 for r in rows if r.human_claim_review == "reviewed")
-    return {"pending": len(rows) - reviewed, "reviewed": reviewed}
+def _review_counts(reviewed: np.ndarray) -> dict:
+    done = int(reviewed.sum())
+    return {"pending": len(reviewed) - done, "reviewed": done}
 
 
-def _per_case(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row],
-              is_primary: bool) -> tuple[list[str], list[float], list[float], int]:
-    """Per case: the mean over repeats of the paired values (both non-null); and the unpaired count."""
-    pairs: dict[str, list[tuple[float, float]]] = {}
-    unpaired = set()
-    for key in keys:
-        va = errored_value(rows_a[key], name, primary=is_primary)
-        vb = errored_value(rows_b[key], name, primary=is_primary)
-        if va is not None and vb is not None:
-            pairs.setdefault(key[0], []).append((float(va), float(vb)))
-        elif (va is None) != (vb is None):
-            unpaired.add(key[0])
-    ids = list(pairs)
-    a = [sum(p[0] for p in pairs[i]) / len(pairs[i]) for i in ids]
-    b = [sum(p[1] for p in pairs[i]) / len(pairs[i]) for i in ids]
-    return ids, a, b, len(unpaired - set(ids))
+def _per_case(name: str, pairing: _Pairing, a: RunColumns, b: RunColumns, is_primary: bool
+              ) -> tuple[list[str], np.ndarray, np.ndarray, int]:
+    """Per case: the mean over repeats of the paired values (both non-null), cases in order of their first paired
+    row; and the number of cases paired on no row but with a value in one run only."""
+    va = a.errored_values(name, primary=is_primary)[pairing.at_a]
+    vb = b.errored_values(name, primary=is_primary)[pairing.at_b]
+    both = ~np.isnan(va) & ~np.isnan(vb)
+    paired_case = pairing.case[both]
+    found, first = np.unique(paired_case, return_index=True)
+    order = found[np.argsort(first, kind="stable")]
+    width = len(pairing.ids)
+    count = np.bincount(paired_case, minlength=width)[order]
+    mean_a = np.bincount(paired_case, weights=va[both], minlength=width)[order] / count
+    mean_b = np.bincount(paired_case, weights=vb[both], minlength=width)[order] / count
+    one_side = np.unique(pairing.case[np.isnan(va) != np.isnan(vb)])
+    unpaired = int(np.setdiff1d(one_side, order, assume_unique=True).size)
+    return [pairing.ids[i] for i in order], mean_a, mean_b, unpaired
 
 
-def _compare_metric(name: str, keys: Sequence[Key], rows_a: dict[Key, Row], rows_b: dict[Key, Row], *, seed: int,
-                    resamples: int, is_primary: bool) -> MetricComparison:
-    ids, a, b, unpaired = _per_case(name, keys, rows_a, rows_b, is_primary)
-    s = paired_stats(np.array(a), np.array(b), seed=seed, resamples=resamples)
-    diff = (np.array(b) - np.array(a)) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
-    fixed = tuple(i for i, d in zip(ids, diff) if d > _EPS)
-    broke = tuple(i for i, d in zip(ids, diff) if d < -_EPS)
-    mde = minimum_detectable_difference(a, b, seed=seed)
+def _compare_metric(name: str, pairing: _Pairing, a: RunColumns, b: RunColumns, *, seed: int, resamples: int,
+                    is_primary: bool) -> MetricComparison:
+    ids, mean_a, mean_b, unpaired = _per_case(name, pairing, a, b, is_primary)
+    s = paired_stats(mean_a, mean_b, seed=seed, resamples=resamples)
+    diff = (mean_b - mean_a) * (1.0 if higher_is_better(name) else -1.0)  # > 0: B is better
+    fixed = tuple(ids[i] for i in np.nonzero(diff > _EPS)[0])
+    broke = tuple(ids[i] for i in np.nonzero(diff < -_EPS)[0])
+    mde = minimum_detectable_difference(mean_a, mean_b, seed=seed)
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
                             mde.status, s.p_method, s.differing, s.ci_method, mde.method)

@@ -50,6 +50,7 @@ SIGN_MODEL = "sign-flip, exact"  # other metrics, every sign vector
 SIGN_MODEL_SIMULATED = "sign-flip, simulated"  # other metrics, D > 16 of unequal sizes
 _SDS = 12.0  # binomial counts further than this many standard deviations from the mean are left out (< 1e-30)
 _Q_TOLERANCE = 1e-6
+_RESTART = 64  # binary_power: rows between tails summed outright (the others by one step each)
 
 
 @dataclass(frozen=True)
@@ -82,23 +83,45 @@ def _log_comb(n: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=64)
-def _outcomes(n: int, discordance: float, alpha: float) -> tuple[np.ndarray, list[tuple[int, float, int]]]:
-    """What `binary_power` sums over, independent of delta: the log-factorial table and, for every discordant
-    count D worth counting, (D, P(D discordant of n), k) where the exact test rejects when min(W, L) <= k
-    (k = the largest with P(X <= k) + P(X >= D - k) <= alpha under Binomial(D, 1/2); D without one is left out)."""
+def _outcomes(n: int, discordance: float, alpha: float) -> tuple[np.ndarray, _Rows | None]:
+    """What `binary_power` sums over, independent of delta: the log-factorial table and the discordant counts D
+    worth counting (`_Rows`: consecutive D, P(D discordant of n), and k where the exact test rejects when
+    min(W, L) <= k: the largest with P(X <= k) + P(X >= D - k) <= alpha under Binomial(D, 1/2)); a D without such
+    a k is left out (the smallest ones: they come first), and None when no D has one."""
     logf = _log_comb(n)
     spread = _SDS * math.sqrt(n * discordance * (1 - discordance)) + 1
     lo, hi = max(1, int(n * discordance - spread)), min(n, int(math.ceil(n * discordance + spread)))
-    rows = []
+    counts, probs, ks = [], [], []
     for d in range(lo, hi + 1):
-        w = np.arange((d + 1) // 2)
-        lower = np.cumsum(np.exp(logf[d] - logf[w] - logf[d - w] - d * math.log(2)))  # P(X <= k), below the middle
-        hits = np.nonzero(2 * lower <= alpha * (1 + 1e-9))[0]
-        if hits.size:
+        k = _critical(d, alpha, logf)
+        if k is not None:
             log_p = logf[n] - logf[d] - logf[n - d] + d * math.log(discordance) + \
                 ((n - d) * math.log1p(-discordance) if discordance < 1 else (0.0 if d == n else -math.inf))
-            rows.append((d, math.exp(log_p), int(hits[-1])))
-    return logf, rows
+            counts.append(d)
+            probs.append(math.exp(log_p))
+            ks.append(k)
+    if not counts:
+        return logf, None
+    return logf, _Rows(np.array(counts), np.array(probs), np.array(ks))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    counts: np.ndarray  # D, consecutive
+    probs: np.ndarray  # P(D discordant of n)
+    ks: np.ndarray  # the test rejects when min(W, L) <= k
+
+
+def _critical(d: int, alpha: float, logf: np.ndarray) -> int | None:
+    """The largest k below the middle with 2 P(X <= k) <= alpha, X ~ Binomial(d, 1/2); None when there is none.
+    P(X <= w) is summed from _SDS standard deviations below the middle (what lies further is below 1e-30), so the
+    work per d is its square root, not d."""
+    top = (d + 1) // 2
+    start = max(0, int(d / 2 - _SDS * math.sqrt(d) / 2) - 1)
+    w = np.arange(start, top)
+    lower = np.cumsum(np.exp(logf[d] - logf[w] - logf[d - w] - d * math.log(2)))  # P(X <= k), below the middle
+    hits = np.nonzero(2 * lower <= alpha * (1 + 1e-9))[0]
+    return int(start + hits[-1]) if hits.size else None
 
 
 def binary_power(n: int, discordance: float, delta: float, *, alpha: float = 0.05) -> float:
@@ -109,8 +132,50 @@ def binary_power(n: int, discordance: float, delta: float, *, alpha: float = 0.0
     if not 0 <= delta <= discordance + 1e-12 or not 0 < discordance <= 1:
         raise ValueError(f"need 0 <= delta <= discordance <= 1, got delta {delta}, discordance {discordance}")
     logf, rows = _outcomes(n, discordance, alpha)
+    if rows is None:
+        return 0.0
     q = min(1.0, (1 + delta / discordance) / 2)
-    return min(1.0, sum(p_d * _tails(d, k, q, logf) for d, p_d, k in rows))
+    return min(1.0, float(rows.probs @ _rejecting(rows, q, logf)))
+
+
+def _rejecting(rows: _Rows, q: float, logf: np.ndarray) -> np.ndarray:
+    """P(W <= k_D) + P(W >= D - k_D) for W ~ Binomial(D, q), every row. Every `_RESTART`-th row's tails are summed
+    outright; the rows between follow from W_(D+1) = W_D + one more case won with probability q, and from
+    k_(D+1) being k_D or k_D + 1 (P(X <= k) only falls as D grows, by at most half of one term), one term per row:
+        P(W_(D+1) <= k) = P(W_D <= k) - q P(W_D = k),  P(W_(D+1) >= t) = P(W_D >= t) + q P(W_D = t - 1),
+    then the term at k_D + 1 added (k grew) or the one at t = D - k_D taken away (it did not)."""
+    d, k = rows.counts, rows.ks
+    if q >= 1.0:  # every discordant case goes B's way: W = D, and D >= D - k always
+        return np.ones(len(d))
+    grew = np.diff(k)
+    if np.any((grew < 0) | (grew > 1)) or np.any(np.diff(d) != 1):  # not the shape the steps assume
+        return np.array([_tails(int(x), int(y), q, logf) for x, y in zip(d, k)])
+    log_q, log_r = math.log(q), math.log1p(-q)
+
+    def pmf(dd: np.ndarray, w: np.ndarray) -> np.ndarray:
+        return np.exp(logf[dd] - logf[w] - logf[dd - w] + w * log_q + (dd - w) * log_r)
+
+    prev, nxt, kp = d[:-1], d[1:], k[:-1]
+    lower_step = -q * pmf(prev, kp) + np.where(grew == 1, pmf(nxt, np.minimum(kp + 1, nxt)), 0.0)
+    upper_step = q * pmf(prev, prev - kp - 1) - np.where(grew == 0, pmf(nxt, prev - kp), 0.0)
+    out = np.empty(len(d))
+    for start in range(0, len(d), _RESTART):  # restarts keep the rounding of the running sums small
+        stop = min(len(d), start + _RESTART)
+        low, high = _tails_apart(int(d[start]), int(k[start]), q, logf)
+        out[start:stop] = (np.clip(low + np.concatenate(([0.0], np.cumsum(lower_step[start:stop - 1]))), 0, 1)
+                           + np.clip(high + np.concatenate(([0.0], np.cumsum(upper_step[start:stop - 1]))), 0, 1))
+    return out
+
+
+def _tails_apart(d: int, k: int, q: float, logf: np.ndarray) -> tuple[float, float]:
+    """(P(W <= k), P(W >= d - k)) for W ~ Binomial(d, q), q < 1, summed over the w within _SDS standard
+    deviations of the mean (the terms further out are below 1e-30)."""
+    mean, spread = d * q, _SDS * math.sqrt(d * q * (1 - q)) + 1
+    first, last = max(0, int(mean - spread)), min(d, int(math.ceil(mean + spread)))
+    low, high = np.arange(first, min(k, last) + 1), np.arange(max(d - k, first), last + 1)
+    log_q, log_r = math.log(q), math.log1p(-q)
+    return tuple(float(np.exp(logf[d] - logf[w] - logf[d - w] + w * log_q + (d - w) * log_r).sum())
+                 for w in (low, high))  # type: ignore[return-value]
 
 
 def _tails(d: int, k: int, q: float, logf: np.ndarray) -> float:
@@ -169,8 +234,9 @@ def _power_function(table: SignTable | None, sizes: np.ndarray, alpha: float, se
     return lambda q: table.prob(q, rejected)
 
 
-def minimum_detectable_difference(a: Sequence[float], b: Sequence[float], *, alpha: float = 0.05,
-                                  power: float = 0.8, seed: int = DEFAULT_SEED) -> MinimumDetectable:
+def minimum_detectable_difference(a: Sequence[float] | np.ndarray, b: Sequence[float] | np.ndarray, *,
+                                  alpha: float = 0.05, power: float = 0.8, seed: int = DEFAULT_SEED
+                                  ) -> MinimumDetectable:
     """The minimum detectable difference for paired per-case values a[i], b[i] of one metric (module
     docstring): metrics whose values are all 0 or 1 use `mde_binary` with the observed discordance
     p_d = #{a_i != b_i} / n; the others `mde_sign_model` with the observed sizes |b_i - a_i| of the cases that
@@ -178,10 +244,11 @@ def minimum_detectable_difference(a: Sequence[float], b: Sequence[float], *, alp
     if len(a) != len(b):
         raise ValueError(f"paired values need equal lengths, got {len(a)} and {len(b)}")
     n = len(a)
-    sizes = np.abs(np.asarray(b, dtype=float) - np.asarray(a, dtype=float))
+    values_a, values_b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    sizes = np.abs(values_b - values_a)
     sizes = sizes[sizes > 1e-12]
     d = len(sizes)
-    if all(v in (0, 1) for v in (*a, *b)):
+    if all(bool(np.all((v == 0) | (v == 1))) for v in (values_a, values_b)):
         discordance = d / n if n else 0.0
         mde = mde_binary(n, discordance, alpha=alpha, power=power) if smallest_p(d) <= alpha else None
         method, largest = EXACT_SIGN, discordance

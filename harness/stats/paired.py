@@ -25,8 +25,10 @@ are in `harness/stats/signs.py`.
   excess stays within 1.4 points; it can still disagree with p near 0.05 there, and compare says so when it does.
 - Holm's step-down adjustment of several p-values (`holm`).
 
-One generator seeded with `seed` draws the bootstrap indices (only for `bootstrap`), then the sign vectors (only
-for `monte-carlo`), so a method that did not change gives the same digits as before.
+One generator seeded with `seed` draws the bootstrap resamples (only for `bootstrap`), then the sign vectors
+(only for `monte-carlo`), so a method that did not change gives the same digits as before. The draws are made per
+case while n x resamples is at most 20 million, from the counts of the distinct differences above
+(`harness/stats/draws.py`): the same distributions in time that does not grow with n x resamples.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
+from .draws import bootstrap_means, extreme_sign_flips
 from .signs import MAX_ENUMERATED, SignTable, inverted_interval, sign_table
 
 __all__ = ["BOOTSTRAP", "EXACT", "EXACT_BINOMIAL", "INVERTED", "MONTE_CARLO", "Paired", "at_floor", "differing",
@@ -45,7 +48,6 @@ __all__ = ["BOOTSTRAP", "EXACT", "EXACT_BINOMIAL", "INVERTED", "MONTE_CARLO", "P
 EXACT_BINOMIAL, EXACT, MONTE_CARLO = "exact-binomial", "exact", "monte-carlo"
 INVERTED, BOOTSTRAP = "inverted sign-flip", "bootstrap"
 _EPS = 1e-12
-_BLOCK_CELLS = 2_000_000  # resamples x cases per numpy block: bounds memory without a loop per resample
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resa
     if table is not None and len(nonzero) <= MAX_ENUMERATED:
         low, high, ci_method = *inverted_interval(table, float(nonzero.sum()), n), INVERTED
     else:
-        low, high = (float(x) for x in np.percentile(_bootstrap_means(d, rng, resamples), [2.5, 97.5]))
+        low, high = (float(x) for x in np.percentile(bootstrap_means(d, rng, resamples), [2.5, 97.5]))
         ci_method = BOOTSTRAP
     p, p_method = _p(d, nonzero, table, rng, resamples)
     return Paired(float(np.mean(a)), float(np.mean(b)), float(d.mean()), low, high, p, p_method, ci_method,
@@ -114,7 +116,7 @@ def _p(d: np.ndarray, nonzero: np.ndarray, table: SignTable | None, rng: np.rand
        resamples: int) -> tuple[float, str]:
     if table is not None:
         return table.null_p(float(nonzero.sum())), EXACT_BINOMIAL if table.equal else EXACT
-    return _monte_carlo_p(d, rng, resamples), MONTE_CARLO
+    return (1 + extreme_sign_flips(d, rng, resamples)) / (1 + resamples), MONTE_CARLO
 
 
 def mean_interval(values: Sequence[float] | np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
@@ -123,31 +125,9 @@ def mean_interval(values: Sequence[float] | np.ndarray, *, seed: int = DEFAULT_S
     difference); None when there are none."""
     if not len(values):
         return None
-    low, high = np.percentile(_bootstrap_means(np.asarray(values, dtype=float), np.random.default_rng(seed),
-                                               resamples), [2.5, 97.5])
+    low, high = np.percentile(bootstrap_means(np.asarray(values, dtype=float), np.random.default_rng(seed),
+                                              resamples), [2.5, 97.5])
     return float(low), float(high)
-
-
-def _bootstrap_means(d: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
-    """Means of `resamples` bootstrap resamples of d, drawn in blocks of whole resamples (vectorised)."""
-    n = len(d)
-    block = max(1, _BLOCK_CELLS // n)
-    parts = []
-    for start in range(0, resamples, block):
-        idx = rng.integers(0, n, size=(min(block, resamples - start), n))
-        parts.append(d[idx].mean(axis=1))
-    return np.concatenate(parts)
-
-
-def _monte_carlo_p(d: np.ndarray, rng: np.random.Generator, resamples: int) -> float:
-    n = len(d)
-    observed = abs(d.mean())
-    extreme = 0
-    block = max(1, _BLOCK_CELLS // n)
-    for start in range(0, resamples, block):
-        signs = rng.choice(np.array([-1.0, 1.0]), size=(min(block, resamples - start), n))
-        extreme += int(np.sum(np.abs(signs @ d / n) >= observed - _EPS))
-    return (1 + extreme) / (1 + resamples)
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:

@@ -15,6 +15,8 @@ from harness.stats.mde import (
     NOT_DETECTABLE,
     SIGN_MODEL,
     SIGN_MODEL_SIMULATED,
+    _critical,
+    binary_power,
     mde_binary,
     minimum_detectable_difference,
 )
@@ -188,3 +190,90 @@ def test_dispatch_and_statuses():
     same = minimum_detectable_difference([1, 0], [1, 0])
     assert (same.mde, same.status) == (None, NO_SPREAD)
     assert minimum_detectable_difference([0.5], [1.0]).status == "fewer than 2 cases"
+
+
+def _direct_power(n: int, p_d: float, delta: float, alpha: float = 0.05) -> float:
+    """binary_power's sum worked out term by term in exact binomial coefficients (no windows, no steps)."""
+    q = (1 + delta / p_d) / 2
+    total = 0.0
+    for d in range(1, n + 1):
+        null = [math.comb(d, w) / 2**d for w in range((d + 1) // 2)]
+        ks = [k for k in range(len(null)) if 2 * sum(null[:k + 1]) <= alpha * (1 + 1e-9)]
+        if not ks:
+            continue
+        k = ks[-1]
+        rejects = sum(math.comb(d, w) * q**w * (1 - q) ** (d - w) for w in (*range(k + 1), *range(d - k, d + 1)))
+        total += math.comb(n, d) * p_d**d * (1 - p_d) ** (n - d) * rejects
+    return total
+
+
+@pytest.mark.parametrize("n, p_d", [(60, 0.3), (400, 0.45), (400, 0.1)])
+def test_binary_power_by_steps_equals_the_direct_sum(n, p_d):
+    # binary_power sums only the discordant counts and wins within 12 standard deviations and steps from one D to
+    # the next (restarting every 64); at 400 cases and p_d 0.45 that is about 240 counts, so several restarts.
+    # 1e-11: both this sum and the module's log-factorial table round (the summing before the steps was as far,
+    # 1.5e-12 at 400 cases, from a 50-digit decimal sum); the MDE's bisection at 1e-6 does not see it.
+    for delta in (0.0, 0.3 * p_d, 0.7 * p_d, p_d):
+        assert binary_power(n, p_d, delta) == pytest.approx(_direct_power(n, p_d, delta), abs=1e-11)
+
+
+def test_the_critical_count_from_a_window_is_the_full_sums():
+    logf = np.concatenate(([0.0], np.cumsum(np.log(np.arange(1, 3001)))))
+    for d in (*range(1, 60), 61, 250, 999, 3000):
+        w = np.arange((d + 1) // 2)
+        lower = np.cumsum(np.exp(logf[d] - logf[w] - logf[d - w] - d * math.log(2)))
+        hits = np.nonzero(2 * lower <= 0.05 * (1 + 1e-9))[0]
+        assert _critical(d, 0.05, logf) == (int(hits[-1]) if hits.size else None)
+
+
+def test_beyond_the_cell_budget_the_simulated_mde_is_that_of_shuffled_orders(monkeypatch):
+    # 2,000 differing cases of 5 sizes: D x 14,000 draws is past PER_CASE_CELLS, so the null sums come from the
+    # counts of + signs per size and the orders from shuffles. The MDE agrees with the one the sorted random keys
+    # and sign-by-sign draws give (the per-case scheme, forced here) within the simulation's error, and has 80 %
+    # power by an independent simulation of the sign model.
+    from harness.stats import signs
+
+    sizes = np.repeat([0.1, 0.25, 0.5, 0.75, 1.0], 400)
+    n = 3_000
+    a, b = [0.0] * n, [*sizes, *[0.0] * (n - len(sizes))]
+    assert len(sizes) * (10_000 + signs.SIMULATED_DRAWS) > signs.PER_CASE_CELLS
+    fast = minimum_detectable_difference(a, b)
+    monkeypatch.setattr(signs, "PER_CASE_CELLS", 10**12)
+    slow = minimum_detectable_difference(a, b)
+    assert fast.method == slow.method == SIGN_MODEL_SIMULATED
+    assert fast.mde == pytest.approx(slow.mde, rel=0.03) and fast.mde != slow.mde
+    q = (1 + fast.mde / fast.largest) / 2
+    # drawn 2,500 at a time: the test process stays small (a child process forked later inherits its peak RSS)
+    null = np.sort(np.abs(np.concatenate([_sign_model_sample(sizes, 0.5, 2_500, 99 + i) for i in range(20)])))
+    observed = np.abs(np.concatenate([_sign_model_sample(sizes, q, 2_500, 7 + i) for i in range(4)]))
+    p = 1 - np.searchsorted(null, observed - 1e-12 * sizes.sum()) / len(null)
+    assert np.mean(p <= 0.05) == pytest.approx(0.8, abs=0.02)
+
+
+def test_walking_only_the_window_in_doubt_gives_the_whole_walk():
+    # 30,000 differing cases of 4 sizes: the orders walked only between the Hoeffding bands against whole shuffles.
+    # Outside the window every whole shuffle reaches the threshold too (the bands hold but for e**-70), and inside
+    # both shares agree within their sampling error; the window is a small part of the 30,001 counts.
+    from harness.stats import signs
+
+    sizes = np.repeat([0.25, 0.5, 0.75, 1.0], [12_000, 9_000, 6_000, 3_000])
+    values, counts = np.unique(sizes, return_counts=True)
+    threshold = 1.96 * np.sqrt((sizes**2).sum())
+    window = signs._window_hits(values, counts, threshold, np.random.default_rng(0), 400)
+    whole = signs._ordered_hits(sizes, threshold, np.random.default_rng(1), 400, sort=False)
+    doubt = (window > 0) & (window < 400) | (whole > 0) & (whole < 400)
+    walked = np.nonzero(window < 400)[0]
+    assert walked.size and walked[-1] - walked[0] < 0.2 * len(sizes)
+    assert np.array_equal(window[~doubt], whole[~doubt])
+    assert np.abs(window[doubt] - whole[doubt]).max() <= 4 * np.sqrt(400 * 0.25) + 1
+    assert np.all(whole[: walked[0]] == 400) and np.all(whole[walked[-1] + 1:] == 400)
+
+
+def test_many_distinct_sizes_beyond_the_budget_are_shuffled(monkeypatch):
+    from harness.stats import signs
+
+    sizes = np.round(np.random.default_rng(8).uniform(0.05, 1.0, 1_600), 6)
+    a, b = [0.0] * 2_000, [*sizes, *[0.0] * 400]
+    fast = minimum_detectable_difference(a, b)
+    monkeypatch.setattr(signs, "PER_CASE_CELLS", 10**12)
+    assert fast.mde == pytest.approx(minimum_detectable_difference(a, b).mde, rel=0.03)
