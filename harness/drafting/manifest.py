@@ -12,6 +12,7 @@ from chatbot.versions import software_versions
 
 from ..cases import manifest_beside
 from ..errors import InputError
+from ..settings import absolute_path
 from .pipeline import DraftRun
 
 
@@ -23,7 +24,7 @@ def write_cases_manifest(cases_path: str | Path, *, drafts_path: str | Path, doc
     """The manifest beside a cases file written from drafts: which drafts and documents, and the versions that
     wrote its labels (a later label check under another pypdf names the mismatch)."""
     data = {"written_by": "rag-eval draft cases", "versions": software_versions(), "written_at": written_at,
-            "drafts": str(drafts_path), "docs": docs}
+            "drafts": absolute_path(str(drafts_path)), "docs": absolute_path(docs)}
     path = manifest_beside(cases_path)
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
@@ -31,13 +32,22 @@ def write_cases_manifest(cases_path: str | Path, *, drafts_path: str | Path, doc
 
 def write_manifest(run: DraftRun, written_at: str) -> Path:
     data = {"package_version": __version__, "versions": software_versions(), "written_at": written_at,
-            "settings": run.settings.to_dict(),
+            "settings": _absolute_paths(run.settings.to_dict()),
             "server": run.server, "pages": run.selection.page_ids(),
             "skipped_pages": [{"source_id": s, "reason": r} for s, r in run.selection.skipped],
             "chat_calls": run.chat_calls, "pages_from_cache": run.pages_from_cache, "drafts": len(run.drafts)}
     path = manifest_path(run.settings.out)
     atomic_write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     return path
+
+
+def _absolute_paths(settings: dict) -> dict:
+    """The settings as recorded: the documents, output and cache folders absolute, so `draft cases` and `review`
+    find the documents from any folder, and two manifests name the same folder the same way."""
+    return settings | {k: absolute_path(settings[k]) for k in _PATHS if k in settings}
+
+
+_PATHS = ("docs", "out", "cache_dir")
 
 
 def read_manifest(drafts_path: str | Path) -> dict:

@@ -23,7 +23,7 @@ from chatbot.text import fold
 from harness.cases import load_checked_cases
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
-from harness.drafting.records import draft_schema, read_drafts, write_drafts
+from harness.drafting.records import Decision, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
 from tests.conftest import HANDBOOK, REPO
 from tests.fake_ollama import ChatReply, FakeOllama
@@ -269,6 +269,28 @@ def test_a_first_draft_with_only_docs_and_out_writes_unanswerable_drafts(draftin
     assert manifest["settings"]["unanswerable"] == 3  # the number used, not "the default"
     assert main(["draft", "--docs", str(HANDBOOK), "--out", str(tmp_path / "none.jsonl"), "--unanswerable", "0"]) == 0
     assert "none asked (--unanswerable 0): these cases will not test abstention" in capsys.readouterr().out
+
+
+def test_the_drafts_manifest_records_its_folders_absolute(drafting, tmp_path, monkeypatch):
+    """Issue #30 item 5: relative --docs and --out are recorded absolute in the drafts manifest (and the cases
+    manifest), so `draft cases` run from another folder still finds the documents the drafts came from."""
+    monkeypatch.setenv("OLLAMA_HOST", drafting.url)
+    work = tmp_path / "work"
+    (work / "pdfs").mkdir(parents=True)
+    (work / "pdfs" / HANDBOOK.name).write_bytes(HANDBOOK.read_bytes())
+    monkeypatch.chdir(work)
+    assert main(["draft", "--docs", "pdfs", "--out", "drafts.jsonl", "--unanswerable", "0"]) == 0
+    settings = json.loads((work / "drafts.manifest.json").read_text())["settings"]
+    assert settings["docs"] == str(work / "pdfs") and settings["out"] == str(work / "drafts.jsonl")
+    drafts = read_drafts(work / "drafts.jsonl")
+    write_drafts(work / "drafts.jsonl", [d.with_decision(Decision("accepted", None, "ann", "2026-12-02T00:00:00Z"))
+                                         if d.verification.passed and d.kind != "error" else d
+                                         for d in drafts])
+    monkeypatch.chdir(tmp_path)  # elsewhere: no pdfs/ folder here
+    assert main(["draft", "cases", str(work / "drafts.jsonl"), "--out", "cases.jsonl"]) == 0
+    cases_manifest = json.loads((tmp_path / "cases.manifest.json").read_text())
+    assert cases_manifest["docs"] == str(work / "pdfs")
+    assert cases_manifest["drafts"] == str(work / "drafts.jsonl")
 
 
 def test_more_unanswerable_drafts_than_pages_ask_again_and_repeats_are_rejected(drafting, tmp_path):
