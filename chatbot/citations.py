@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
-from .index import Hit
 from .text import fold
+
+if TYPE_CHECKING:  # a type only: checking a quote needs neither the index nor the model client it imports
+    from .index import Hit
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,7 @@ def fact_found(answer: str, alternatives: Sequence[str]) -> bool:
 
 
 def found_in(folded: str, alternatives: Sequence[str]) -> bool:
-    return any(occurs_bounded(folded, fold(alternative)) for alternative in alternatives)
+    return any(occurs_bounded(folded, _fold(alternative)) for alternative in alternatives)  # facts repeat: cached
 
 
 def occurs_bounded(folded: str, needle: str) -> bool:

@@ -13,9 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
-
-import jsonschema
+from typing import TYPE_CHECKING, Any
 
 from chatbot.citations import check_quote
 from chatbot.text import fold, normalize
@@ -37,6 +35,9 @@ from .records import (
     Status,
     SystemAnswer,
 )
+
+if TYPE_CHECKING:
+    import jsonschema
 
 _SOURCE_ID = re.compile(r"^(?P<doc>.+)#p(?P<page>\d+)(?:\.\d+)?$")
 
@@ -320,6 +321,8 @@ def _page_warnings(answer: SystemAnswer, pages: Mapping[str, str]) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _row_validator() -> jsonschema.Draft202012Validator:
+    import jsonschema  # only where a row is checked against the published schema (tests, `rag-eval check`)
+
     text = resources.files("harness").joinpath("schemas/row.schema.json").read_text(encoding="utf-8")
     return jsonschema.Draft202012Validator(json.loads(text))
 

@@ -19,16 +19,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import IO, Annotated, Any
+from typing import IO, TYPE_CHECKING, Annotated, Any
 
 from annotated_types import Len
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ..errors import InputError
 from ..inputs import NotText, decode_sheet, delimiter_problem
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
 
 MAX_SHOWN = 100
 _BOOLEANS = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
@@ -200,6 +201,8 @@ KINDS = {
 
 @lru_cache(maxsize=None)
 def _validator(schema_name: str) -> Draft202012Validator:
+    from jsonschema import Draft202012Validator  # only for a line the fast model refused, for the schema's words
+
     text = resources.files("harness").joinpath(f"schemas/{schema_name}").read_text(encoding="utf-8")
     return Draft202012Validator(json.loads(text))
 
@@ -207,6 +210,8 @@ def _validator(schema_name: str) -> Draft202012Validator:
 def _schema_problem(path: str, line: int, error: Any) -> Problem:
     """One problem per schema error, named by the field at fault rather than by the object holding it."""
     while error.context:  # "not valid under any of the given schemas": name the part that failed instead
+        from jsonschema.exceptions import best_match
+
         error = best_match([e for e in error.context if e.validator != "type"] or error.context)
     names, message = [str(p) for p in error.absolute_path], error.message
     if error.validator == "required":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -107,10 +108,23 @@ def _rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Seque
         retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
             (lexical.top(case.question), lexical.warning)
         meta = case.metadata or {}
-        judging = Judging(KS, check_quotes=bool(meta.get("citations")), min_quote_words=meta.get("min_quote_words", 1))
+        judging = _judging(bool(meta.get("citations")), meta.get("min_quote_words", 1))
         reviewed = _claim_records(claims) if has_claims else None
         yield build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
                         warnings=(by,) if by else (), claims=reviewed)
+
+
+def _judging(check_quotes: bool, min_quote_words: Any) -> Judging:
+    """The judging of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
+    number is shared)."""
+    if isinstance(min_quote_words, int):
+        return _shared_judging(check_quotes, min_quote_words)
+    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
+
+
+@lru_cache(maxsize=64)
+def _shared_judging(check_quotes: bool, min_quote_words: int) -> Judging:
+    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
 
 
 def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
@@ -159,13 +173,14 @@ def _write(rows: Iterable[Row], manifest: Manifest, out: str | Path, label: str 
     write_json(run_dir / MANIFEST, manifest.to_json())  # status incomplete until the last row is in
     summarizer = Summarizer(manifest.metrics, na_as_pass=na_as_pass, stability=False)
     failed, lexical = _Sampler(FAILED_SHOWN), _Sampler(LEXICAL_SHOWN)
+    by_lexical = _Lexical.warning_of(manifest)
     with atomic_writer(run_dir / ROWS) as fh:
         for row in rows:
             fh.write(row.line() + "\n")  # built once, validated once (as it was built), never parsed back
             summarizer.add(row)
             if row.metrics.get("passed") != 1.0:
                 failed.add(row)
-            if _Lexical.warning_of(manifest) in row.warnings:
+            if by_lexical in row.warnings:
                 lexical.add(row.case_id)
     summary = summarizer.summary(manifest.collection.to_json())
     manifest = manifest.model_copy(update={"status": "complete", "ended_at": utc_now()})
@@ -242,12 +257,16 @@ def failed_table(scored: ScoredRun) -> str:
 
 
 class _Lexical:
-    """BM25 over the saved chunks, built on first use."""
+    """BM25 over the saved chunks, built on first use. A question asked again (logs repeat questions) gets the ids
+    it got before: a search is deterministic, and the last `CACHED` distinct questions are kept."""
+
+    CACHED = 4096
 
     def __init__(self, chunks: Sequence[SavedChunk], k: int):
         self.chunks, self.k = chunks, k
         self.warning = _Lexical.warning_for(k)
         self._index: LexicalIndex | None = None
+        self._seen: dict[str, tuple[str, ...]] = {}
 
     @staticmethod
     def warning_for(k: int) -> str:
@@ -258,6 +277,15 @@ class _Lexical:
         return _Lexical.warning_for(manifest.settings.lexical_k or 0)
 
     def top(self, question: str) -> tuple[str, ...]:
+        ids = self._seen.get(question)
+        if ids is None:
+            ids = self._search(question)
+            if len(self._seen) >= self.CACHED:
+                del self._seen[next(iter(self._seen))]  # the oldest question
+            self._seen[question] = ids
+        return ids
+
+    def _search(self, question: str) -> tuple[str, ...]:
         if self._index is None:
             self._index = LexicalIndex([c.text for c in self.chunks])
         return tuple(self.chunks[i].chunk_id for i, _ in self._index.search(question, self.k))
