@@ -18,6 +18,7 @@ from chatbot.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, B
 
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
+from .traits import HTTP
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 _SHOWN = 2000  # characters of a bad reply kept on its row
@@ -29,12 +30,12 @@ class HttpSystem:
     A TLS failure stops it at once. Any other failure is that case's error row. Every call has its own deadline
     (`--timeout`, connect to last byte), so the harness does not time it again."""
 
-    kind = "http"
-    uses_model_servers = None
-    label_checks_chunks = False
-    uses_prompt_template = False
-    timed_by_harness = False
-    run_settings = ("retries", "backoff", "max_body_bytes")
+    kind = HTTP.kind
+    uses_model_servers = HTTP.uses_model_servers
+    label_checks_chunks = HTTP.label_checks_chunks
+    uses_prompt_template = HTTP.uses_prompt_template
+    timed_by_harness = HTTP.timed_by_harness
+    run_settings = HTTP.run_settings
 
     def __init__(self, url: str, settings: Any):
         self.url = url

@@ -24,6 +24,7 @@ from chatbot.text import split_sentences
 from ..records import SystemAnswer
 from .chatbot import from_chatbot
 from .interface import SystemContext
+from .traits import OFFLINE
 
 __all__ = ["ExtractiveGenerator", "LexicalRetriever", "OfflineSystem", "SYSTEM_NAME"]
 
@@ -56,12 +57,12 @@ class ExtractiveGenerator:
 class OfflineSystem:
     """BM25 over our chunks and the extractive answerer: no model server, no call to time."""
 
-    kind = "offline"
-    uses_model_servers = False
-    label_checks_chunks = True
-    uses_prompt_template = True
-    timed_by_harness = False
-    run_settings = ("top_k", "chunk_size", "chunk_overlap", "prompt", "retriever", "abstain_below")
+    kind = OFFLINE.kind
+    uses_model_servers = OFFLINE.uses_model_servers
+    label_checks_chunks = OFFLINE.label_checks_chunks
+    uses_prompt_template = OFFLINE.uses_prompt_template
+    timed_by_harness = OFFLINE.timed_by_harness
+    run_settings = OFFLINE.run_settings
 
     retriever: LexicalRetriever
     generator: ExtractiveGenerator
