@@ -68,13 +68,14 @@ def read_report_run(path: str | Path) -> ReportRun:
     rows: list[ReportRow] = []
     offsets, numbers = array("q"), array("q")
     lines = path / ROWS
+    known: dict = {}  # the repeated values the rows share (`ReportRow`)
     with _opened(lines, path) as fh:
         offset, line = 0, fh.readline()
         number = 1
         while line:
             following = fh.readline()
             if line.strip():
-                row = _parsed(ReportRow, line, lines, number, last=not following)
+                row = _parsed(ReportRow, line, lines, number, last=not following, known=known)
                 if row is None:
                     break
                 rows.append(row)
@@ -92,9 +93,10 @@ def _opened(path: Path, run_dir: Path) -> IO[bytes]:
         raise InputError(f"{path}: cannot read ({exc.strerror}); is {run_dir} a run directory?") from exc
 
 
-def _parsed(kind: type[M], line: bytes, path: Path, number: int, *, last: bool) -> M | None:
+def _parsed(kind: type[M], line: bytes, path: Path, number: int, *, last: bool, known: dict | None = None
+            ) -> M | None:
     try:
-        return kind.model_validate_json(line)
+        return kind.model_validate_json(line, context=None if known is None else {"known": known})
     except ValidationError as exc:
         if last and exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):
             return None  # a write cut short

@@ -3,6 +3,8 @@ its tables show): the page is the same as from the run's whole rows, and a bad l
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 
 from chatbot.errors import InputError
@@ -12,6 +14,7 @@ from harness.report.html import render_report
 from harness.report.report_run import read_report_run
 from harness.runs import load_run, read_rows, write_rows
 from tests.conftest import SAMPLE_DOCS
+from tests.support.rowkit import make_row
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +71,12 @@ def test_a_bad_line_is_named_and_a_last_line_cut_short_is_ignored(tmp_path, work
             run.whole_rows({run.rows[1].key})
     finally:
         path.write_text(text, encoding="utf-8")
+
+
+def test_rows_share_the_metrics_they_repeat(tmp_path, workshop):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    write_rows(folder, [make_row("c1", {"hit@1": 1.0}), make_row("c2", {"hit@1": 1.0}), make_row("c3", {"hit@1": 0.0})])
+    shutil.copy(workshop[0] / "manifest.json", folder / "manifest.json")
+    one, two, three = read_report_run(folder).rows
+    assert one.metrics is two.metrics and three.metrics == {"hit@1": 0.0} and three.metrics is not one.metrics
