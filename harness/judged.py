@@ -222,7 +222,7 @@ def shared_claims(rows: Sequence[AnyRow]) -> list[Shared]:
     seen: set[tuple[str, str]] = set()
     out = []
     for r in rows:  # each answer once: repeats with the same answer share its reviews
-        if r.errored or (r.case_id, r.answer.answer_sha256) in seen:
+        if r.error is not None or (r.case_id, r.answer.answer_sha256) in seen:
             continue
         seen.add((r.case_id, r.answer.answer_sha256))
         out += [Shared(r.case_id, r.answer.answer_sha256, r.question, c) for c in r.judged_claims or ()

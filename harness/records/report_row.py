@@ -61,9 +61,5 @@ class ReportRow(BaseModel):
         """(case id, repeat): a row's identity within a run."""
         return (self.case_id, self.repeat)
 
-    @property
-    def errored(self) -> bool:
-        return self.error is not None
-
 
 AnyRow = Row | ReportRow  # a row read whole, or as the report reads it

@@ -67,7 +67,7 @@ def distinct_answers(rows: Sequence[R]) -> list[R]:
     seen: set[ReviewKey] = set()
     out = []
     for row in rows:
-        if not row.errored and answer_key(row) not in seen:
+        if row.error is None and answer_key(row) not in seen:
             seen.add(answer_key(row))
             out.append(row)
     return out

@@ -39,7 +39,7 @@ from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 from ..records import Citation, Passage, SystemAnswer
 from .interface import System, SystemContext
-from .traits import CHATBOT
+from .traits import CHATBOT, declares
 
 NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests; `_name` says which API it spoke
 
@@ -128,16 +128,10 @@ def _absolute(path: str | None) -> str | None:
 
 
 @dataclass
+@declares(CHATBOT)
 class ChatbotSystem:
     """The bundled chatbot: our chunks, our prompt template, answers through a pool of model servers (whose
     clients keep their own deadlines)."""
-
-    kind = CHATBOT.kind
-    uses_model_servers = CHATBOT.uses_model_servers
-    label_checks_chunks = CHATBOT.label_checks_chunks
-    uses_prompt_template = CHATBOT.uses_prompt_template
-    timed_by_harness = CHATBOT.timed_by_harness
-    run_settings = CHATBOT.run_settings
 
     bot: Chatbot
     settings: Any

@@ -24,7 +24,7 @@ from chatbot.text import split_sentences
 from ..records import SystemAnswer
 from .chatbot import from_chatbot
 from .interface import SystemContext
-from .traits import OFFLINE
+from .traits import OFFLINE, declares
 
 __all__ = ["ExtractiveGenerator", "LexicalRetriever", "OfflineSystem", "SYSTEM_NAME"]
 
@@ -54,15 +54,9 @@ class ExtractiveGenerator:
 
 
 @dataclass
+@declares(OFFLINE)
 class OfflineSystem:
     """BM25 over our chunks and the extractive answerer: no model server, no call to time."""
-
-    kind = OFFLINE.kind
-    uses_model_servers = OFFLINE.uses_model_servers
-    label_checks_chunks = OFFLINE.label_checks_chunks
-    uses_prompt_template = OFFLINE.uses_prompt_template
-    timed_by_harness = OFFLINE.timed_by_harness
-    run_settings = OFFLINE.run_settings
 
     retriever: LexicalRetriever
     generator: ExtractiveGenerator

@@ -1,10 +1,15 @@
 """The built-in systems' traits, declared here so that asking them imports no system: the report and the settings
 diff ask what a run's system was without loading the chatbot (its model clients, `openai`, the answer path).
-The classes in `chatbot`, `offline` and `http` take their traits from these records."""
+The classes in `chatbot`, `offline` and `http` declare these records (`declares`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from .interface import Traits
+
+C = TypeVar("C", bound=type)
 
 CHATBOT = Traits(kind="chatbot", uses_model_servers=True, label_checks_chunks=True, uses_prompt_template=True,
                  timed_by_harness=False,
@@ -18,6 +23,15 @@ OFFLINE = Traits(kind="offline", uses_model_servers=False, label_checks_chunks=T
 HTTP = Traits(kind="http", uses_model_servers=None, label_checks_chunks=False, uses_prompt_template=False,
               timed_by_harness=False, run_settings=("retries", "backoff", "max_body_bytes"))
 BUILTIN_TRAITS = {"chatbot": CHATBOT, "offline": OFFLINE}
+
+
+def declares(traits: Traits) -> Callable[[C], C]:
+    """A class decorator: the class declares these traits as its attributes (`traits_of` reads them)."""
+    def declare(cls: C) -> C:
+        for name in Traits.__dataclass_fields__:
+            setattr(cls, name, getattr(traits, name))
+        return cls
+    return declare
 
 
 def traits_for(spec: str) -> Traits:
