@@ -6,8 +6,8 @@ generated from these classes (`python -m harness.records`), and a test keeps the
 Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` characters.
 
 The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
-per case), `run_files` (summary.json, manifest.json), `schemas` (the published schemas); `base` holds the record
-base. Import them from here.
+per case; `report_row`: what the report reads of one), `run_files` (summary.json, manifest.json), `schemas` (the
+published schemas); `base` holds the record base. Import them from here.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
