@@ -39,7 +39,7 @@ from chatbot.text import normalize
 
 from . import metrics as m
 from .errors import JudgeRefused
-from .records import JUDGE_VERDICTS, VERDICTS, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
+from .records import JUDGE_VERDICTS, VERDICTS, AnyRow, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
 from .stats.precision_recall import CategoryScore, per_category
@@ -217,12 +217,12 @@ class JudgeAgreement:
                 "disagreements": [d.to_json() for d in self.disagreements]}
 
 
-def shared_claims(rows: Sequence[Row]) -> list[Shared]:
+def shared_claims(rows: Sequence[AnyRow]) -> list[Shared]:
     """The claims of `rows` (reviews applied) that a person settled and the judge rated, each answer once."""
     seen: set[tuple[str, str]] = set()
     out = []
     for r in rows:  # each answer once: repeats with the same answer share its reviews
-        if r.errored or (r.case_id, r.answer.answer_sha256) in seen:
+        if r.error is not None or (r.case_id, r.answer.answer_sha256) in seen:
             continue
         seen.add((r.case_id, r.answer.answer_sha256))
         out += [Shared(r.case_id, r.answer.answer_sha256, r.question, c) for c in r.judged_claims or ()
@@ -230,7 +230,7 @@ def shared_claims(rows: Sequence[Row]) -> list[Shared]:
     return out
 
 
-def judge_agreement(rows: Sequence[Row], *, sample: Collection[SampleKey] | None = None, seed: int = DEFAULT_SEED,
+def judge_agreement(rows: Sequence[AnyRow], *, sample: Collection[SampleKey] | None = None, seed: int = DEFAULT_SEED,
                     resamples: int = DEFAULT_RESAMPLES) -> JudgeAgreement | None:
     """The judge of `rows` against people; None when no row carries judged claims. `sample` holds the answers of
     the calibration sample, to count how many shared claims came from it."""

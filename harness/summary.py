@@ -13,14 +13,14 @@ from typing import Iterable, Sequence
 
 from .cases import ORIGINS, origin
 from .judged import JudgeStanding, judge_agreement
-from .records import ClaimCounts, MetricSummary, Row, Summary
+from .records import AnyRow, ClaimCounts, MetricSummary, Row, Summary
 
 __all__ = ["Summarizer", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize"]
 
 _FOLD = 16_384  # rows whose values are held before they are added to the running sums
 
 
-def summarize(rows: Iterable[Row], metric_names: Iterable[str], collection: dict, *,
+def summarize(rows: Iterable[AnyRow], metric_names: Iterable[str], collection: dict, *,
               na_as_pass: bool = False, stability: bool = True, judged: JudgeStanding | None = None) -> Summary:
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
@@ -34,7 +34,7 @@ def summarize(rows: Iterable[Row], metric_names: Iterable[str], collection: dict
     return summarizer.summary(collection, judged=judged)
 
 
-def metric_summaries(rows: Iterable[Row], metric_names: Sequence[str], *,
+def metric_summaries(rows: Iterable[AnyRow], metric_names: Sequence[str], *,
                      na_as_pass: bool = False) -> dict[str, MetricSummary]:
     """Each metric's mean over the unerrored rows where it applies, with its counts: a summary's `metrics` alone
     (the same sums), for views that show only those (the report's breakdown by tag and document)."""
@@ -55,7 +55,7 @@ class _Means:
         self._held_rows = 0
         self.unerrored = self.errored = 0
 
-    def add(self, row: Row) -> None:
+    def add(self, row: AnyRow) -> None:
         if row.error is not None:
             self.errored += 1
             return
@@ -112,11 +112,11 @@ class Summarizer:
         self._rows = self._passes = self._pending = 0
         self._statuses: dict[str, int] = {}
         self._claims = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
-        self._judged: list[Row] = []
+        self._judged: list[AnyRow] = []
         self._verdicts: dict[str, list[tuple]] = {}
         self._repeated = False
 
-    def add(self, row: Row) -> None:
+    def add(self, row: AnyRow) -> None:
         self._rows += 1
         kind = origin(row.tags)
         if self._by_origin is None and kind != self._origin:

@@ -80,3 +80,14 @@ def test_lazy_package_exports():
     assert normalize("ﬁle") == "file"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         chatbot.nope  # noqa: B018
+
+
+def test_the_report_asks_a_system_its_traits_without_importing_it():
+    """Issue 31: the report's header asks the run's system its traits (`harness.systems.traits`); that imports
+    neither the chatbot system nor its model client."""
+    assert "openai" not in _heavy_after("import harness.report.html, harness.report.report_run; "
+                                        "from harness.systems import traits_for; traits_for('chatbot')")
+    code = ("import sys, harness.report.html; from harness.systems import traits_for; traits_for('chatbot'); "
+            "print(sorted(m for m in sys.modules if m.startswith('harness.systems.')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "['harness.systems.interface', 'harness.systems.traits']", done.stderr

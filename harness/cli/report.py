@@ -57,9 +57,9 @@ def _page(args: argparse.Namespace) -> str:
 
 def _render(args: argparse.Namespace) -> str:
     from ..report.html import render_report  # imported here: `rag-eval report --help` starts without numpy
-    from ..runs import load_run
+    from ..report.report_run import read_report_run
 
-    runs = [load_run(args.run), *([load_run(args.vs)] if args.vs else [])]
+    runs = [read_report_run(args.run), *([read_report_run(args.vs)] if args.vs else [])]
     for note in (n for r in runs for n in r.notes):
         say(f"note: {note}", file=sys.stderr)
     return render_report(runs[0], runs[1] if args.vs else None, limit=args.limit, all_settings=args.all_settings)

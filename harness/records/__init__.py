@@ -6,8 +6,8 @@ generated from these classes (`python -m harness.records`), and a test keeps the
 Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` characters.
 
 The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
-per case), `run_files` (summary.json, manifest.json), `schemas` (the published schemas); `base` holds the record
-base. Import them from here.
+per case; `report_row`: what the report reads of one), `run_files` (summary.json, manifest.json), `schemas` (the
+published schemas); `base` holds the record base. Import them from here.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
@@ -20,6 +20,7 @@ from .base import (
     field_problem,
     in_bulk,
 )
+from .report_row import AnyRow, ReportAnswer, ReportRow
 from .row import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
@@ -65,12 +66,12 @@ from .run_files import (
 )
 from .schemas import published_schemas
 
-__all__ = ["CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS", "QUOTE_CHARS",
-           "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord", "Citation",
+__all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS",
+           "QUOTE_CHARS", "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord", "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
            "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
            "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",
-           "QuoteValidation", "RerunRecord", "RescoredFromRecord", "RetrievedPassage", "ReviewerVerdict", "Row",
-           "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status", "Summary", "SystemAnswer",
-           "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem", "in_bulk",
-           "published_schemas"]
+           "QuoteValidation", "RerunRecord", "ReportAnswer", "ReportRow", "RescoredFromRecord", "RetrievedPassage",
+           "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status",
+           "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem",
+           "in_bulk", "published_schemas"]

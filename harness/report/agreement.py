@@ -8,9 +8,9 @@ from ..chart import fmt
 from ..judged import JudgeAgreement, judge_agreement
 from ..records import VERDICTS
 from ..review.agreement import Disagreement, agreement_report
-from ..runs import LoadedRun
 from ..stats.agreement import AgreementReport
 from .markup import esc
+from .report_run import ReportRun
 
 __all__ = ["agreement_section"]
 
@@ -72,7 +72,7 @@ def _per_verdict_table(judged: JudgeAgreement) -> str:
             '<p class="muted">95% Wilson intervals.</p>')
 
 
-def agreement_section(runs: Sequence[LoadedRun]) -> str:
+def agreement_section(runs: Sequence[ReportRun]) -> str:
     """HTML for each run whose claims two or more reviewers rated, and for each run a judge rated (labelled A, B
     like the rest of the report); empty when no run has either. All reviewer, claim and quote text is escaped."""
     parts = []

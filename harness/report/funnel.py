@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..records import Row
+from ..records import AnyRow
 
 __all__ = ["KINDS", "STAGES", "Kind", "Stage", "documents_of", "funnel", "kind_label", "kind_of", "reason_kinds",
            "stage", "stage_index", "stage_of"]
@@ -102,7 +102,7 @@ def kind_of(reason: str) -> Kind:
     return next((k for k in KINDS if k.pattern.search(reason)), _OTHER)
 
 
-def stage_of(row: Row) -> str:
+def stage_of(row: AnyRow) -> str:
     """The key of the first funnel stage `row` fails, or "passed" (see the module docstring)."""
     if row.error is not None:
         return "errored"
@@ -122,7 +122,7 @@ def stage_of(row: Row) -> str:
     return "passed"
 
 
-def funnel(rows: Iterable[Row]) -> dict[str, int]:
+def funnel(rows: Iterable[AnyRow]) -> dict[str, int]:
     """Stage key -> number of rows lost there (every stage present, in funnel order)."""
     counts = dict.fromkeys(_STAGE_KEYS, 0)
     for row in rows:
@@ -138,12 +138,12 @@ def stage(key: str) -> Stage:
     return STAGES[stage_index(key)]
 
 
-def documents_of(row: Row) -> tuple[str, ...]:
+def documents_of(row: AnyRow) -> tuple[str, ...]:
     """The documents a case's evidence is on, in label order; empty for an unanswerable case."""
     return tuple(dict.fromkeys(e.source_id.rsplit("#p", 1)[0] for e in row.expected.evidence))
 
 
-def reason_kinds(rows: Sequence[Row]) -> dict[str, list[int]]:
+def reason_kinds(rows: Sequence[AnyRow]) -> dict[str, list[int]]:
     """Kind key -> indexes (into `rows`) of the rows with a reason of that kind, in KINDS order."""
     out: dict[str, list[int]] = {}
     for i, row in enumerate(rows):

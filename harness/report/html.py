@@ -18,15 +18,16 @@ from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..judged import judge_note
 from ..metrics import JUDGED_METRICS, TWIN_NOTE, Retrieved, family, first_rank, shown_once
-from ..records import Row, Summary, in_bulk
+from ..records import AnyRow, Row, Summary, in_bulk
 from ..runs import LoadedRun
 from ..stats.defaults import DEFAULT_SEED
 from ..stats.paired import mean_interval
 from ..summary import summarize
-from ..systems import traits_for
+from ..systems.traits import traits_for
 from .agreement import agreement_section
 from .funnel import stage
 from .markup import CSP_META, WRAP_CSS, attr, esc
+from .report_run import Key, ReportRun, report_run_of
 from .row_warnings import count_warnings, warning_lines
 from .sections import (
     LIST_LIMIT,
@@ -83,14 +84,15 @@ def chart_families(metrics: Sequence[str]) -> list[tuple[str, list[str]]]:
 
 
 @in_bulk  # strings and tuples by the hundred thousand beside the rows: no cyclic collection walks them all
-def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = LIST_LIMIT,
+def render_report(run: LoadedRun | ReportRun, vs: LoadedRun | ReportRun | None = None, *, limit: int = LIST_LIMIT,
                   all_settings: bool = False) -> str:
     """The whole HTML page, what failed first: header, failure funnel, contents (by failure kind, tag and
     document), manifest differences (with `vs`), breakdown by tag and document, summary table, charts, then the
     failing cases and the passing ones. `vs` is the baseline: it is shown as A and `run` as B, as in
     `rag-eval compare VS RUN`. Every list shows at most `limit` items, then "first N of M" and the
-    `rag-eval export` command for every row (`harness.report.sections`)."""
-    runs = [vs, run] if vs is not None else [run]
+    `rag-eval export` command for every row (`harness.report.sections`). A `ReportRun` (`read_report_run`) holds
+    each row as the report reads it: the case tables read the rows they show whole."""
+    runs = [r if isinstance(r, ReportRun) else report_run_of(r) for r in ([vs, run] if vs is not None else [run])]
     summaries = [summarize(r.rows, r.manifest.metrics, r.manifest.collection.to_json(), stability=False)
                  for r in runs]
     names = [r.name for r in runs]
@@ -113,8 +115,9 @@ def render_report(run: LoadedRun, vs: LoadedRun | None = None, *, limit: int = L
         if "claims_supported" in chart_metrics:
             chart_title += "; pending " + " | ".join(str(s.human_claim_review["pending"]) for s in summaries)
         body.append(svg_grouped_bars(chart_title, chart_metrics, series, intervals=spans))
-    body += ["</div>", agreement_section(runs), _case_table(runs, index, failing=True),
-             _case_table(runs, index, failing=False)]
+    wholes = [r.whole_rows(index.shown) for r in runs]
+    body += ["</div>", agreement_section(runs), _case_table(runs, index, wholes, failing=True),
+             _case_table(runs, index, wholes, failing=False)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"{CSP_META}<title>{esc(title)}</title><style>{_CSS}{WRAP_CSS}</style></head>\n<body>\n" + "\n".join(body)
             + "\n</body></html>\n")
@@ -124,11 +127,11 @@ _CHART_RESAMPLES = 2_000  # a whisker on a chart; compare's numbers use the full
 _COUNTED_ABOVE = 20_000  # cases beyond which a whisker's resamples are drawn as counts of the distinct values
 
 
-def _chart_interval(rows: Sequence[Row], metric: str, na_as_pass: bool) -> tuple[float, float] | None:
+def _chart_interval(rows: Sequence[AnyRow], metric: str, na_as_pass: bool) -> tuple[float, float] | None:
     return _chart_intervals(rows, [metric], na_as_pass)[metric]
 
 
-def _chart_intervals(rows: Sequence[Row], metrics: Sequence[str], na_as_pass: bool
+def _chart_intervals(rows: Sequence[AnyRow], metrics: Sequence[str], na_as_pass: bool
                      ) -> dict[str, tuple[float, float] | None]:
     """Per metric, the 95 % bootstrap interval of its mean, resampling cases: a case's repeats are averaged first,
     so repeats of one case do not count as more cases (the values `metric_values` and `per_case_means` give)."""
@@ -172,7 +175,7 @@ def _counted_interval(values: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _run_header(runs: Sequence[LoadedRun], summaries: Sequence[Summary]) -> str:
+def _run_header(runs: Sequence[ReportRun], summaries: Sequence[Summary]) -> str:
     items = []
     for label, r, s in zip("AB", runs, summaries):
         m, review = r.manifest.to_json(), s.human_claim_review
@@ -203,7 +206,7 @@ def _system_text(manifest: dict, s: Summary) -> str:
     return "; ".join(parts)
 
 
-def _warnings_section(runs: Sequence[LoadedRun]) -> str:
+def _warnings_section(runs: Sequence[ReportRun]) -> str:
     """The rows' warnings by kind, before any number: a warning on most rows is a setup error to fix first."""
     out = []
     for label, r in zip("AB" if len(runs) > 1 else " ", runs):
@@ -252,9 +255,10 @@ def _summary_table(metrics: Sequence[str], summaries: Sequence[Summary], names: 
     return "".join(out) + "</table>" + twins
 
 
-def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -> str:
+def _case_table(runs: Sequence[ReportRun], index: CaseIndex, wholes: Sequence[dict[Key, Row]], *, failing: bool
+                ) -> str:
     """The failing cases (lost at some stage in any run, by stage) or the passing ones, one anchored row each; the
-    first `index.limit` of them."""
+    first `index.limit` of them, from their whole rows (`wholes`, per run)."""
     keys = [k for k in index.keys if index.failing(k) == failing]
     anchor, title = ("failing", "Failing cases") if failing else ("passing", "Passing cases")
     head = "".join(f"<th>{label}: {esc(run.name)}</th>" for label, run in zip("AB", runs))
@@ -267,9 +271,11 @@ def _case_table(runs: Sequence[LoadedRun], index: CaseIndex, *, failing: bool) -
            more_line(index, index.limit, len(keys), "failing cases" if failing else "passing cases"),
            f"<table><tr><th>case</th>{head}</tr>"]
     for key in keys[:index.limit]:
+        whole = [w.get(key) for w in wholes]
         cells = "".join(f"<td>{_stage_badge(s)}{_run_cell(r)}</td>" if r else '<td class="muted">not in this run</td>'
-                        for r, s in zip(index.rows[key], index.stages[key]))
-        out.append(f'<tr id="{attr(index.anchors[key])}"><td>{_case_cell(index.first(key), key[1])}</td>{cells}</tr>')
+                        for r, s in zip(whole, index.stages[key]))
+        first = next(r for r in whole if r is not None)
+        out.append(f'<tr id="{attr(index.anchors[key])}"><td>{_case_cell(first, key[1])}</td>{cells}</tr>')
     if not keys:
         out.append(f'<tr><td colspan="{len(runs) + 1}" class="muted">none</td></tr>')
     return "\n".join(out) + "</table>"

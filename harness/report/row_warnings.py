@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import Row
+from ..records import AnyRow
 
 MOST = 0.5  # a kind on more than this share of the rows gets its likely cause
 
@@ -57,7 +57,7 @@ def kind_of(warning: str) -> _Kind | None:
     return next((k for k in _KINDS if k.pattern.search(warning)), None)
 
 
-def count_warnings(rows: Sequence[Row]) -> tuple[WarningCount, ...]:
+def count_warnings(rows: Sequence[AnyRow]) -> tuple[WarningCount, ...]:
     """Every kind of warning in `rows`, most rows first."""
     seen: dict[str, list] = {}  # key -> [kind or None, rows, occurrences, example]
     for row in rows:

@@ -16,11 +16,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..chart import fmt
-from ..records import Row
-from ..runs import LoadedRun
+from ..records import AnyRow
 from ..summary import metric_summaries
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
 from .markup import LIST_LIMIT, attr, esc
+from .report_run import ReportRun
 
 __all__ = ["LIST_LIMIT", "CaseIndex", "index_cases", "funnel_section", "contents_section", "breakdown_section",
            "esc", "breakdown_metrics", "failing_text", "more_line"]
@@ -37,7 +37,7 @@ class CaseIndex:
 
     keys: tuple[Key, ...]
     anchors: dict[Key, str]
-    rows: dict[Key, tuple[Row | None, ...]]
+    rows: dict[Key, tuple[AnyRow | None, ...]]
     stages: dict[Key, tuple[str | None, ...]]
     limit: int = LIST_LIMIT
     shown: frozenset[Key] = frozenset()  # the cases the case tables show (the first `limit` failing and passing)
@@ -47,11 +47,11 @@ class CaseIndex:
     def failing(self, key: Key) -> bool:
         return any(s not in (None, "passed") for s in self.stages[key])
 
-    def first(self, key: Key) -> Row:
+    def first(self, key: Key) -> AnyRow:
         return next(r for r in self.rows[key] if r is not None)
 
 
-def index_cases(runs: Sequence[LoadedRun], *, limit: int = LIST_LIMIT) -> CaseIndex:
+def index_cases(runs: Sequence[ReportRun], *, limit: int = LIST_LIMIT) -> CaseIndex:
     """Failing cases first, ordered by the stage they are lost at in the last run (the run under study), then in
     the earlier one; passing cases after, each group in case order. Lists show at most `limit` items."""
     by_key = [{r.key: r for r in run.rows} for run in runs]
@@ -95,7 +95,7 @@ def _anchors(keys: Sequence[Key]) -> dict[Key, str]:
     return out
 
 
-def funnel_section(runs: Sequence[LoadedRun]) -> str:
+def funnel_section(runs: Sequence[ReportRun]) -> str:
     """A table: one line per stage with each run's count, share and bar, and the stage's definition."""
     counts = [funnel(run.rows) for run in runs]
     totals = [len(run.rows) for run in runs]
@@ -129,7 +129,7 @@ def failing_text(index: CaseIndex, n_runs: int) -> str:
     return f"{len(failing)}: failing in A or B ({_per_run(index, failing, n_runs, _fails)})"
 
 
-def contents_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
+def contents_section(runs: Sequence[ReportRun], index: CaseIndex) -> str:
     """Links to every case grouped by failure kind, by tag and by document; each group folds open. Every count
     says what it counts: per run, labelled A and B, as in the funnel, and `in A or B` for a union of cases."""
     n = len(runs)
@@ -156,7 +156,7 @@ def _by_stage(index: CaseIndex) -> dict[str, list[Key]]:
     return {label: keys for label, keys in out.items() if keys}
 
 
-def _by_kind(runs: Sequence[LoadedRun], index: CaseIndex) -> dict[str, list[Key]]:
+def _by_kind(runs: Sequence[ReportRun], index: CaseIndex) -> dict[str, list[Key]]:
     """Kind label -> cases that have a reason of that kind in any run."""
     out: dict[str, dict[Key, None]] = {}
     for run in runs:
@@ -167,15 +167,15 @@ def _by_kind(runs: Sequence[LoadedRun], index: CaseIndex) -> dict[str, list[Key]
     return {label: sorted(keys, key=order.__getitem__) for label, keys in out.items()}
 
 
-def _tags(row: Row) -> Sequence[str]:
+def _tags(row: AnyRow) -> Sequence[str]:
     return row.tags or (NO_TAG,)
 
 
-def _documents(row: Row) -> Sequence[str]:
+def _documents(row: AnyRow) -> Sequence[str]:
     return documents_of(row) or (NO_EVIDENCE,)
 
 
-def _by_label(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[str, list[Key]]:
+def _by_label(index: CaseIndex, labels: Callable[[AnyRow], Sequence[str]]) -> dict[str, list[Key]]:
     """Label -> its cases in index order, for the contents and the breakdown alike (made once per index)."""
     found = index.groups.get(labels)
     if found is None:
@@ -183,7 +183,7 @@ def _by_label(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[
     return found
 
 
-def _grouped(index: CaseIndex, labels: Callable[[Row], Sequence[str]]) -> dict[str, list[Key]]:
+def _grouped(index: CaseIndex, labels: Callable[[AnyRow], Sequence[str]]) -> dict[str, list[Key]]:
     out: dict[str, list[Key]] = {}
     for key in index.keys:
         for label in labels(index.first(key)):
@@ -246,7 +246,7 @@ def breakdown_metrics(metrics: Sequence[str]) -> list[str]:
     return [m for m in wanted if m in metrics]
 
 
-def breakdown_section(runs: Sequence[LoadedRun], index: CaseIndex) -> str:
+def breakdown_section(runs: Sequence[ReportRun], index: CaseIndex) -> str:
     """Per tag and per document: case count, failing count, and each main metric's mean with its scored count."""
     metrics = breakdown_metrics(runs[-1].manifest.metrics)
     parts = ['<section id="breakdown"><h2>Breakdown by tag and document</h2>',

@@ -31,7 +31,7 @@ import re
 from typing import Any
 
 from ..settings import SYSTEM_SETTINGS
-from ..systems.loading import traits_for
+from ..systems.traits import traits_for
 
 __all__ = ["NOT_SETUP", "is_measure", "manifest_diff"]
 

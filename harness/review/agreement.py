@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..records import ClaimRecord, ClaimResolution, ReviewerVerdict, Row
+from ..records import AnyRow, ClaimRecord, ClaimResolution, ReviewerVerdict
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, AgreementReport, measure_agreement
 from .store import distinct_answers
 
@@ -49,12 +49,12 @@ def verdict_text(v: ReviewerVerdict | ClaimResolution) -> str:
     return f"{who}{v.verdict}" + (f" by {v.source_id}" if v.source_id else "") + (f" ({v.note})" if v.note else "")
 
 
-def _rated_claims(rows: Sequence[Row]) -> list[tuple[Row, ClaimRecord]]:
+def _rated_claims(rows: Sequence[AnyRow]) -> list[tuple[AnyRow, ClaimRecord]]:
     """(row, claim) for each claim rated by two or more reviewers, each answer once (repeats share reviews)."""
     return [(row, c) for row in distinct_answers(rows) for c in row.claims or () if len(c.reviews) >= 2]
 
 
-def agreement_report(rows: Sequence[Row], *, seed: int = DEFAULT_SEED,
+def agreement_report(rows: Sequence[AnyRow], *, seed: int = DEFAULT_SEED,
                      resamples: int = DEFAULT_RESAMPLES) -> AgreementReport[Disagreement]:
     """Reviewer agreement over the claims of `rows` (with reviews applied) that two or more reviewers rated."""
     rated = _rated_claims(rows)

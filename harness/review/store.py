@@ -17,13 +17,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from chatbot.store import atomic_write_text, file_lock
 from chatbot.text import normalize, split_sentences
 
 from ..inputs import Problems, json_lines
 from ..judged import judged_claims, judged_passed
-from ..records import Manifest, Row, Summary
+from ..records import AnyRow, Manifest, Row, Summary
 from ..rows import with_review
 from ..runs import SUMMARY, RunLock, read_manifest, read_rows, read_summary, utc_now, write_json, write_rows
 from ..summary import summarize
@@ -52,18 +53,21 @@ NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the ans
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 
 
-def answer_key(row: Row) -> ReviewKey:
+def answer_key(row: AnyRow) -> ReviewKey:
     """(case_id, answer_sha256): what a review of the row's answer is keyed by."""
     return (row.case_id, row.answer.answer_sha256)
 
 
-def distinct_answers(rows: Sequence[Row]) -> list[Row]:
+R = TypeVar("R", bound=AnyRow)  # a row read whole, or as the report reads it
+
+
+def distinct_answers(rows: Sequence[R]) -> list[R]:
     """The rows whose answers can be reviewed, each answer once (errors left out; repeats with the same answer
     share a review)."""
     seen: set[ReviewKey] = set()
     out = []
     for row in rows:
-        if not row.errored and answer_key(row) not in seen:
+        if row.error is None and answer_key(row) not in seen:
             seen.add(answer_key(row))
             out.append(row)
     return out

@@ -15,10 +15,27 @@ One that defines `questions_ahead(questions)` is given every question of the run
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ..errors import SystemDown
-from .chatbot import PooledSystem
 from .interface import Describes, SeesQuestionsAhead, System, SystemContext, Traits, to_answer, traits_of
-from .loading import BUILTIN, ENTRY_POINT_GROUP, load_system, traits_for
+from .traits import traits_for
+
+if TYPE_CHECKING:
+    from .chatbot import PooledSystem
+    from .loading import BUILTIN, ENTRY_POINT_GROUP, load_system
+
+# Imported when first asked for: the systems themselves (the chatbot's model clients, `openai`) are not needed to
+# ask a run's system its traits, which the report does.
+_LAZY = {"PooledSystem": ".chatbot", "BUILTIN": ".loading", "ENTRY_POINT_GROUP": ".loading",
+         "load_system": ".loading"}
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "Describes", "PooledSystem", "SeesQuestionsAhead", "System",
            "SystemContext", "SystemDown", "Traits", "load_system", "to_answer", "traits_for", "traits_of"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

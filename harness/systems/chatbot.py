@@ -39,6 +39,7 @@ from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 
 from ..records import Citation, Passage, SystemAnswer
 from .interface import System, SystemContext
+from .traits import CHATBOT, declares
 
 NAME = "pdf-rag-eval chatbot over Ollama"  # the system's name in manifests; `_name` says which API it spoke
 
@@ -127,19 +128,10 @@ def _absolute(path: str | None) -> str | None:
 
 
 @dataclass
+@declares(CHATBOT)
 class ChatbotSystem:
     """The bundled chatbot: our chunks, our prompt template, answers through a pool of model servers (whose
     clients keep their own deadlines)."""
-
-    kind = "chatbot"
-    uses_model_servers = True
-    label_checks_chunks = True
-    uses_prompt_template = True
-    timed_by_harness = False
-    run_settings = ("top_k", "chunk_size", "chunk_overlap", "prompt", "chat_model", "embed_model", "doc_prefix",
-                    "query_prefix", "batch_size", "num_ctx", "num_predict", "temperature", "think", "retriever",
-                    "answer_cache", "host", "hosts", "backend", "embed_host", "embed_backend", "api_key_env",
-                    "retries", "backoff", "max_body_bytes")
 
     bot: Chatbot
     settings: Any

@@ -18,23 +18,18 @@ from chatbot.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, B
 
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
+from .traits import HTTP, declares
 
 _RETRIED = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError)
 _SHOWN = 2000  # characters of a bad reply kept on its row
 
 
+@declares(HTTP)
 class HttpSystem:
     """Retries 503 and dropped or refused connections (`--retries`, `--backoff`), then probes the service: if it
     answers others, the case is an error row; if it answers nothing, SystemDown stops the run (it can be resumed).
     A TLS failure stops it at once. Any other failure is that case's error row. Every call has its own deadline
     (`--timeout`, connect to last byte), so the harness does not time it again."""
-
-    kind = "http"
-    uses_model_servers = None
-    label_checks_chunks = False
-    uses_prompt_template = False
-    timed_by_harness = False
-    run_settings = ("retries", "backoff", "max_body_bytes")
 
     def __init__(self, url: str, settings: Any):
         self.url = url

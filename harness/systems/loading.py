@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import InputError
 from .chatbot import ChatbotSystem
 from .http import HttpSystem
-from .interface import System, SystemContext, Traits, traits_of
+from .interface import System, SystemContext
 from .offline import OfflineSystem
 from .seam import unstorable
 
@@ -22,17 +22,6 @@ ENTRY_POINT_GROUP = "pdf_rag_eval.systems"
 _BUILTIN_CLASSES: dict[str, type[ChatbotSystem] | type[OfflineSystem]] = {"chatbot": ChatbotSystem,
                                                                             "offline": OfflineSystem}
 BUILTIN: dict[str, Callable[[SystemContext], System]] = {name: cls.open for name, cls in _BUILTIN_CLASSES.items()}
-
-
-def traits_for(spec: str) -> Traits:
-    """What the system `spec` names is and can do, known before it is built (the label check and a resumed
-    run's checks come before any index build): a built-in's or HTTP's declared traits; for a plug-in, which is
-    not imported until it is loaded, the defaults (`kind` "python")."""
-    if spec in _BUILTIN_CLASSES:
-        return traits_of(_BUILTIN_CLASSES[spec])
-    if spec.startswith(("http://", "https://")):
-        return traits_of(HttpSystem)
-    return Traits()
 
 
 def load_system(spec: str, ctx: SystemContext) -> System:

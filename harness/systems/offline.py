@@ -24,6 +24,7 @@ from chatbot.text import split_sentences
 from ..records import SystemAnswer
 from .chatbot import from_chatbot
 from .interface import SystemContext
+from .traits import OFFLINE, declares
 
 __all__ = ["ExtractiveGenerator", "LexicalRetriever", "OfflineSystem", "SYSTEM_NAME"]
 
@@ -53,15 +54,9 @@ class ExtractiveGenerator:
 
 
 @dataclass
+@declares(OFFLINE)
 class OfflineSystem:
     """BM25 over our chunks and the extractive answerer: no model server, no call to time."""
-
-    kind = "offline"
-    uses_model_servers = False
-    label_checks_chunks = True
-    uses_prompt_template = True
-    timed_by_harness = False
-    run_settings = ("top_k", "chunk_size", "chunk_overlap", "prompt", "retriever", "abstain_below")
 
     retriever: LexicalRetriever
     generator: ExtractiveGenerator
