@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from .row import ClaimRecord, Expected, JudgedClaim, Row, Score, Status
+from .row import CaseFields, ClaimRecord, JudgedClaim, Row, Score, Status
 
 
 class ReportAnswer(BaseModel):
@@ -27,17 +27,11 @@ class ReportAnswer(BaseModel):
     answer_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
 
 
-class ReportRow(BaseModel):
+class ReportRow(CaseFields):
     """A row as the report's sections, summary and agreement read it (see the module docstring)."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
 
-    format: Literal[1] = 1
-    case_id: str = Field(min_length=1)
-    repeat: int = Field(default=0, ge=0)
-    question: str
-    tags: tuple[str, ...] = ()
-    expected: Expected
     answer: ReportAnswer
     error: str | None = None
     human_claim_review: Literal["pending", "reviewed"] = "pending"

@@ -145,9 +145,9 @@ class QuoteValidation(_Record):
     reasons: tuple[str, ...] = ()
 
 
-class Row(_Record):
-    """One case's result: the case, what the system did, every metric (None: not applicable) and why it failed.
-    One JSON object per line of rows.jsonl."""
+class CaseFields(_Record):
+    """A row's first fields, naming its case: every view of a row (Row; the report's ReportRow) declares them here,
+    in this order, so that they are read alike and rows.jsonl keeps its field order."""
 
     format: Literal[1] = 1
     case_id: str = Field(min_length=1)
@@ -155,6 +155,12 @@ class Row(_Record):
     question: str
     tags: tuple[str, ...] = ()
     expected: Expected
+
+
+class Row(CaseFields):
+    """One case's result: the case, what the system did, every metric (None: not applicable) and why it failed.
+    One JSON object per line of rows.jsonl."""
+
     retrieved: tuple[RetrievedPassage, ...]
     answer: AnswerRecord
     usage: dict[str, Any] = Field(description="token counts and durations; units in the names (_ms)")
