@@ -111,6 +111,18 @@ def expected_of(case: Case) -> Expected:
 _NOT_APPLICABLE = QuoteValidation(status="not_applicable")
 
 
+# Records are frozen, so one made for the same fields is shared: a run's cases repeat facts, verdicts and passages,
+# and `rag-eval score` builds a row per line of a log (bench/bench_scale.py). Each cache is bounded.
+@lru_cache(maxsize=4096)
+def _fact_result(fact: tuple[str, ...], found: bool) -> FactResult:
+    return FactResult(fact=fact, found=found)
+
+
+@lru_cache(maxsize=1024)
+def _quote_validation(status: QuoteStatus, reasons: tuple[str, ...]) -> QuoteValidation:
+    return QuoteValidation(status=status, reasons=reasons)
+
+
 def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     """`row` with its labels, metrics, fact results, quote validation and failure reasons derived from `case`
     and the row's own stored outputs; the human review it carries stays."""
@@ -126,11 +138,10 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     bad = tuple(c.reason for c in checked if not c.valid and c.reason)
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
-    facts = tuple(FactResult(fact=f, found=found) for f, found in zip(case.facts, obs.facts_found))
+    facts = tuple(_fact_result(f, found) for f, found in zip(case.facts, obs.facts_found))
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
-        "fact_results": facts,
-        "quote_validation": QuoteValidation(status=quote, reasons=bad if quote == "failed" else ()),
+        "fact_results": facts, "quote_validation": _quote_validation(quote, bad if quote == "failed" else ()),
         "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
 
 
@@ -247,12 +258,21 @@ def case_of(row: Row) -> Case:
 
 
 def _retrieved(rank: int, source_id: str, score: float | None, text: str) -> RetrievedPassage:
+    # a passage without a score (saved outputs) recurs across cases; a live run's scores make each one new
+    return _unscored(rank, source_id, text) if score is None else _passage(rank, source_id, round(score, 6), text)
+
+
+@lru_cache(maxsize=4096)
+def _unscored(rank: int, source_id: str, text: str) -> RetrievedPassage:
+    return _passage(rank, source_id, None, text)
+
+
+def _passage(rank: int, source_id: str, score: float | None, text: str) -> RetrievedPassage:
     match = _SOURCE_ID.match(source_id)
     doc, page = (match["doc"], int(match["page"])) if match else (source_id, None)
     page_id = f"{doc}#p{page}" if page is not None else source_id
-    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc,
-                                            page=page or None, score=None if score is None else round(score, 6),
-                                            text=text)
+    return RetrievedPassage(rank=rank, source_id=source_id, page_id=page_id, doc_id=doc, page=page or None,
+                            score=score, text=text)
 
 
 def _judge_citation(source_id: str, quote: str, passages: Sequence[tuple[str, str]],

@@ -7,27 +7,28 @@ true/false/yes/no/1/0 in any case, and an empty `retrieved_chunk_ids` cell means
 every file is raised at once as one InputError, a line per problem: `file:line: field: problem` (CSV lines as an
 editor numbers them; the header is line 1).
 
-Files of any size: `open_saved` reads every file once to check it (lines, duplicate ids, references between the
-files), holding only the chunks and each case id's line, then hands out the cases one at a time, read again from
-disk (`SavedSource`). Claims come beside their case when the claims file lists them in the cases' order (each
-case's claims together), as a replay or an export writes them; in any other order they are grouped in memory
-first. `load_saved` reads everything into one `SavedOutputs`, for small inputs.
+Files of any size: `read_saved` reads each file once (`SavedStream`), checking every line (its own problems,
+duplicate ids, references between the files) as it hands out the cases one at a time, holding only the chunks and
+each case id's line. Claims come beside their case when the claims file lists them in the cases' order (each
+case's claims together), as a replay or an export writes them; in any other order the files are read once more
+with the claims grouped in memory. Whatever is wrong is one InputError at the end of the reading, so a caller
+that wrote as it read (`rag-eval score`) discards what it wrote. `load_saved` reads everything into one
+`SavedOutputs`, for small inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import InputError
 from ..records import in_bulk
 from .lines import Problems, Reading
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
 
-__all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedSource", "load_saved",
-           "open_saved", "resolve_paths"]
+__all__ = ["ClaimsOutOfOrder", "InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
+           "load_saved", "read_saved", "resolve_paths"]
 
 
 def resolve_paths(
@@ -51,65 +52,6 @@ def resolve_paths(
     return cases, beside("chunks", chunks_path), beside("claims", claims_path)
 
 
-@dataclass(frozen=True)
-class SavedSource:
-    """Saved outputs checked in full by `open_saved`: the chunks, and the cases and claims read again from their
-    files as they are asked for. A file that changed since it was checked is an InputError when it is read."""
-
-    chunks: tuple[SavedChunk, ...]
-    files: tuple[InputFile, ...]
-    claims_in_order: bool  # each case's claims together, in the cases' order: read beside the cases
-
-    def _file(self, role: str) -> InputFile | None:
-        return next((f for f in self.files if f.role == role), None)
-
-    @property
-    def has_claims(self) -> bool:
-        """A claims file was read (then a case without claims has none annotated, rather than not reviewed)."""
-        return self._file("claims") is not None
-
-    def cases(self) -> Iterator[SavedCase]:
-        return _again(self._file("cases"))  # type: ignore[arg-type]
-
-    def claims(self) -> Iterator[SavedClaim]:
-        file = self._file("claims")
-        return _again(file) if file is not None else iter(())
-
-    def with_claims(self) -> Iterator[tuple[SavedCase, tuple[SavedClaim, ...]]]:
-        """Each case in file order with its claims in file order."""
-        if not self.has_claims:
-            return ((case, ()) for case in self.cases())
-        if not self.claims_in_order:  # grouped in memory first: the one case where claims are all held
-            groups = claims_by_case(self.claims())
-            return ((case, groups.get(case.case_id, ())) for case in self.cases())
-        return _merged(self.cases(), self.claims())
-
-
-def _merged(cases: Iterator[SavedCase], claims: Iterator[SavedClaim]) -> Iterator[tuple[SavedCase, tuple]]:
-    pending = next(claims, None)
-    for case in cases:
-        group = []
-        while pending is not None and pending.case_id == case.case_id:
-            group.append(pending)
-            pending = next(claims, None)
-        yield case, tuple(group)
-    if pending is not None or next(claims, None) is not None:
-        raise InputError("the claims file changed while it was read (a claim after the last case); run again")
-
-
-def _again(file: InputFile) -> Iterator[Any]:
-    """The records of a file checked before, read again; a file that is not the one checked is an InputError."""
-    problems = Problems()
-    reading = Reading(file.role, Path(file.path), problems)
-    for _, record in reading:
-        if problems:
-            break
-        yield record
-    if problems or reading.undecodable or reading.file.sha256 != file.sha256:
-        raise InputError(f"{file.path}: the file changed while it was read (its SHA-256 is not the one checked); "
-                         "run again when nothing writes it")
-
-
 def _unique(path: str, records: Sequence[tuple[int, Any]], key: str, problems: Problems) -> None:
     first: dict[str, int] = {}
     for line, record in records:
@@ -131,80 +73,178 @@ def _references(path: str, line: int, record: Any, names: tuple[str, ...], known
                 problems.add(path, line, field, f"unknown {what} {ref!r}")
 
 
-@dataclass
-class _CasesChecked:
-    file: InputFile
-    lines: dict[str, int]  # case id -> the line it is first on
-    complete: bool
+class ClaimsOutOfOrder(Exception):
+    """The claims file does not list each case's claims together in the cases' order: read it again grouped."""
 
 
-def _check_cases(path: Path, chunks: Reading | None, known: set[str] | None, problems: Problems) -> _CasesChecked:
-    """Every case line: its own problems, a duplicate id, and chunk ids that name no chunk."""
-    where, count = str(path), 0
-    lines: dict[str, int] = {}
-    reading = Reading("cases", path, problems)
-    for line, case in reading:
-        count += 1
-        _once(where, line, case.case_id, "case_id", lines, problems)
-        if chunks is None and case.retrieved_chunk_ids is None:
-            problems.add(where, line, "retrieved_chunk_ids", "empty, and no chunks file to retrieve from")
-        elif known is not None:
-            # Cited ids need not be chunks: citing what was not retrieved is a result (citation precision), not a
-            # broken file.
-            _references(where, line, case, ("expected_chunk_ids", "retrieved_chunk_ids"), known, "chunk id",
-                        problems)
-    if reading.undecodable:
-        lines, count = {}, 0
-    if reading.complete and not count:
-        problems.add(where, 1, "(file)", "no cases")
-    return _CasesChecked(reading.file, lines, reading.complete)
+class SavedStream:
+    """Saved outputs read once, a case at a time: iterating gives each case with its claims, checking every line on
+    the way (its own problems, duplicate ids, references between the files). A case is given only while no problem
+    has been found; at the end every problem of every file is one InputError. `files` (each file's path, layout and
+    SHA-256) is known after the last case.
+
+    The chunks are read and held first. Claims are read beside the cases (`grouped` False: nothing held), which
+    needs each case's claims together in the cases' order; a claim met out of that order raises `ClaimsOutOfOrder`,
+    and the outputs are then read again with every claim held, grouped by case (`read_saved` does this)."""
+
+    def __init__(self, cases: Path, chunks: Path | None, claims: Path | None, *, grouped: bool = False):
+        self.problems = Problems()
+        self._cases, self._claims, self.grouped = cases, claims, grouped
+        self._chunks = None if chunks is None else Reading("chunks", chunks, self.problems)
+        held = [] if self._chunks is None else list(self._chunks)
+        held = [] if self._chunks is not None and self._chunks.undecodable else held
+        if chunks is not None:
+            _unique(str(chunks), held, "chunk_id", self.problems)
+        self.chunks = tuple(c for _, c in held)
+        self._known = {c.chunk_id for c in self.chunks} if self._chunks is not None and self._chunks.complete \
+            else None
+        self._files: tuple[InputFile, ...] | None = None
+        self.held_claims: tuple[SavedClaim, ...] = ()  # grouped: every claim, in file order
+
+    @property
+    def has_claims(self) -> bool:
+        """A claims file is read (then a case without claims has none annotated, rather than not reviewed)."""
+        return self._claims is not None
+
+    @property
+    def files(self) -> tuple[InputFile, ...]:
+        if self._files is None:
+            raise RuntimeError("the saved outputs have not been read to their end")
+        return self._files
+
+    def __iter__(self) -> Iterator[tuple[SavedCase, tuple[SavedClaim, ...]]]:
+        problems, where = self.problems, str(self._cases)
+        claims = self._claims_reader()
+        lines: dict[str, int] = {}  # case id -> the line it is first on
+        reading, count = Reading("cases", self._cases, problems), 0
+        for line, case in reading:
+            count += 1
+            _once(where, line, case.case_id, "case_id", lines, problems)
+            if self._chunks is None and case.retrieved_chunk_ids is None:
+                problems.add(where, line, "retrieved_chunk_ids", "empty, and no chunks file to retrieve from")
+            elif self._known is not None:
+                # Cited ids need not be chunks: citing what was not retrieved is a result (citation precision), not
+                # a broken file.
+                _references(where, line, case, ("expected_chunk_ids", "retrieved_chunk_ids"), self._known,
+                            "chunk id", problems)
+            group = claims.of(case.case_id, lines)
+            if not problems:
+                yield case, group
+        if reading.undecodable:
+            lines, count = {}, 0
+        if reading.complete and not count:
+            problems.add(where, 1, "(file)", "no cases")
+        out_of_order = claims.finish(lines if reading.complete else None)
+        problems.raise_if_any()
+        if out_of_order:
+            raise ClaimsOutOfOrder(str(self._claims))
+        self._files = tuple(f for f in (reading.file, self._chunks.file if self._chunks is not None else None,
+                                        claims.file) if f is not None)
+
+    def _claims_reader(self) -> _Claims:
+        if self._claims is None:
+            return _Claims(None, self._known, self.problems)
+        reading = Reading("claims", self._claims, self.problems)
+        if not self.grouped:
+            return _Claims(reading, self._known, self.problems)
+        grouped = _GroupedClaims(reading, self._known, self.problems)
+        self.held_claims = tuple(claim for _, claim in grouped.held)
+        return grouped
 
 
-def _check_claims(path: Path, cases: _CasesChecked, known: set[str] | None, problems: Problems) -> tuple[InputFile,
-                                                                                                         bool]:
-    """Every claim line: its own problems and ids that name no chunk or case; and whether the claims come in the
-    cases' order."""
-    where, in_order, last = str(path), True, 0
-    reading = Reading("claims", path, problems)
-    for line, claim in reading:
-        if known is not None:
-            _references(where, line, claim, ("support_chunk_ids",), known, "chunk id", problems)
-        if cases.complete:
-            _references(where, line, claim, ("case_id",), cases.lines, "case", problems)
-        at = cases.lines.get(claim.case_id, 0)
-        in_order, last = in_order and at >= last, max(last, at)
-    return reading.file, in_order
+class _Claims:
+    """Claims read beside the cases: those of the case at hand are taken while they name it; a claim naming a case
+    read before is out of order. What is left after the last case names no case, or came out of order."""
+
+    def __init__(self, reading: Reading | None, known: set[str] | None, problems: Problems):
+        self.reading, self.known, self.problems = reading, known, problems
+        self._lines = iter(reading) if reading is not None else iter(())
+        self._pending = self._next()
+
+    @property
+    def file(self) -> InputFile | None:
+        return self.reading.file if self.reading is not None else None
+
+    def _next(self) -> tuple[int, SavedClaim] | None:
+        item = next(self._lines, None)
+        if item is not None and self.known is not None:
+            _references(str(self.reading.path), item[0], item[1], ("support_chunk_ids",), self.known,  # type: ignore
+                        "chunk id", self.problems)
+        return item
+
+    def of(self, case_id: str, seen: dict[str, int]) -> tuple[SavedClaim, ...]:
+        group = []
+        while self._pending is not None and self._pending[1].case_id == case_id:
+            group.append(self._pending[1])
+            self._pending = self._next()
+        if self._pending is not None and self._pending[1].case_id in seen:
+            raise ClaimsOutOfOrder(str(self.reading.path))  # type: ignore[union-attr]
+        return tuple(group)
+
+    def finish(self, cases: dict[str, int] | None) -> bool:
+        """Check the claims left (`cases` None: the cases file could not be read whole, so they are not checked
+        against it); True when one of them names a case (it came out of order)."""
+        out_of_order = False
+        while self._pending is not None:
+            line, claim = self._pending
+            if cases is not None:
+                out_of_order = out_of_order or claim.case_id in cases
+                _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
+                            self.problems)
+            self._pending = self._next()
+        return out_of_order
 
 
-def open_saved(
-    cases_path: str | Path, chunks_path: str | Path | None = None, claims_path: str | Path | None = None
-) -> SavedSource:
-    """Check saved outputs in either layout (see the module docstring) and return them, ready to be read a case at
-    a time. Chunks and claims default to `chunks.<ext>` / `claims.<ext>` beside the cases file. Without a chunks
-    file, chunk ids are not checked and every case needs saved retrieved ids; without a claims file no case has
-    annotated claims. Raises one InputError listing every problem in every file as `file:line: field: problem`."""
-    cases_path, chunks_path, claims_path = resolve_paths(cases_path, chunks_path, claims_path)
-    problems = Problems()
-    chunks, held = None, []
-    if chunks_path is not None:
-        chunks = Reading("chunks", chunks_path, problems)
-        held = list(chunks)
-        held = [] if chunks.undecodable else held
-        _unique(str(chunks_path), held, "chunk_id", problems)
-    known = {c.chunk_id for _, c in held} if chunks is not None and chunks.complete else None
-    cases = _check_cases(cases_path, chunks, known, problems)
-    claims_file, in_order = (None, True) if claims_path is None else _check_claims(claims_path, cases, known,
-                                                                                  problems)
-    problems.raise_if_any()
-    files = tuple(f for f in (cases.file, chunks.file if chunks is not None else None, claims_file) if f is not None)
-    return SavedSource(tuple(c for _, c in held), files, in_order)
+class _GroupedClaims(_Claims):
+    """Every claim read first and held, grouped by case, for a claims file in any order."""
+
+    def __init__(self, reading: Reading, known: set[str] | None, problems: Problems):
+        super().__init__(reading, known, problems)
+        self.held: list[tuple[int, SavedClaim]] = []
+        while self._pending is not None:
+            self.held.append(self._pending)
+            self._pending = self._next()
+        self.groups = claims_by_case(claim for _, claim in self.held)
+
+    def of(self, case_id: str, seen: dict[str, int]) -> tuple[SavedClaim, ...]:
+        return self.groups.get(case_id, ())
+
+    def finish(self, cases: dict[str, int] | None) -> bool:
+        if cases is not None:
+            for line, claim in self.held:
+                _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
+                            self.problems)
+        return False
+
+
+_T = TypeVar("_T")
+
+
+def read_saved(cases_path: str | Path, chunks_path: str | Path | None = None, claims_path: str | Path | None = None,
+               *, use: Callable[[SavedStream], _T]) -> _T:
+    """`use(stream)` for saved outputs in either layout (see the module docstring), read once as `use` iterates
+    them. When the claims come out of the cases' order, `use` is called once more, on the outputs read again with
+    the claims grouped in memory: it must start afresh (and undo what it began). Chunks and claims default to
+    `chunks.<ext>` / `claims.<ext>` beside the cases file. Without a chunks file, chunk ids are not checked and
+    every case needs saved retrieved ids; without a claims file no case has annotated claims. Bad input is one
+    InputError listing every problem in every file as `file:line: field: problem`, at the end of the reading."""
+    paths = resolve_paths(cases_path, chunks_path, claims_path)
+    try:
+        return use(SavedStream(*paths))
+    except ClaimsOutOfOrder:
+        return use(SavedStream(*paths, grouped=True))
 
 
 @in_bulk
 def load_saved(
     cases_path: str | Path, chunks_path: str | Path | None = None, claims_path: str | Path | None = None
 ) -> SavedOutputs:
-    """Load and validate saved outputs in either layout, every record in memory (`open_saved` reads them a case at
+    """Load and validate saved outputs in either layout, every record in memory (`read_saved` reads them a case at
     a time). Raises one InputError listing every problem in every file as `file:line: field: problem`."""
-    source = open_saved(cases_path, chunks_path, claims_path)
-    return SavedOutputs(tuple(source.cases()), source.chunks, tuple(source.claims()), source.files)
+    return read_saved(cases_path, chunks_path, claims_path, use=_loaded)
+
+
+def _loaded(stream: SavedStream) -> SavedOutputs:
+    pairs = list(stream)
+    claims = stream.held_claims if stream.grouped else tuple(claim for _, group in pairs for claim in group)
+    return SavedOutputs(tuple(case for case, _ in pairs), stream.chunks, claims, stream.files)

@@ -5,15 +5,17 @@ Each saved case becomes a `Case` (labels) and a `SystemAnswer` (what the answere
 claim support, key-point coverage, abstention) are entries of the one metric registry, never merged into one
 score; `passed` is the tutorial's "passes" column. Claim annotations become a reviewed row's claims.
 
-`score_to_run` is `rag-eval score`: each case is read, scored and written in turn (rows.jsonl through a
-temporary file renamed into place at the end), the summary accumulated as rows pass (`harness.summary`), and of
-the failed cases the first `FAILED_SHOWN` kept with their count; memory does not grow with the rows.
+`score_to_run` is `rag-eval score`: each case is read (once, checked as it is read), scored and written in turn
+(rows.jsonl through a temporary file renamed into place at the end), the summary accumulated as rows pass
+(`harness.summary`), and of the failed cases the first `FAILED_SHOWN` kept with their count; memory does not grow
+with the rows. Bad input is one InputError at the end of the reading, and the run directory begun is removed.
 `score_saved` and `score_outputs` return every row in memory (small inputs, tests), from the same row builder.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import shutil
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -42,7 +44,7 @@ from ..records import (
 from ..rows import Judging, build_row
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
-from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, open_saved
+from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream, read_saved
 from .records import InputFile
 
 __all__ = ["CHECK_LABELS", "FAILED_SHOWN", "Sample", "ScoreResult", "ScoredRun", "chart_bars", "failed_table",
@@ -102,7 +104,7 @@ def score_rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: 
 
 def _rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Sequence[SavedChunk], has_claims: bool,
           k: int) -> Iterator[Row]:
-    texts = {c.chunk_id: c.text for c in chunks}
+    passages = _Passages({c.chunk_id: c.text for c in chunks})
     lexical = _Lexical(chunks, k)
     for case, claims in cases:
         retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
@@ -110,7 +112,7 @@ def _rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Seque
         meta = case.metadata or {}
         judging = _judging(bool(meta.get("citations")), meta.get("min_quote_words", 1))
         reviewed = _claim_records(claims) if has_claims else None
-        yield build_row(_case(case), _answer(case, retrieved, texts), judging, elapsed_ms=0.0,
+        yield build_row(_case(case), _answer(case, retrieved, passages), judging, elapsed_ms=0.0,
                         warnings=(by,) if by else (), claims=reviewed)
 
 
@@ -129,22 +131,23 @@ def _shared_judging(check_quotes: bool, min_quote_words: int) -> Judging:
 
 def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
     """Score loaded outputs, every row in memory."""
-    return _in_memory(saved.with_claims(), saved.chunks, saved.has_claims, saved.files, k, na_as_pass)
+    return _in_memory(saved.with_claims(), saved.chunks, saved.has_claims, lambda: saved.files, k, na_as_pass)
 
 
 def score_saved(cases_path: str | Path, chunks_path: str | Path | None = None,
                 claims_path: str | Path | None = None, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
     """Check saved outputs (CSV or JSONL, see `harness.saved.layout`) and score every case into memory; no model is
     called. `score_to_run` writes a run directory instead, in memory that does not grow with the cases."""
-    source = open_saved(cases_path, chunks_path, claims_path)
-    return _in_memory(source.with_claims(), source.chunks, source.has_claims, source.files, k, na_as_pass)
+    return read_saved(cases_path, chunks_path, claims_path,
+                      use=lambda stream: _in_memory(stream, stream.chunks, stream.has_claims, lambda: stream.files, k,
+                                                    na_as_pass))
 
 
 @in_bulk
 def _in_memory(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Sequence[SavedChunk],
-               has_claims: bool, files: Sequence[InputFile], k: int, na_as_pass: bool) -> ScoreResult:
+               has_claims: bool, files: Callable[[], Sequence[InputFile]], k: int, na_as_pass: bool) -> ScoreResult:
     rows = tuple(score_rows(cases, chunks, has_claims=has_claims, k=k))
-    manifest = _manifest(files, len(chunks), k, na_as_pass)
+    manifest = _manifest(files(), len(chunks), k, na_as_pass)
     summary = summarize(rows, manifest.metrics, manifest.collection.to_json(), na_as_pass=na_as_pass, stability=False)
     return ScoreResult(rows, summary, manifest, _warnings(has_claims))
 
@@ -152,13 +155,16 @@ def _in_memory(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: 
 def score_to_run(cases_path: str | Path, chunks_path: str | Path | None = None,
                  claims_path: str | Path | None = None, *, out: str | Path, label: str | None = None, k: int = 2,
                  na_as_pass: bool = False) -> ScoredRun:
-    """`rag-eval score`: check saved outputs, then score them a case at a time into a new run directory under
-    `out` (rows, manifest, summary, the failed-case table and the chart), so compare, report, review and rescore
-    work on it. Bad input is one InputError before the directory is made."""
-    source = open_saved(cases_path, chunks_path, claims_path)
-    manifest = _manifest(source.files, len(source.chunks), k, na_as_pass)
-    rows = score_rows(source.with_claims(), source.chunks, has_claims=source.has_claims, k=k)
-    return _write(rows, manifest, out, label, _warnings(source.has_claims), na_as_pass)
+    """`rag-eval score`: score saved outputs a case at a time, as they are read and checked, into a new run
+    directory under `out` (rows, manifest, summary, the failed-case table and the chart), so compare, report,
+    review and rescore work on it. Bad input is one InputError, and the directory begun for it is removed."""
+
+    def scored(stream: SavedStream) -> ScoredRun:
+        manifest = _manifest((), len(stream.chunks), k, na_as_pass)  # the files' hashes are known at the end
+        rows = score_rows(stream, stream.chunks, has_claims=stream.has_claims, k=k)
+        return _write(rows, manifest, out, label, _warnings(stream.has_claims), na_as_pass, lambda: stream.files)
+
+    return read_saved(cases_path, chunks_path, claims_path, use=scored)
 
 
 def write_run(result: ScoreResult, out: str | Path, *, label: str | None = None) -> Path:
@@ -167,9 +173,21 @@ def write_run(result: ScoreResult, out: str | Path, *, label: str | None = None)
 
 
 def _write(rows: Iterable[Row], manifest: Manifest, out: str | Path, label: str | None,
-           warnings: tuple[str, ...], na_as_pass: bool) -> ScoredRun:
+           warnings: tuple[str, ...], na_as_pass: bool,
+           files: Callable[[], Sequence[InputFile]] | None = None) -> ScoredRun:
+    """The run directory of `rows`; `files`, when given, are the inputs' records once the rows are read. Whatever
+    stops the rows (bad input found at the end of the reading) removes the directory begun."""
     run_dir = new_run_dir(out, label or "score")
-    manifest = manifest.model_copy(update={"run_id": run_dir.name})
+    try:
+        return _written(run_dir, rows, manifest.model_copy(update={"run_id": run_dir.name}), warnings, na_as_pass,
+                        files)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)  # only this run's own files: it was made above
+        raise
+
+
+def _written(run_dir: Path, rows: Iterable[Row], manifest: Manifest, warnings: tuple[str, ...], na_as_pass: bool,
+             files: Callable[[], Sequence[InputFile]] | None) -> ScoredRun:
     write_json(run_dir / MANIFEST, manifest.to_json())  # status incomplete until the last row is in
     summarizer = Summarizer(manifest.metrics, na_as_pass=na_as_pass, stability=False)
     failed, lexical = _Sampler(FAILED_SHOWN), _Sampler(LEXICAL_SHOWN)
@@ -183,7 +201,10 @@ def _write(rows: Iterable[Row], manifest: Manifest, out: str | Path, label: str 
             if by_lexical in row.warnings:
                 lexical.add(row.case_id)
     summary = summarizer.summary(manifest.collection.to_json())
-    manifest = manifest.model_copy(update={"status": "complete", "ended_at": utc_now()})
+    update: dict[str, Any] = {"status": "complete", "ended_at": utc_now()}
+    if files is not None:
+        update["inputs"] = _inputs(files())
+    manifest = manifest.model_copy(update=update)
     scored = ScoredRun(run_dir, summary, manifest, warnings, failed.sample(), lexical.sample())
     write_json(run_dir / SUMMARY, summary.to_json())
     atomic_write_text(run_dir / FAILED_TABLE, failed_table(scored) + "\n")
@@ -212,8 +233,12 @@ def _manifest(files: Sequence[InputFile], chunks: int, k: int, na_as_pass: bool)
                     versions=VersionsRecord.model_validate(software_versions()),
                     settings={"k": list(KS), "lexical_k": k, "na_as_pass": na_as_pass},
                     system={"name": "saved outputs", "system": "saved outputs scored offline (rag-eval score)"},
-                    inputs={"saved": [f.to_json() for f in files]}, metrics=metric_names(KS),
+                    inputs=_inputs(files), metrics=metric_names(KS),
                     collection={"chunks": chunks or None})
+
+
+def _inputs(files: Sequence[InputFile]) -> dict[str, Any]:
+    return {"saved": [f.to_json() for f in files]}
 
 
 def _warnings(has_claims: bool) -> tuple[str, ...]:
@@ -299,13 +324,31 @@ def _case(case: SavedCase) -> Case:
                 abstain=case.should_abstain, tags=tuple(meta.get("tags", ())))
 
 
-def _answer(case: SavedCase, retrieved: Sequence[str], texts: dict[str, str]) -> SystemAnswer:
+class _Passages:
+    """The `Passage` of a chunk id at a rank, made once (records are frozen; a log's cases retrieve the same chunks);
+    at most `KEPT` are kept, the oldest let go first."""
+
+    KEPT = 65536
+
+    def __init__(self, texts: dict[str, str]):
+        self.texts = texts
+        self._made: dict[tuple[str, int], Passage] = {}
+
+    def __call__(self, chunk_id: str, rank: int) -> Passage:
+        passage = self._made.get((chunk_id, rank))
+        if passage is None:
+            if len(self._made) >= self.KEPT:
+                del self._made[next(iter(self._made))]
+            passage = self._made[chunk_id, rank] = Passage(source_id=chunk_id, text=self.texts.get(chunk_id, ""),
+                                                           rank=rank, score=None)
+        return passage
+
+
+def _answer(case: SavedCase, retrieved: Sequence[str], passages: _Passages) -> SystemAnswer:
     quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
     return SystemAnswer(
         answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
-        error=None, details={},
-        retrieved=tuple(Passage(source_id=cid, text=texts.get(cid, ""), rank=i, score=None)
-                        for i, cid in enumerate(retrieved, 1)),
+        error=None, details={}, retrieved=tuple(passages(cid, i) for i, cid in enumerate(retrieved, 1)),
         citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, "")) for cid in case.cited_chunk_ids))
 
 

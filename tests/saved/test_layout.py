@@ -11,8 +11,16 @@ import pytest
 
 from chatbot.errors import InputError
 from harness.cli import main
-from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved, open_saved
-from harness.saved.score import score_saved
+from harness.saved.layout import (
+    ClaimsOutOfOrder,
+    SavedCase,
+    SavedChunk,
+    SavedClaim,
+    SavedStream,
+    load_saved,
+    resolve_paths,
+)
+from harness.saved.score import score_saved, score_to_run
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 CASE_HEADER = ["case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",
@@ -231,24 +239,40 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
 
 
-# ---------------------------------------------------------------- files of any size: checked once, then streamed
+# ---------------------------------------------------------------- files of any size: read once, checked as read
 
 
-def test_claims_in_any_order_score_to_the_same_rows(workshop):
+def test_claims_in_any_order_score_to_the_same_rows(workshop, tmp_path):
     in_order = score_saved(workshop / "cases.csv").rows
+    first = score_to_run(workshop / "cases.csv", out=tmp_path / "first")
     header, *rows = _rows(workshop / "claims.csv")
     by_case = sorted(rows, key=lambda r: r[0], reverse=True)  # W08's claim first, W01's last; stable within a case
     _write(workshop / "claims.csv", [header, *by_case])
-    source = open_saved(workshop / "cases.csv")
-    assert source.has_claims and not source.claims_in_order
-    assert score_saved(workshop / "cases.csv").rows == in_order
+    with pytest.raises(ClaimsOutOfOrder):  # read beside the cases, they cannot be matched
+        list(SavedStream(*resolve_paths(workshop / "cases.csv")))
+    assert score_saved(workshop / "cases.csv").rows == in_order  # read again, grouped in memory
+    again = score_to_run(workshop / "cases.csv", out=tmp_path / "again")
+    assert [p.name for p in (tmp_path / "again").iterdir()] == [again.run_dir.name]  # the first try's is gone
+    assert (again.run_dir / "rows.jsonl").read_bytes() == (first.run_dir / "rows.jsonl").read_bytes()
 
 
-def test_a_file_changed_after_its_check_is_an_error_not_a_silent_mix(workshop):
-    source = open_saved(workshop / "cases.csv")
-    _set_cell(workshop / "cases.csv", "W10", "candidate_answer", "Children are welcome.")
-    with pytest.raises(InputError, match=r"cases\.csv: the file changed while it was read"):
-        list(source.cases())
+def test_a_problem_on_the_last_line_leaves_no_run_and_nothing_scored(workshop, tmp_path):
+    _set_cell(workshop / "cases.csv", "W10", "should_abstain", "perhaps")
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match=r"cases\.csv:11: should_abstain: 'perhaps' is not a boolean"):
+        score_to_run(workshop / "cases.csv", out=out)
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_the_manifest_names_each_file_read_with_its_hash(workshop, tmp_path):
+    import hashlib
+
+    scored = score_to_run(workshop / "cases.csv", out=tmp_path / "out")
+    saved = json.loads((scored.run_dir / "manifest.json").read_text(encoding="utf-8"))["inputs"]["saved"]
+    assert [(f["role"], Path(f["path"]).name) for f in saved] == [
+        ("cases", "cases.csv"), ("chunks", "chunks.csv"), ("claims", "claims.csv")]
+    for f in saved:
+        assert f["sha256"] == hashlib.sha256(Path(f["path"]).read_bytes()).hexdigest()
 
 
 def test_a_million_problems_are_counted_and_the_first_hundred_shown(tmp_path):
