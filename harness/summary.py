@@ -9,11 +9,13 @@ up to `_FOLD` rows on every version (3.12's `sum` compensates rounding within a 
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from .cases import ORIGINS, origin
-from .judged import JudgeStanding, judge_agreement
 from .records import AnyRow, ClaimCounts, MetricSummary, Row, Summary
+
+if TYPE_CHECKING:
+    from .judged import JudgeStanding
 
 __all__ = ["Summarizer", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize"]
 
@@ -149,7 +151,11 @@ class Summarizer:
         metrics = self._all.summaries(na_as_pass=self.na_as_pass)
         by_origin = ({o: self._by_origin[o].summaries(na_as_pass=self.na_as_pass) for o in ORIGINS
                       if o in self._by_origin} if self._by_origin is not None else None)
-        judge = judge_agreement(self._judged)
+        judge = None
+        if self._judged:  # the statistics of agreement (and numpy) only for rows a judge rated
+            from .judged import judge_agreement
+
+            judge = judge_agreement(self._judged)
         return Summary(rows=self._rows, errored=self._all.errored, passes=self._passes, metrics=metrics,
                        answer_statuses=dict(self._statuses), collection=collection, na_as_pass=self.na_as_pass,
                        human_claim_review={"pending": self._pending, "reviewed": self._rows - self._pending},

@@ -157,36 +157,51 @@ class _ChunkLine(_Strict):
     text: _Phrase
     topic: str = ""
 
+    def record(self) -> SavedChunk:
+        return SavedChunk(self.chunk_id, self.text, self.topic)
+
 
 class _CaseLine(_Strict):
     case_id: _Id
     question: _Phrase
-    expected_chunk_ids: list[_Id]
-    required_points: list[_Phrase | Annotated[list[_Phrase], Len(min_length=1)]]
+    expected_chunk_ids: tuple[_Id, ...]
+    required_points: tuple[_Phrase | Annotated[tuple[_Phrase, ...], Len(min_length=1)], ...]
     candidate_answer: str
-    cited_chunk_ids: list[_Id]
+    cited_chunk_ids: tuple[_Id, ...]
     should_abstain: bool
     candidate_abstains: bool
-    retrieved_chunk_ids: list[_Id] | None = None
+    retrieved_chunk_ids: tuple[_Id, ...] | None = None
+
+    def record(self) -> SavedCase:
+        points = self.required_points
+        if any(type(p) is str for p in points):  # a lone phrase is one point
+            points = tuple((p,) if type(p) is str else p for p in points)
+        return SavedCase(self.case_id, self.question, self.expected_chunk_ids, points,  # type: ignore[arg-type]
+                         self.candidate_answer, self.cited_chunk_ids, self.should_abstain, self.candidate_abstains,
+                         self.retrieved_chunk_ids, self.metadata)
 
 
 class _ClaimLine(_Strict):
     case_id: _Id
     claim: _Phrase
-    support_chunk_ids: list[_Id]
+    support_chunk_ids: tuple[_Id, ...]
+
+    def record(self) -> SavedClaim:
+        return SavedClaim(self.case_id, self.claim, self.support_chunk_ids)
 
 
 @dataclass(frozen=True)
 class _Kind:
     """How one role's lines are read: required CSV columns, the CSV row reader, the JSON record class, the JSON
     Schema file and, as a fast path, a model accepting exactly what the schema accepts (a test checks both on the
-    same lines): a line it refuses is checked by the schema, for the schema's messages."""
+    same lines) that makes the record itself: a line it refuses is checked by the schema, for the schema's
+    messages."""
 
     columns: tuple[str, ...]
     from_row: Callable[[_Row], Any]
     record: Any
     schema: str
-    fast: type[_Strict]
+    fast: type[_ChunkLine] | type[_CaseLine] | type[_ClaimLine]
 
 
 KINDS = {
@@ -320,7 +335,7 @@ class Reading:
             if not content.strip():
                 continue
             try:
-                yield line, kind.record.from_json(kind.fast.model_validate_json(content).__dict__)
+                yield line, kind.fast.model_validate_json(content).record()
                 continue
             except ValidationError:
                 pass

@@ -40,7 +40,7 @@ class _DataclassJson:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Any:
-        # one pass over the keys given: every line of `rag-eval score`'s input comes here twice
+        # one pass over the keys given (a line the fast models of `lines` accept is built by them instead)
         known = _known(cls)  # type: ignore[arg-type]
         return cls(**{name: _frozen(value) if isinstance(value, list) else value  # type: ignore[arg-type]
                       for name, value in data.items() if name in known})
