@@ -181,7 +181,7 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
         hits = retriever.retrieve(question, settings.top_k)
         prompt = render_prompt(template, question, hits)
         _check_fits(prompt, settings, thinks=_thinks(generator, settings), server_window=_window(generator),
-                    tokens=_counted(generator, prompt))
+                    tokens=_counted(generator, prompt, settings, hits))
         reply = _generate(generator, prompt, settings, question, hits)
     except GenerationAborted as exc:  # the model looped: a bad output for this question, not a setup error
         return Answer(status="malformed_output", text=settings.no_answer_message, model_answer="", citations=(),
@@ -290,10 +290,15 @@ def _window(generator: Generator) -> int | None:
     return window if isinstance(window, int) else None
 
 
-def _counted(generator: Generator, prompt: str) -> int | None:
-    """The prompt's tokens as the server counts them, where it decides the window and can count."""
+def _counted(generator: Generator, prompt: str, settings: AnswerSettings, hits: Sequence[Hit]) -> int | None:
+    """The prompt's tokens as the server counts them, where it decides the window and can count; not asked for a
+    reply the answer cache holds (no request is sent for it: the estimate checks it, and the server's count let
+    it through when it was asked)."""
     count = getattr(generator, "count_tokens", None)
-    return count(prompt) if callable(count) and _window(generator) else None
+    if not callable(count) or not _window(generator):
+        return None
+    holds = getattr(generator, "holds", None)
+    return None if callable(holds) and holds(prompt, settings, hits) else count(prompt)
 
 
 def _generate(generator: Generator, prompt: str, settings: AnswerSettings, question: str,

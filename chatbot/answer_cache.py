@@ -198,10 +198,21 @@ class CachingGenerator:
         thinks = getattr(self.inner, "thinks", None)
         return bool(thinks(settings)) if callable(thinks) else False
 
+    @property
+    def server_window(self) -> int | None:
+        """As the wrapped generator: the window an OpenAI-compatible server decides, cached reply or not (the
+        default num_predict and the window check read it)."""
+        window = getattr(self.inner, "server_window", None)
+        return window if isinstance(window, int) else None
+
     def count_tokens(self, prompt: str) -> int | None:
-        """As the wrapped generator (the window check runs before the cache is read)."""
+        """As the wrapped generator; the answer path asks it only for a prompt whose reply is not cached (`holds`)."""
         count = getattr(self.inner, "count_tokens", None)
         return count(prompt) if callable(count) else None
+
+    def holds(self, prompt: str, settings: AnswerSettings, hits: Sequence[Hit]) -> bool:
+        """Whether the reply of this prompt is in the cache (then no request is sent for it)."""
+        return self.key(prompt, settings, hits) in self.cache
 
     def generate(self, prompt: str, settings: AnswerSettings, question: str, hits: list[Hit]) -> ChatReply:
         """The cached reply of this key, else the wrapped generator's (then cached). One key is asked once in this

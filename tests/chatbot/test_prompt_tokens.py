@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from chatbot.answer import AnswerSettings, answer
+from chatbot.answer import AnswerSettings, answer, answer_template
+from chatbot.answer_cache import AnswerCache, CachingGenerator
 from chatbot.asking import Asker, ChatOptions, Failed, PromptTemplate, over_budget
 from chatbot.bot import open_chatbot
 from chatbot.errors import ModelMissing
@@ -48,6 +49,32 @@ def test_a_prompt_the_estimate_passes_is_refused_by_the_servers_count_before_gen
     assert result.status == "error" and "counted by the server" in result.error
     assert "server's context window of 3000 tokens" in result.error
     assert server.count(CHAT) == chats and server.token_counts >= 1
+
+
+def test_the_answer_cache_keeps_the_servers_window_and_count(server, tmp_path):
+    """Defect: with the answer cache on (sweeps, --answer-cache) the generator lost the server's window, so the
+    default num_predict and the window check fell back to num_ctx and the server's count was never asked."""
+    bot = _bot(server, window=3000)
+    generator = CachingGenerator(bot.generator, AnswerCache(tmp_path / "answers"))
+    assert generator.server_window == 3000
+    result = answer("What is the hotel limit?", bot.retriever, generator, AnswerSettings(num_predict=200, top_k=1),
+                    _template())
+    assert result.status == "error" and "counted by the server" in result.error
+    assert "server's context window of 3000 tokens" in result.error
+
+
+def test_a_reply_from_the_answer_cache_costs_no_token_count(server, tmp_path):
+    """The server's count is asked only for a prompt that will be sent: answering the same question again from the
+    answer cache makes no request at all, neither a count nor a chat."""
+    bot = _bot(server, window=8192)
+    generator = CachingGenerator(bot.generator, AnswerCache(tmp_path / "answers"))
+    settings = AnswerSettings(num_predict=200, top_k=1)
+    before = (server.token_counts, server.count(CHAT))  # preflight's own chat (loading the model)
+    first = answer("What is the hotel limit?", bot.retriever, generator, settings, answer_template())
+    asked = (server.token_counts - before[0], server.count(CHAT) - before[1])
+    again = answer("What is the hotel limit?", bot.retriever, generator, settings, answer_template())
+    assert asked == (1, 1) and (server.token_counts - before[0], server.count(CHAT) - before[1]) == asked
+    assert generator.hits == 1 and again.model_answer == first.model_answer and first.status != "error"
 
 
 def test_a_prompt_refused_by_the_server_is_the_windows_error_row(server):
