@@ -60,7 +60,7 @@ def test_every_format_character_of_this_pythons_unicode_is_dropped():
 
 def test_the_report_and_review_show_the_passage_that_holds_the_quote(capsys):
     """The quote is in the first of two passages sharing an id: both views show that one, not the last."""
-    from harness.cli.review import _show_answer
+    from harness.cli.review_walk import _show_answer
     from harness.report.html import _citations
     case = Case(id="hotel", question="Hotel limit?", abstain=False, facts=(("160",),),
                 evidence=(Evidence("handbook.pdf#p2"),))

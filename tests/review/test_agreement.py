@@ -229,7 +229,7 @@ def test_report_shows_agreement_and_disagreements_escaped(run, tmp_path):
 
 
 def test_quote_in_context_is_cut_and_highlighted(monkeypatch):
-    from harness.cli.review import quote_context
+    from harness.cli.review_walk import quote_context
     passage = "A" * 500 + " the quoted words here " + "B" * 500
     plain = quote_context(passage, "The quoted  words here", chars=100)
     assert plain.startswith("…A") and plain.endswith("B…") and "»the quoted words here«" in plain
