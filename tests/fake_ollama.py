@@ -406,6 +406,11 @@ class FakeOllama:
         with self._lock:
             return {"chats_answered": self.chats_answered, "peak_chat_in_flight": self.peak_chat_in_flight}
 
+    def openai_bodies(self) -> dict[str, list[Any]]:
+        """GET /_bodies (this stand-in's own): the bodies of every OpenAI-style chat completion and embedding request
+        so far, in arrival order, for a benchmark that replays what the harness sent with the client alone."""
+        return {"chat": self.bodies("/v1/chat/completions"), "embed": self.bodies("/v1/embeddings")}
+
     def release(self) -> None:
         """Let the answers held by ``hold_after`` go on."""
         self._released.set()
@@ -629,7 +634,8 @@ class _Handler(BaseHTTPRequestHandler):
     do_GET = do_HEAD = do_POST = _dispatch
 
     def _route(self, fake: FakeOllama, path: str, raw: bytes, body: Any, broken: str | None = None) -> None:
-        gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags, "/_counts": fake.counts}
+        gets = {"/api/version": lambda: {"version": fake.version}, "/api/tags": fake.tags, "/_counts": fake.counts,
+                "/_bodies": fake.openai_bodies}
         posts = {"/api/show": fake.show, "/api/embed": lambda b: fake.embed(b, fault=broken),
                  "/api/chat": lambda b: fake.chat(b, fault=broken)}
         if path == "/" and self.command in ("GET", "HEAD"):

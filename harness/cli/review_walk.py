@@ -13,18 +13,8 @@ from chatbot.text import cited_passage, find_quote
 
 from ..records import RetrievedPassage, Row, Verdict
 from ..review.agreement import verdict_text as _verdict_text
-from ..review.store import (
-    VERDICTS,
-    Claim,
-    ClaimState,
-    Resolution,
-    Review,
-    ReviewBook,
-    add_reviews,
-    answer_key,
-    distinct_answers,
-    sentence_split,
-)
+from ..review.book import VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook
+from ..review.store import add_reviews, answer_key, distinct_answers, sentence_split
 from ..runs import utc_now
 
 __all__ = ["quote_context", "walk", "walk_disagreements"]
