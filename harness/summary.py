@@ -9,7 +9,7 @@ up to `_FOLD` rows on every version (3.12's `sum` compensates rounding within a 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 from .cases import ORIGINS, origin
 from .records import AnyRow, ClaimCounts, MetricSummary, Row, Summary
@@ -17,7 +17,8 @@ from .records import AnyRow, ClaimCounts, MetricSummary, Row, Summary
 if TYPE_CHECKING:
     from .judged import JudgeStanding
 
-__all__ = ["Summarizer", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize"]
+__all__ = ["Summarizer", "Tally", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize",
+           "tally"]
 
 _FOLD = 16_384  # rows whose values are held before they are added to the running sums
 
@@ -46,6 +47,33 @@ def metric_summaries(rows: Iterable[AnyRow], metric_names: Sequence[str], *,
     return means.summaries(na_as_pass=na_as_pass)
 
 
+class Tally(NamedTuple):
+    """What a summary takes of one row: plain data, so that rows scored in another process are summed here in
+    their order, as the rows themselves would be. `values` follow the summarizer's metric names (None: an errored
+    row); `claims` are the count keys of the row's claims."""
+
+    case_id: str
+    repeat: int
+    origin: str
+    values: tuple[float | None, ...] | None
+    passed: bool
+    pending: bool
+    status: str
+    claims: tuple[str, ...]
+
+
+def tally(row: AnyRow, names: Sequence[str]) -> Tally:
+    claims = tuple("in_disagreement" if c.status == "disagreement" else c.status for c in row.claims) \
+        if row.error is None and row.claims else ()
+    return Tally(row.case_id, row.repeat, origin(row.tags), None if row.error is not None else _values(row, names),
+                 row.metrics.get("passed") == 1.0, row.human_claim_review != "reviewed", row.answer.status, claims)
+
+
+def _values(row: AnyRow, names: Sequence[str]) -> tuple[float | None, ...]:
+    get = row.metrics.get
+    return tuple(get(name) for name in names)
+
+
 class _Means:
     """Per metric: the sum and count of the values of the unerrored rows where it applies, and the errored rows."""
 
@@ -58,13 +86,15 @@ class _Means:
         self.unerrored = self.errored = 0
 
     def add(self, row: AnyRow) -> None:
-        if row.error is not None:
+        self.add_values(None if row.error is not None else _values(row, self.names))
+
+    def add_values(self, values: Sequence[float | None] | None) -> None:
+        """One row's values in `names` order; None for an errored row."""
+        if values is None:
             self.errored += 1
             return
         self.unerrored += 1
-        get = row.metrics.get
-        for held, name in zip(self._held, self.names):
-            value = get(name)
+        for held, value in zip(self._held, values):
             if value is not None:
                 held.append(value)
         self._held_rows += 1
@@ -119,8 +149,14 @@ class Summarizer:
         self._repeated = False
 
     def add(self, row: AnyRow) -> None:
+        self.add_tally(tally(row, self.names))
+        if row.judged_claims is not None:
+            self._judged.append(row)
+
+    def add_tally(self, t: Tally) -> None:
+        """One row, by what a summary takes of it (`tally`; a row a judge rated goes through `add`)."""
         self._rows += 1
-        kind = origin(row.tags)
+        kind = t.origin
         if self._by_origin is None and kind != self._origin:
             if self._origin is None:
                 self._origin = kind
@@ -130,22 +166,18 @@ class Summarizer:
             means = self._by_origin.get(kind)
             if means is None:
                 means = self._by_origin[kind] = _Means(self.names)
-            means.add(row)
-        self._all.add(row)
-        self._passes += row.metrics.get("passed") == 1.0
-        self._pending += row.human_claim_review != "reviewed"
-        status = row.answer.status
-        self._statuses[status] = self._statuses.get(status, 0) + 1
-        if row.error is None and row.claims:
-            for claim in row.claims:
-                self._claims["in_disagreement" if claim.status == "disagreement" else claim.status] += 1
-        if row.judged_claims is not None:
-            self._judged.append(row)
+            means.add_values(t.values)
+        self._all.add_values(t.values)
+        self._passes += t.passed
+        self._pending += t.pending
+        self._statuses[t.status] = self._statuses.get(t.status, 0) + 1
+        for claim in t.claims:
+            self._claims[claim] += 1
         if self.stability:
-            self._repeated = self._repeated or row.repeat > 0
+            self._repeated = self._repeated or t.repeat > 0
             # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
-            verdict = tuple("error" if row.error is not None else row.metrics.get(n) for n in self.names)
-            self._verdicts.setdefault(row.case_id, []).append(verdict)
+            verdict = ("error",) * len(self.names) if t.values is None else t.values
+            self._verdicts.setdefault(t.case_id, []).append(verdict)
 
     def summary(self, collection: dict, *, judged: JudgeStanding | None = None) -> Summary:
         metrics = self._all.summaries(na_as_pass=self.na_as_pass)

@@ -48,13 +48,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="where the run directory goes (rows, manifest, summary, failed.txt, chart.svg; "
                              "default: %(default)s)")
     parser.add_argument("--label", help="a name for this run, part of its directory name (default: score)")
+    parser.add_argument("--workers", type=positive_int, metavar="N",
+                        help="processes that score the cases (default: one per processor, at most 8; 1 scores in "
+                             "this process); rows and summary are the same whatever N")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON instead of tables")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     scored = score_to_run(args.cases, args.chunks, args.claims, out=args.out, label=args.label, k=args.k,
-                          na_as_pass=args.na_as_pass)  # OSError (an unwritable --out): exit 1
+                          na_as_pass=args.na_as_pass, workers=args.workers)  # OSError (an unwritable --out): exit 1
     for warning in scored.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     if args.json:

@@ -15,42 +15,27 @@ with the rows. Bad input is one InputError at the end of the reading, and the ru
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from chatbot import __version__
-from chatbot.lexical import LexicalIndex
 from chatbot.store import atomic_write_text, atomic_writer
 from chatbot.versions import software_versions
 
-from ..cases import Case, Evidence
 from ..chart import fmt, svg_bars
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
-from ..records import (
-    MANIFEST_FORMAT,
-    Citation,
-    ClaimRecord,
-    Manifest,
-    Passage,
-    Row,
-    Summary,
-    SystemAnswer,
-    VersionsRecord,
-    in_bulk,
-)
-from ..rows import Judging, build_row
+from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
 from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream, read_saved
 from .records import InputFile
+from .scoring import KS, Batch, Lexical, Setup, default_workers, score_rows, scored_batches
 
-__all__ = ["CHECK_LABELS", "FAILED_SHOWN", "Sample", "ScoreResult", "ScoredRun", "chart_bars", "failed_table",
+__all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "Sample", "ScoreResult", "ScoredRun", "chart_bars", "failed_table",
            "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
 
-KS = (1, 2, 4)
 CHECK_LABELS = {name: REGISTRY[name].label for name in TUTORIAL_CHECKS}
 FAILED_TABLE, CHART = "failed.txt", "chart.svg"
 FAILED_SHOWN = 50  # failed cases shown with their checks and reasons; every row: `rag-eval export`
@@ -93,42 +78,6 @@ class ScoredRun:
     lexical: Sample
 
 
-def score_rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Sequence[SavedChunk], *,
-               has_claims: bool, k: int = 2) -> Iterator[Row]:
-    """The row of each (case, its claims) in turn; cases without saved retrieved ids get the top `k` chunks of
-    the lexical retriever. Without a claims file (`has_claims` False) no row is reviewed."""
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
-    return _rows(cases, chunks, has_claims, k)
-
-
-def _rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Sequence[SavedChunk], has_claims: bool,
-          k: int) -> Iterator[Row]:
-    passages = _Passages({c.chunk_id: c.text for c in chunks})
-    lexical = _Lexical(chunks, k)
-    for case, claims in cases:
-        retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
-            (lexical.top(case.question), lexical.warning)
-        meta = case.metadata or {}
-        judging = _judging(bool(meta.get("citations")), meta.get("min_quote_words", 1))
-        reviewed = _claim_records(claims) if has_claims else None
-        yield build_row(_case(case), _answer(case, retrieved, passages), judging, elapsed_ms=0.0,
-                        warnings=(by,) if by else (), claims=reviewed)
-
-
-def _judging(check_quotes: bool, min_quote_words: Any) -> Judging:
-    """The judging of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
-    number is shared)."""
-    if isinstance(min_quote_words, int):
-        return _shared_judging(check_quotes, min_quote_words)
-    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
-
-
-@lru_cache(maxsize=64)
-def _shared_judging(check_quotes: bool, min_quote_words: int) -> Judging:
-    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
-
-
 def score_outputs(saved: SavedOutputs, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
     """Score loaded outputs, every row in memory."""
     return _in_memory(saved.with_claims(), saved.chunks, saved.has_claims, lambda: saved.files, k, na_as_pass)
@@ -154,52 +103,61 @@ def _in_memory(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: 
 
 def score_to_run(cases_path: str | Path, chunks_path: str | Path | None = None,
                  claims_path: str | Path | None = None, *, out: str | Path, label: str | None = None, k: int = 2,
-                 na_as_pass: bool = False) -> ScoredRun:
-    """`rag-eval score`: score saved outputs a case at a time, as they are read and checked, into a new run
-    directory under `out` (rows, manifest, summary, the failed-case table and the chart), so compare, report,
-    review and rescore work on it. Bad input is one InputError, and the directory begun for it is removed."""
+                 na_as_pass: bool = False, workers: int | None = None) -> ScoredRun:
+    """`rag-eval score`: score saved outputs as they are read and checked, into a new run directory under `out`
+    (rows, manifest, summary, the failed-case table and the chart), so compare, report, review and rescore work on
+    it. The cases are scored in batches by `workers` processes (default: one per processor, `default_workers`; 1:
+    here), the rows and the summary the same whatever their number. Bad input is one InputError, and the
+    directory begun for it is removed."""
 
     def scored(stream: SavedStream) -> ScoredRun:
         manifest = _manifest((), len(stream.chunks), k, na_as_pass)  # the files' hashes are known at the end
-        rows = score_rows(stream, stream.chunks, has_claims=stream.has_claims, k=k)
-        return _write(rows, manifest, out, label, _warnings(stream.has_claims), na_as_pass, lambda: stream.files)
+        setup = _setup(stream.chunks, stream.has_claims, k, manifest)
+        batches = scored_batches(stream, setup, workers=default_workers() if workers is None else workers)
+        return _write(batches, setup, manifest, out, label, _warnings(stream.has_claims), na_as_pass,
+                      lambda: stream.files)
 
     return read_saved(cases_path, chunks_path, claims_path, use=scored)
 
 
 def write_run(result: ScoreResult, out: str | Path, *, label: str | None = None) -> Path:
     """A run directory under `out` for rows scored in memory, as `score_to_run` writes it."""
-    return _write(result.rows, result.manifest, out, label, result.warnings, result.summary.na_as_pass).run_dir
+    setup = _setup((), True, result.manifest.settings.lexical_k or 0, result.manifest)
+    batch = Batch.of(result.rows, setup, Lexical.warning_of(result.manifest))
+    return _write([batch], setup, result.manifest, out, label, result.warnings, result.summary.na_as_pass).run_dir
 
 
-def _write(rows: Iterable[Row], manifest: Manifest, out: str | Path, label: str | None,
+def _setup(chunks: Sequence[SavedChunk], has_claims: bool, k: int, manifest: Manifest) -> Setup:
+    return Setup(tuple(chunks), has_claims, k, tuple(dict.fromkeys(manifest.metrics)), tuple(_SHORT), FAILED_SHOWN,
+                 LEXICAL_SHOWN)
+
+
+def _write(batches: Iterable[Batch], setup: Setup, manifest: Manifest, out: str | Path, label: str | None,
            warnings: tuple[str, ...], na_as_pass: bool,
            files: Callable[[], Sequence[InputFile]] | None = None) -> ScoredRun:
-    """The run directory of `rows`; `files`, when given, are the inputs' records once the rows are read. Whatever
-    stops the rows (bad input found at the end of the reading) removes the directory begun."""
+    """The run directory of the rows of `batches`; `files`, when given, are the inputs' records once the rows are
+    read. Whatever stops the rows (bad input found at the end of the reading) removes the directory begun."""
     run_dir = new_run_dir(out, label or "score")
     try:
-        return _written(run_dir, rows, manifest.model_copy(update={"run_id": run_dir.name}), warnings, na_as_pass,
-                        files)
+        return _written(run_dir, batches, setup, manifest.model_copy(update={"run_id": run_dir.name}), warnings,
+                        na_as_pass, files)
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)  # only this run's own files: it was made above
         raise
 
 
-def _written(run_dir: Path, rows: Iterable[Row], manifest: Manifest, warnings: tuple[str, ...], na_as_pass: bool,
-             files: Callable[[], Sequence[InputFile]] | None) -> ScoredRun:
+def _written(run_dir: Path, batches: Iterable[Batch], setup: Setup, manifest: Manifest, warnings: tuple[str, ...],
+             na_as_pass: bool, files: Callable[[], Sequence[InputFile]] | None) -> ScoredRun:
     write_json(run_dir / MANIFEST, manifest.to_json())  # status incomplete until the last row is in
-    summarizer = Summarizer(manifest.metrics, na_as_pass=na_as_pass, stability=False)
-    failed, lexical = _Sampler(FAILED_SHOWN), _Sampler(LEXICAL_SHOWN)
-    by_lexical = _Lexical.warning_of(manifest)
+    summarizer = Summarizer(setup.names, na_as_pass=na_as_pass, stability=False)
+    failed, lexical = _Sampler(setup.failed_kept), _Sampler(setup.lexical_kept)
     with atomic_writer(run_dir / ROWS) as fh:
-        for row in rows:
-            fh.write(row.line() + "\n")  # built once, validated once (as it was built), never parsed back
-            summarizer.add(row)
-            if row.metrics.get("passed") != 1.0:
-                failed.add(row)
-            if by_lexical in row.warnings:
-                lexical.add(row.case_id)
+        for batch in batches:
+            fh.write(batch.text)
+            for tally in batch.tallies:
+                summarizer.add_tally(tally)
+            failed.extend(batch.failed, batch.failed_count)
+            lexical.extend(batch.lexical, batch.lexical_count)
     summary = summarizer.summary(manifest.collection.to_json())
     update: dict[str, Any] = {"status": "complete", "ended_at": utc_now()}
     if files is not None:
@@ -218,10 +176,10 @@ class _Sampler:
         self.keep, self.total = keep, 0
         self.items: list[Any] = []
 
-    def add(self, item: Any) -> None:
-        self.total += 1
-        if len(self.items) < self.keep:
-            self.items.append(item)
+    def extend(self, items: Sequence[Any], count: int) -> None:
+        """The first of `count` more (`items`: the first of them, in order)."""
+        self.total += count
+        self.items.extend(items[:max(0, self.keep - len(self.items))])
 
     def sample(self) -> Sample:
         return Sample(tuple(self.items), self.total)
@@ -281,77 +239,3 @@ def failed_table(scored: ScoredRun) -> str:
     return "\n".join(lines)
 
 
-class _Lexical:
-    """BM25 over the saved chunks, built on first use. A question asked again (logs repeat questions) gets the ids
-    it got before: a search is deterministic, and the last `CACHED` distinct questions are kept."""
-
-    CACHED = 4096
-
-    def __init__(self, chunks: Sequence[SavedChunk], k: int):
-        self.chunks, self.k = chunks, k
-        self.warning = _Lexical.warning_for(k)
-        self._index: LexicalIndex | None = None
-        self._seen: dict[str, tuple[str, ...]] = {}
-
-    @staticmethod
-    def warning_for(k: int) -> str:
-        return f"retrieved ids from the lexical retriever (top {k})"
-
-    @staticmethod
-    def warning_of(manifest: Manifest) -> str:
-        return _Lexical.warning_for(manifest.settings.lexical_k or 0)
-
-    def top(self, question: str) -> tuple[str, ...]:
-        ids = self._seen.get(question)
-        if ids is None:
-            ids = self._search(question)
-            if len(self._seen) >= self.CACHED:
-                del self._seen[next(iter(self._seen))]  # the oldest question
-            self._seen[question] = ids
-        return ids
-
-    def _search(self, question: str) -> tuple[str, ...]:
-        if self._index is None:
-            self._index = LexicalIndex([c.text for c in self.chunks])
-        return tuple(self.chunks[i].chunk_id for i, _ in self._index.search(question, self.k))
-
-
-def _case(case: SavedCase) -> Case:
-    meta = case.metadata or {}
-    evidence = tuple(Evidence(e["source_id"], e.get("quote")) for e in meta["evidence"]) if "evidence" in meta \
-        else tuple(Evidence(cid) for cid in dict.fromkeys(case.expected_chunk_ids))
-    return Case(id=case.case_id, question=case.question, evidence=evidence, facts=case.required_points,
-                abstain=case.should_abstain, tags=tuple(meta.get("tags", ())))
-
-
-class _Passages:
-    """The `Passage` of a chunk id at a rank, made once (records are frozen; a log's cases retrieve the same chunks);
-    at most `KEPT` are kept, the oldest let go first."""
-
-    KEPT = 65536
-
-    def __init__(self, texts: dict[str, str]):
-        self.texts = texts
-        self._made: dict[tuple[str, int], Passage] = {}
-
-    def __call__(self, chunk_id: str, rank: int) -> Passage:
-        passage = self._made.get((chunk_id, rank))
-        if passage is None:
-            if len(self._made) >= self.KEPT:
-                del self._made[next(iter(self._made))]
-            passage = self._made[chunk_id, rank] = Passage(source_id=chunk_id, text=self.texts.get(chunk_id, ""),
-                                                           rank=rank, score=None)
-        return passage
-
-
-def _answer(case: SavedCase, retrieved: Sequence[str], passages: _Passages) -> SystemAnswer:
-    quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
-    return SystemAnswer(
-        answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
-        error=None, details={}, retrieved=tuple(passages(cid, i) for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, "")) for cid in case.cited_chunk_ids))
-
-
-def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
-    return [ClaimRecord(claim=c.claim, note="", verdict="supported" if c.supported else "unsupported",
-                        source_id=c.support_chunk_ids[0] if c.support_chunk_ids else None) for c in claims]

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from harness.runs import read_rows
-from harness.saved import score as score_module
+from harness.saved import scoring as score_module
 from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
 from harness.saved.score import score_rows, score_saved, score_to_run
 
@@ -43,9 +43,9 @@ def test_a_repeated_case_scores_to_the_bytes_of_its_first_copy(tmp_path):
 
 def test_the_lexical_cache_keeps_its_bound_and_gives_a_fresh_searchs_ids(monkeypatch):
     chunks = [SavedChunk(f"C{i}", text) for i, text in enumerate(["late entry rules", "a dog", "parking at night"])]
-    lexical = score_module._Lexical(chunks, 2)
-    fresh = {q: score_module._Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
-    monkeypatch.setattr(score_module._Lexical, "CACHED", 2)
+    lexical = score_module.Lexical(chunks, 2)
+    fresh = {q: score_module.Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
+    monkeypatch.setattr(score_module.Lexical, "CACHED", 2)
     for question in ("late entry", "dog", "night parking", "late entry", "dog"):
         assert lexical.top(question) == fresh[question]
         assert len(lexical._seen) <= 2
