@@ -12,6 +12,7 @@ from chatbot.terminal import say
 from ..chart import fmt, text_bars
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
+from ..saved.scoring import default_workers
 from .flags import positive_int
 
 _EPILOG = """\
@@ -57,7 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     scored = score_to_run(args.cases, args.chunks, args.claims, out=args.out, label=args.label, k=args.k,
-                          na_as_pass=args.na_as_pass, workers=args.workers)  # OSError (an unwritable --out): exit 1
+                          na_as_pass=args.na_as_pass,
+                          workers=args.workers or default_workers())  # OSError (an unwritable --out): exit 1
     for warning in scored.warnings:
         say(f"warning: {warning}", file=sys.stderr)
     if args.json:

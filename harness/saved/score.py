@@ -31,7 +31,7 @@ from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
 from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream, read_saved
 from .records import InputFile
-from .scoring import KS, Batch, Lexical, Setup, default_workers, score_rows, scored_batches
+from .scoring import KS, Batch, Lexical, Setup, score_rows, scored_batches
 
 __all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "Sample", "ScoreResult", "ScoredRun", "chart_bars", "failed_table",
            "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
@@ -103,17 +103,18 @@ def _in_memory(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: 
 
 def score_to_run(cases_path: str | Path, chunks_path: str | Path | None = None,
                  claims_path: str | Path | None = None, *, out: str | Path, label: str | None = None, k: int = 2,
-                 na_as_pass: bool = False, workers: int | None = None) -> ScoredRun:
+                 na_as_pass: bool = False, workers: int = 1) -> ScoredRun:
     """`rag-eval score`: score saved outputs as they are read and checked, into a new run directory under `out`
     (rows, manifest, summary, the failed-case table and the chart), so compare, report, review and rescore work on
-    it. The cases are scored in batches by `workers` processes (default: one per processor, `default_workers`; 1:
-    here), the rows and the summary the same whatever their number. Bad input is one InputError, and the
-    directory begun for it is removed."""
+    it. With `workers` > 1 the cases are scored in batches by that many processes (`rag-eval score` asks
+    `default_workers()`), the rows and the summary the same whatever their number; a script that asks for them
+    must start its work under `if __name__ == "__main__":`, as Python's multiprocessing requires. Bad input is one
+    InputError, and the directory begun for it is removed."""
 
     def scored(stream: SavedStream) -> ScoredRun:
         manifest = _manifest((), len(stream.chunks), k, na_as_pass)  # the files' hashes are known at the end
         setup = _setup(stream.chunks, stream.has_claims, k, manifest)
-        batches = scored_batches(stream, setup, workers=default_workers() if workers is None else workers)
+        batches = scored_batches(stream, setup, workers=workers)
         return _write(batches, setup, manifest, out, label, _warnings(stream.has_claims), na_as_pass,
                       lambda: stream.files)
 
