@@ -5,7 +5,8 @@ with unique case ids (`W01~0`, `W01~1`, ...), in the JSONL layout and, for the J
 Run A is the workshop as shipped; run B changes every third copy (its first retrieved id dropped, its answer's
 last word cut), so that compare has differences to test. Each command runs as `python -m harness.cli ...` in a
 child process of its own, its output sent to /dev/null; wall time around it, and its CPU time (user + system) and
-peak RSS from `os.wait4`. Per size:
+peak RSS, of the child (`os.wait4`) and of the processes it starts (`rag-eval score`'s worker processes and their
+fork server, sampled from /proc every 0.1 s: CPU summed, RSS the most the whole tree held at once). Per size:
 
   score A       rag-eval score --cases A/cases.jsonl (claims and chunks beside it)
   score A csv   the same rows from the CSV layout (JSONL / CSV is the ratio of CPU seconds)
@@ -126,11 +127,17 @@ def _limited() -> None:
 
 
 def run_child(args: list[str], timeout: float) -> Measured:
-    """Wall, CPU (user + system) and peak RSS of `python -m harness.cli ARGS` in a child process (wait4)."""
+    """Wall, CPU (user + system) and peak RSS of `python -m harness.cli ARGS` in a child process and the processes
+    it starts (`rag-eval score`'s workers): the child's own from wait4, its descendants' from /proc every 0.1 s
+    (their CPU as last seen, so the last 0.1 s of each may be missed; the peak RSS is the most the whole tree held
+    at one sample, or the child's own peak when higher). Sampling more often costs this process a share of the
+    cores the command runs on."""
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, "-m", "harness.cli", *args], cwd=REPO, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, preexec_fn=_limited)
     deadline, code = start + timeout, None
+    others: dict[int, float] = {}  # descendant pid -> its CPU seconds when last seen
+    tree_peak, sampled = 0, 0.0
     while True:
         pid, status, usage = os.wait4(child.pid, os.WNOHANG)
         if pid:
@@ -140,9 +147,46 @@ def run_child(args: list[str], timeout: float) -> Measured:
             child.kill()
             _, status, usage = os.wait4(child.pid, 0)
             break
+        if time.perf_counter() - sampled >= 0.1:
+            rss, sampled = 0, time.perf_counter()
+            for p in _tree(child.pid):
+                cpu, resident = _stat(p)
+                rss += resident
+                if p != child.pid and cpu is not None:
+                    others[p] = cpu
+            tree_peak = max(tree_peak, rss)
         time.sleep(0.02)
     child.returncode = -1  # reaped here: Popen must not wait for it again
-    return Measured(time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code)
+    return Measured(time.perf_counter() - start, usage.ru_utime + usage.ru_stime + sum(others.values()),
+                    max(usage.ru_maxrss * 1024, tree_peak) / (1 << 20), code)
+
+
+_TICK, _PAGE = os.sysconf("SC_CLK_TCK"), os.sysconf("SC_PAGE_SIZE")
+
+
+def _tree(pid: int) -> list[int]:
+    """`pid` and every process below it (Linux /proc)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as fh:
+                    todo += [int(c) for c in fh.read().split()]
+        except OSError:  # gone meanwhile
+            pass
+    return out
+
+
+def _stat(pid: int) -> tuple[float | None, int]:
+    """(CPU seconds, resident bytes) of a process now; (None, 0) when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None, 0
+    return (int(fields[11]) + int(fields[12])) / _TICK, int(fields[21]) * _PAGE
 
 
 def _run_dir(out: Path) -> Path:
@@ -213,7 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             for name, m in results[rows].items():
                 print(f"  {rows:,} {LABELS[name]}: {_seconds(m, args.timeout)} s wall, {m.cpu_s:.2f} s CPU, "
                       f"{m.rss_mb:.0f} MB peak RSS, exit {m.code}", flush=True)
-    print("wall and CPU seconds and peak RSS of each command in a child process (os.wait4); rows/s = rows / wall")
+    print("wall and CPU seconds and peak RSS of each command in a child process and the processes it starts (os.wait4 "
+          "and /proc); rows/s = rows / wall")
     body = []
     for rows in sizes:
         for name, m in results[rows].items():

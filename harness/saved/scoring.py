@@ -4,7 +4,7 @@ are several cores (`scored_batches`).
 A batch comes back as what the run directory takes of its rows (`Batch`): their lines, their tallies for the
 summary (`harness.summary.Tally`, summed in row order, so the summary is the same whatever the number of workers),
 the first failed cases and the first cases scored with the lexical retriever, each with its count. Batches come back
-in the order of the cases; at most two per worker are in flight, so memory does not grow with the cases. Workers
+in the order of the cases; at most `IN_FLIGHT` per worker are out, so memory does not grow with the cases. Workers
 are forked from a fork server (`multiprocessing`'s "forkserver"): a clean process, whatever threads the caller runs.
 """
 
@@ -33,6 +33,7 @@ __all__ = ["BATCH", "KS", "Batch", "FailedCase", "Lexical", "RowMaker", "Setup",
 
 KS = (1, 2, 4)
 BATCH = 1024  # cases scored together, in one worker process
+IN_FLIGHT = 4  # batches per worker sent and not yet taken back: the reading goes on while the workers start
 
 
 def score_rows(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], chunks: Sequence[SavedChunk], *,
@@ -233,12 +234,13 @@ def scored_batches(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], setu
         yield from (maker.batch(b) for b in itertools.chain(first, batches))
         return
     context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # the workers fork with this module (and the row builder) imported
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(setup,)) as pool:
         pending: deque[Future[Batch]] = deque()
         try:
             for batch in itertools.chain(first, batches):
                 pending.append(pool.submit(_score, batch))
-                if len(pending) >= 2 * workers:
+                if len(pending) >= IN_FLIGHT * workers:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
