@@ -78,6 +78,28 @@ def test_a_full_disk_mid_run_keeps_the_rows_written_and_shows_the_resume_command
     assert len(read_rows(result.run_dir)) == 21 and result.manifest.status == "complete"
 
 
+def test_rows_are_flushed_each_and_fsynced_at_most_once_a_second_and_on_close(tmp_path, monkeypatch):
+    import os
+
+    synced = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    settings = RunSettings(cases=sample_cases(tmp_path), out=str(tmp_path / "out"), system="offline")
+    run_dir = run_evaluation(settings).run_dir
+    rows_file = (run_dir / "rows.jsonl").resolve()
+    row_syncs = [fd for fd in synced if Path(f"/proc/self/fd/{fd}").exists()
+                 and Path(os.readlink(f"/proc/self/fd/{fd}")) == rows_file]
+    assert len(read_rows(run_dir)) == 21 and row_syncs == []  # the rows' descriptor was synced, then closed
+    monkeypatch.setattr(RowWriter, "SYNC_EVERY", 0.0)
+    writer, seen = RowWriter(tmp_path), []
+    monkeypatch.setattr(os, "fsync", lambda fd: seen.append(fd))
+    rows = read_rows(run_dir)
+    for row in rows[:3]:
+        writer.write(row)
+        assert (tmp_path / "rows.jsonl").read_text().count("\n") == len(seen)  # whole lines, on disk, each synced
+    writer.close()
+    assert len(seen) == 4  # three rows and the close
+
+
 @pytest.mark.parametrize("value", ["inf", "nan", "0", "-5"])
 def test_bad_timeouts_are_refused_with_exit_2(value, tmp_path, capsys):
     assert rag_eval(["run", "--offline", "--timeout", value, "--out", str(tmp_path)]) == 2
