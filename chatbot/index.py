@@ -30,6 +30,7 @@ from .store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
     default_cache_dir,
     read_bytes,
 )
+from .text import TEXT_RULE
 from .versions import software_versions
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -138,6 +139,9 @@ class Index:
             vectors = np.load(directory / "vectors.npy", allow_pickle=False)
             if manifest.get("format") != INDEX_FORMAT or "embedding" not in manifest:
                 raise ValueError(f"index format {manifest.get('format')!r} is not {INDEX_FORMAT}")
+            if manifest.get("text_rule", 1) != TEXT_RULE:  # its chunks were normalised by another rule
+                raise ValueError(f"its chunks were normalised by text rule {manifest.get('text_rule', 1)}, "
+                                 f"this version uses text rule {TEXT_RULE}")
             if vectors.ndim != 2 or not np.isfinite(vectors).all():  # e.g. NaN vectors saved by an older version
                 raise ValueError("its vectors are not a finite matrix")
             return cls([Chunk.from_dict(json.loads(line)) for line in lines if line], vectors, manifest)
@@ -186,6 +190,7 @@ def build_index(documents: list[Document], client: ModelServer, *, chunking: Chu
     matrix = np.vstack([np.asarray(v, dtype=np.float32) for v in vectors])
     manifest = {
         "format": INDEX_FORMAT,
+        "text_rule": TEXT_RULE,
         "package_version": __version__,
         "versions": software_versions(),
         "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

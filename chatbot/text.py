@@ -7,6 +7,10 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
+# The version of the rule `normalize()` applies. What is stored already normalised and read back as it is (a saved
+# index's chunks) records it, and is rebuilt when it differs. 2: numbers keep their forms (`keep_numbers`).
+TEXT_RULE = 2
+
 # Unicode format characters (category Cf): zero-width spaces and joiners, word joiner, BOM, bidi controls, soft
 # hyphen, tags. Invisible on the page, so a quote of what a reader sees must match without them. Listed as ranges
 # (Unicode 15.1) because a per-character category lookup would slow every comparison; a test checks the list
@@ -21,7 +25,65 @@ _QUOTES = str.maketrans({
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"', "\u00ab": '"', "\u00bb": '"',
     "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
     "\ufe58": "-", "\ufe63": "-", "\uff0d": "-",
+    "\u2044": "/", "\u2215": "/",  # fraction slash, division slash
 })
+# Numbers written in forms of their own, which NFKC would fold into plain digits and so into other numbers
+# ("10⁵" into "105", "②①" into "21", "1½" into "11⁄2"). Each keeps a form of its own: a run of superscripts is
+# "^" and its ASCII ("10^5", "10^-3"), a run of subscripts "_" and its ASCII ("H_2O"), a circled number
+# "(n)" ("(2)(1)"), and every other compatibility form of a number (vulgar fractions, "⒈", "㎡") its NFKC text
+# with "/" for the fraction slash and an exponent written "^", set off by a space from a digit it would touch
+# ("1 1/2", "m^2").
+_SUPERSCRIPTS = "\u2070\u00b9\u00b2\u00b3\u2074\u2075\u2076\u2077\u2078\u2079\u207a\u207b\u207c\u207d\u207e"
+_SUBSCRIPTS = "\u2080\u2081\u2082\u2083\u2084\u2085\u2086\u2087\u2088\u2089\u208a\u208b\u208c\u208d\u208e"
+_SCRIPT_ASCII = "0123456789+-=()"
+_SCRIPT_RUN = re.compile(f"[{_SUPERSCRIPTS}]+|[{_SUBSCRIPTS}]+")
+_SCRIPT_TABLE = str.maketrans(_SUPERSCRIPTS + _SUBSCRIPTS, _SCRIPT_ASCII * 2)
+# The blocks that hold every other character whose NFKC form has a digit and which is not a digit itself
+# (Latin-1 fractions, Number Forms, Enclosed Alphanumerics, CJK enclosed and squared forms, Enclosed Alphanumeric
+# Supplement); a test checks this against the running Python's Unicode database.
+_NUMBER_BLOCKS = ((0x00bc, 0x00be), (0x2150, 0x218f), (0x2460, 0x24ff), (0x3200, 0x33ff), (0x1f100, 0x1f1ff))
+
+
+def _number_form(char: str) -> str | None:
+    """The form of its own of a character that NFKC turns into a number (see above), or None for any other."""
+    plain = unicodedata.normalize("NFKC", char)
+    if plain == char or char.isdecimal() or not any(c.isdecimal() for c in plain):
+        return None
+    if unicodedata.decomposition(char).startswith("<circle>"):
+        return f"({plain})"
+    plain = plain.translate(_QUOTES)
+    return re.sub(r"(?<=[^\W\d])(\d+)$", r"^\1", plain)  # "m2" of "㎡" -> "m^2"
+
+
+_NUMBER_FORMS = {chr(cp): form for a, b in _NUMBER_BLOCKS for cp in range(a, b + 1)
+                 if (form := _number_form(chr(cp))) is not None}
+_NUMBER_FORM = re.compile("[" + "".join(_NUMBER_FORMS) + "]")
+_ANY_FORM = re.compile(f"[{_SUPERSCRIPTS}{_SUBSCRIPTS}{''.join(_NUMBER_FORMS)}]")  # one scan for the usual none
+
+
+def _scripts(match: re.Match[str]) -> str:
+    run, text, end = match.group(), match.string, match.end()
+    gap = " " if end < len(text) and text[end].isnumeric() else ""  # "10⁵7" -> "10^5 7", never "10^57"
+    return ("^" if run[0] in _SUPERSCRIPTS else "_") + run.translate(_SCRIPT_TABLE) + gap
+
+
+def _own_form(match: re.Match[str]) -> str:
+    form, text, start, end = _NUMBER_FORMS[match.group()], match.string, match.start(), match.end()
+    if form[0].isdecimal() and start and text[start - 1].isnumeric():
+        form = " " + form
+    if form[-1].isdecimal() and end < len(text) and text[end].isnumeric():
+        form += " "
+    return form
+
+
+def keep_numbers(text: str) -> str:
+    """`text` with every number written in a form NFKC would fold into plain digits given a form of its own:
+    "10⁵" -> "10^5", "H₂O" -> "H_2O", "②①" -> "(2)(1)", "1½" -> "1 1/2" (the first step of `normalize`)."""
+    if _ANY_FORM.search(text) is None:
+        return text
+    return _NUMBER_FORM.sub(_own_form, _SCRIPT_RUN.sub(_scripts, text))
+
+
 # A word broken by a hyphen at the end of a line: "reim-\nbursement" -> "reimbursement".
 _LINE_END_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(\w)")
 
@@ -29,9 +91,11 @@ _LINE_END_HYPHEN = re.compile(r"(\w)-[ \t]*\r?\n[ \t]*(\w)")
 def normalize(text: str) -> str:
     """Return `text` in the canonical form used for all matching.
 
-    NFKC (so ligatures such as "ﬁ" become "fi"), format characters dropped (soft hyphens, zero-width spaces and
-    joiners, BOM, bidi controls: Unicode category Cf), words split by a line-end hyphen
-    rejoined, curly quotes and dash variants made ASCII, and every run of whitespace folded to one space,
+    Numbers in forms of their own first keep them (`keep_numbers`: "10⁵" -> "10^5", "②①" -> "(2)(1)",
+    "1½" -> "1 1/2"), so no number becomes another; then NFKC (so ligatures such as "ﬁ" become "fi"), format
+    characters dropped (soft hyphens, zero-width spaces and joiners, BOM, bidi controls: Unicode category Cf),
+    words split by a line-end hyphen rejoined, curly quotes, dash variants and fraction slashes made ASCII, and
+    every run of whitespace folded to one space,
     with no leading or trailing space. Case is kept; callers that match case-insensitively fold it.
     """
     # Each step runs only where it can change something (the same result, a fraction of the time on plain text):
@@ -39,7 +103,8 @@ def normalize(text: str) -> str:
     # the only ASCII quote variant is the backtick. str.split() splits on what the regex \s matches.
     ascii_only = text.isascii()
     if not ascii_only:
-        text = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
+        # format characters go first, so that none stands between a digit and a number form beside it
+        text = unicodedata.normalize("NFKC", keep_numbers(_FORMAT.sub("", text)))
     if "\n" in text:
         text = _LINE_END_HYPHEN.sub(r"\1\2", text)
     if not ascii_only or "`" in text:

@@ -129,9 +129,10 @@ def _rank(item: Retrieved) -> int:
     return item.rank
 
 
-# Digits joined by these (thousands or decimal separators, thin and narrow no-break spaces) are one number:
-# "160" is not found in "EUR 1,160", "1.160" or "1 160", and "5" is not found in "1.5 days".
-_NUMBER_JOINERS = ",.\u2009\u202f\u00a0 "
+# Digits joined by these (thousands or decimal separators, thin and narrow no-break spaces, and the "^" of an
+# exponent, as `normalize()` writes "10⁵") are one number: "160" is not found in "EUR 1,160", "1.160" or "1 160",
+# "5" is not found in "1.5 days", "10" not in "10^5".
+_NUMBER_JOINERS = ",.\u2009\u202f\u00a0 ^"
 
 
 def fact_found(answer: str, alternatives: Sequence[str]) -> bool:

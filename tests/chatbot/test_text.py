@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.text import _FORMAT, _LINE_END_HYPHEN, _QUOTES, clip, fold, is_clipped, normalize
+from chatbot.text import _FORMAT, _LINE_END_HYPHEN, _QUOTES, clip, fold, is_clipped, keep_numbers, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [
@@ -34,14 +34,14 @@ def test_normalize_is_idempotent_and_folded(text):
 def _every_step(text: str) -> str:
     """normalize() as its definition reads, every step on every text (the function skips steps that cannot
     change a text: plain ASCII needs no NFKC, a text without a line end no hyphen rejoin)."""
-    text = _FORMAT.sub("", unicodedata.normalize("NFKC", text))
+    text = unicodedata.normalize("NFKC", keep_numbers(_FORMAT.sub("", text)))
     text = _LINE_END_HYPHEN.sub(r"\1\2", text)
     return re.sub(r"\s+", " ", text.translate(_QUOTES)).strip()
 
 
 _TRICKY = st.text(alphabet=st.sampled_from(list("ab -\n\r\t`'x1") + [
     "\u00a0", "\u2028", "\x1c", "\x85", "\u3000", "\ufb01", "\u00ad", "\u200b", "\u2019", "\u2013", "\x0b",
-    "\u2009", "\u00e9", "\ufeff", "\u2460", "\U000e0041"]))
+    "\u2009", "\u00e9", "\ufeff", "\u2460", "\U000e0041", "\u2075", "\u2082", "\u00bd", "\u2044", "\u3251"]))
 
 
 @given(st.one_of(st.text(), _TRICKY))
