@@ -39,6 +39,7 @@ from .model_server import (
     preflight,
     snippet,
 )
+from .redaction import Redactor, redacting, url_secrets, without_userinfo
 
 __all__ = ["ChatReply", "ClientSettings", "ModelInfo", "OllamaClient", "ServerInfo", "canonical_model",
            "load_chat_model", "preflight", "prefixes_for", "resolve_host"]
@@ -97,16 +98,19 @@ class OllamaClient:
 
     def __init__(self, settings: ClientSettings = ClientSettings(), *, sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
-        self.host = resolve_host(settings.host)
+        address = resolve_host(settings.host)  # with any user:password@, which only the connection sees
+        self.host = without_userinfo(address)  # the form shown and stored
+        self.redact = Redactor(url_secrets(address))
         timeout = httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
-        self._transport = BoundedTransport(httpx, Bounds(settings.timeout_s, settings.max_body_bytes), self.host)
-        self._client = ollama.Client(host=self.host, timeout=timeout, transport=self._transport,
+        self._transport = BoundedTransport(httpx, Bounds(settings.timeout_s, settings.max_body_bytes), address)
+        self._client = ollama.Client(host=address, timeout=timeout, transport=self._transport,
                                      follow_redirects=False, trust_env=False)
         self._sleep = sleep
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included: benchmarks and tests read it
 
     # -- calls ---------------------------------------------------------------------------------------------
+    @redacting
     def version(self) -> str:
         try:
             reply, _ = self._call("GET /api/version", "", lambda: self._client._request_raw("GET", "/api/version"))
@@ -118,15 +122,18 @@ class OllamaClient:
         except (ValueError, KeyError, TypeError) as exc:
             raise BadReply(f"{self.host}/api/version did not answer like Ollama; is this an Ollama server?") from exc
 
+    @redacting
     def list_models(self) -> dict[str, str]:
         """Installed models as {canonical name: digest}."""
         reply, _ = self._call("list models", "", self._client.list)
         return {canonical_model(m.model or ""): m.digest or "" for m in reply.models}
 
+    @redacting
     def show(self, model: str) -> ollama.ShowResponse:
         reply, _ = self._call("show model", model, lambda: self._client.show(model))
         return reply
 
+    @redacting
     def embed(self, model: str, texts: Sequence[str], *, batch_size: int = 32, dim: int | None = None) -> np.ndarray:
         """Unit float32 vectors, one row per text, in batches. Over-long input raises InputTooLong naming its index.
 
@@ -135,6 +142,7 @@ class OllamaClient:
         return embed_in_batches(lambda batch, offset, width: self._embed_batch(model, batch, offset=offset, dim=width),
                                 model, texts, batch_size=batch_size, dim=dim)
 
+    @redacting
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
              think: bool | None) -> ChatReply:
         """One non-streaming chat call. `format` is a JSON Schema, "json" or ""/None (no constraint), the values
@@ -158,6 +166,7 @@ class OllamaClient:
             retries=retries,
         )
 
+    @redacting
     def load(self, model: str, *, keep_alive: str = LOAD_KEEP_ALIVE) -> float:
         """Load a chat model into memory (a chat with no messages) and return the wall time in ms, so the
         first question's timeout does not pay for a cold start."""
@@ -166,9 +175,11 @@ class OllamaClient:
                                                              stream=False))
         return (time.perf_counter() - started) * 1000
 
+    @redacting
     def warm_up(self, model: str, info: ModelInfo) -> ModelInfo:
         return replace(info, load_ms=round(self.load(model), 3))
 
+    @redacting
     def identify(self, *, chat_model: str | None, embed_model: str | None) -> ServerInfo:
         """The server answers, the models are installed, and each can do its job (`/api/show` capabilities)."""
         version = self.version()

@@ -59,6 +59,7 @@ from .openai_replies import (
     retry_after,
     whole_count,
 )
+from .redaction import Redactor, redacting, url_secrets, without_userinfo
 from .transports import PooledTransports
 
 __all__ = ["DEFAULT_BASE_URL", "EMBED_PROBE", "OpenAIClient", "resolve_base_url"]
@@ -107,12 +108,15 @@ class OpenAIClient:
     def __init__(self, settings: ClientSettings = ClientSettings(backend="openai"), *,
                  sleep: Callable[[float], None] = time.sleep):
         self.settings = settings
-        self.host = resolve_base_url(settings.host)
-        self.root = self.host[:-3] if self.host.endswith("/v1") else self.host
+        address = resolve_base_url(settings.host)  # with any user:password@, which only the connection sees
+        self.host = without_userinfo(address)  # the form shown and stored
+        self.root = address[:-3] if address.endswith("/v1") else address
+        key = api_key(settings.api_key_env)
+        self.redact = Redactor((key, *url_secrets(address)))  # whatever a server echoes, neither leaves
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
-        self._transport = BoundedTransport(httpx2, Bounds(settings.timeout_s, settings.max_body_bytes), self.host,
+        self._transport = BoundedTransport(httpx2, Bounds(settings.timeout_s, settings.max_body_bytes), address,
                                            pool=PooledTransports)
-        self._client = openai.OpenAI(base_url=self.host, api_key=api_key(settings.api_key_env), timeout=timeout,
+        self._client = openai.OpenAI(base_url=address, api_key=key, timeout=timeout,
                                      max_retries=0, http_client=openai.DefaultHttpxClient(
                                          transport=cast(httpx2.BaseTransport, self._transport),  # duck-typed
                                          timeout=timeout, follow_redirects=False,
@@ -126,6 +130,7 @@ class OpenAIClient:
         self._counts_tokens = True  # until the server shows it has no token counter
 
     # -- calls ---------------------------------------------------------------------------------------------
+    @redacting
     def chat(self, model: str, messages: list[dict], *, format: dict | Literal["", "json"] | None, options: dict,
              think: bool | None) -> ChatReply:
         """One chat completion. Sent: temperature, top_p 1, seed, max_tokens and max_completion_tokens (both:
@@ -134,13 +139,15 @@ class OpenAIClient:
         started = time.perf_counter()
         reply, retries = self._chat_with_format(model, body, format)
         total_ms = (time.perf_counter() - started) * 1000
-        return self._chat_reply(reply.text, model, total_ms, retries)
+        return self._chat_reply(self.redact(reply.text), model, total_ms, retries)  # an echo in the answer too
 
+    @redacting
     def embed(self, model: str, texts: Sequence[str], *, batch_size: int = 32, dim: int | None = None) -> np.ndarray:
         """Unit float32 vectors, one row per text, from `/embeddings`; checked as on Ollama."""
         return embed_in_batches(lambda batch, offset, width: self._embed_batch(model, batch, offset, width),
                                 model, texts, batch_size=batch_size, dim=dim)
 
+    @redacting
     def count_tokens(self, model: str, messages: list[dict]) -> int | None:
         """The prompt's tokens as the server counts them, chat template included (llama.cpp's
         `/chat/completions/input_tokens`); None where the server offers no counter (then never asked again) or the
@@ -157,6 +164,7 @@ class OpenAIClient:
             self._counts_tokens = False
         return count
 
+    @redacting
     def identify(self, *, chat_model: str | None, embed_model: str | None) -> ServerInfo:
         """The served models (`/v1/models`), the server's make and version, each model's name identity and
         context window. A model the server does not serve is refused with the list of those it does, and an
@@ -176,6 +184,7 @@ class OpenAIClient:
             models[embed_model] = self._probe_embeddings(embed_model, models[embed_model])
         return ServerInfo(self.host, version, models, backend=self.backend, kind=kind)
 
+    @redacting
     def warm_up(self, model: str, info: ModelInfo) -> ModelInfo:
         """A one-token chat: servers that load on demand (LM Studio, Ollama, llama.cpp router) load the model
         now, not in the first case's timeout; its `system_fingerprint` goes into the identity."""

@@ -12,6 +12,7 @@ from chatbot.chunking import ChunkSettings
 from chatbot.index import EmbedSettings
 from chatbot.model_server import ClientSettings
 from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
+from chatbot.redaction import without_userinfo
 
 from .errors import InputError
 from .inputs import check_values, read_toml
@@ -124,7 +125,9 @@ class RunSettings(ServerSettings):
         """`to_dict()` as a manifest records it: the files and folders absolute (`PATH_SETTINGS`), since a relative
         path read later from another folder names another file; their contents' SHA-256 are recorded beside them
         (the manifest's `inputs` and `prompt_template`)."""
-        return self.to_dict() | {name: absolute_path(getattr(self, name)) for name in PATH_SETTINGS}
+        hosts = {"host": _shown(self.host), "hosts": [_shown(h) for h in self.hosts],
+                 "embed_host": _shown(self.embed_host)}  # never a user:password@ (issue #43)
+        return self.to_dict() | hosts | {name: absolute_path(getattr(self, name)) for name in PATH_SETTINGS}
 
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
@@ -184,6 +187,10 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
         if name in values:
             values[name] = tuple(values[name])
     return RunSettings(**values)
+
+
+def _shown(host: str | None) -> str | None:
+    return None if host is None else without_userinfo(host)
 
 
 def host_flags(given: list[str] | None) -> dict[str, Any]:

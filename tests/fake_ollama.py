@@ -20,7 +20,8 @@ Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no mes
 The same server also speaks the OpenAI-compatible API (``/v1/models``, ``/v1/chat/completions``,
 ``/v1/embeddings``, and ``/version`` or ``/props``) in the dialect ``FakeOllama.openai`` picks: see
 tests/fake_openai.py. Faults (``fail_next``, ``drop_next``, ``break_next``) apply to ``/v1/*`` paths too;
-``fail_next(429, retry_after=S)`` adds a ``Retry-After`` header.
+``fail_next(429, retry_after=S)`` adds a ``Retry-After`` header; ``ECHO`` in a fault's error text is replaced by the
+request's ``Authorization`` header.
 Standalone, from the repo root: ``python -m tests.fake_ollama --port 11434 [--delay S] [--slots N]``.
 """
 from __future__ import annotations
@@ -54,6 +55,8 @@ CHAT_FAULTS = ("not_json", "envelope", "aborted", "repeat_limit")
 # Faults of the wire itself, for answers (not loads or warm-ups) on `wire_paths`: a body dripped a byte every
 # `drip_s` without end, headers dripped so, a 307 to `redirect_to`, a 200 streaming `huge_bytes` of JSON-looking
 # text (never held whole).
+# In a `fail_next` error text, replaced by the request's Authorization header (a server echoing the key it got).
+ECHO = "{authorization}"
 WIRE_FAULTS = ("drip_body", "drip_headers", "redirect", "huge")
 _MODIFIED_AT = "2025-06-01T09:00:00.5+02:00"  # RFC3339 with an offset, as Ollama lists local files
 _LEAKS = {"tags": "<think>\n{thinking}\n</think>\n\n{content}", "close_only": "{thinking}\n</think>\n\n{content}"}
@@ -619,7 +622,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             if fault and fault.kind == "fail":
-                raise _ApiError(fault.status, fault.error)
+                raise _ApiError(fault.status, fault.error.replace(ECHO, self.headers.get("Authorization") or ""))
             self._route(fake, path, raw, body, fault.error if fault else None)
         except fake_openai.OpenAIError as err:
             self._json(err.status, err.body(fake.openai))
