@@ -9,6 +9,8 @@ from pathlib import Path
 
 from chatbot.errors import InputError, RagError, ServerUnreachable
 
+from .commands import command
+
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
            "SystemDown", "stop_code"]
 
@@ -44,7 +46,7 @@ class RunStopped(RagError):
         what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
         server = "; --host may name another server" if isinstance(cause, ServerUnreachable) else ""
         super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
-                         f"  rag-eval run --resume {run_dir}  (with the same settings{server})")
+                         f"  {command('run', '--resume', run_dir)}  (with the same settings{server})")
 
 
 class SweepStopped(RagError):
@@ -57,4 +59,4 @@ class SweepStopped(RagError):
         self.exit_code = stop_code(self.cause)
         why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
         super().__init__(f"sweep stopped in cell {cell_label}: {why}\nfinished cells are kept in "
-                         f"{sweep_dir}; finish the sweep with:\n  rag-eval sweep --resume {sweep_dir}")
+                         f"{sweep_dir}; finish the sweep with:\n  {command('sweep', '--resume', sweep_dir)}")

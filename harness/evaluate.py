@@ -25,6 +25,7 @@ from chatbot.store import open_regular
 from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
+from .commands import command
 from .errors import InputError, RunStopped, SystemDown
 from .judged import JudgeStanding, judged_passed
 from .metrics import metric_names
@@ -250,7 +251,7 @@ def _carried_rows(source: Path, fresh: Manifest) -> list[Row]:
     run is not complete, has no errored row, or was made with another setup."""
     saved = read_manifest(source)
     if saved.status != "complete":
-        raise InputError(f"{source}: this run is incomplete; finish it with rag-eval run --resume {source}")
+        raise InputError(f"{source}: this run is incomplete; finish it with {command('run', '--resume', source)}")
     changes = setup_changes(saved, fresh)
     if changes:
         raise InputError(f"{source}: cannot rerun its errored cases with another setup:\n  " + "\n  ".join(changes))

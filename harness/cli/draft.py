@@ -30,6 +30,7 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import load_checked_cases
+from ..commands import command
 from ..drafting.agreement import draft_agreement_report
 from ..drafting.decisions import Collection, export_csv, import_csv, reverify
 from ..drafting.export import to_cases
@@ -143,7 +144,7 @@ def _judge(args: argparse.Namespace) -> int:
           f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
     for draft_id, error in judged.errors:
         say(f"warning: draft {draft_id}: not judged: {error}", file=sys.stderr)
-    say(f"next: rag-eval draft review {args.drafts} (blind), then --agreement")
+    say(f"next: {command('draft', 'review', args.drafts)} (blind), then --agreement")
     return 1 if judged.errors and len(judged.errors) == judged.asked else 0
 
 
@@ -164,7 +165,7 @@ def _draft(args: argparse.Namespace) -> int:
     if errors:
         say(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
               "to retry them, finished pages come from the cache", file=sys.stderr)
-    say(f"next: rag-eval draft review {settings.out}")
+    say(f"next: {command('draft', 'review', settings.out)}")
     return 1 if errors == len(run_.drafts) else 0
 
 
@@ -216,7 +217,7 @@ def _cases(args: argparse.Namespace) -> int:
              "when run again and were left out (edited by hand, or other documents?)") if failed_again else ""
     if not export.cases:
         raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
-                         f"`rag-eval draft review {args.drafts}`, or pass --include-unreviewed"
+                         f"`{command('draft', 'review', args.drafts)}`, or pass --include-unreviewed"
                          + (f"; {again}" if again else ""))
     # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
     # would fail the label check is never left behind.
@@ -249,7 +250,7 @@ def _imported_line(sheet: str, path: str, before: list[Draft], after: list[Draft
     status = Counter(d.decision.status for d in after if d.kind != "error")
     stand = ", ".join(f"{status[s]} {s}" for s in ("accepted", "edited", "rejected", "pending"))
     return (f"imported {sheet} into {path}: {len(changed)} draft(s) changed; now {stand} of "
-            f"{sum(status.values())} (coverage: `rag-eval draft report {path}`, or --verbose here)")
+            f"{sum(status.values())} (coverage: `{command('draft', 'report', path)}`, or --verbose here)")
 
 
 def _left_out(counts: dict[str, int]) -> str:
@@ -281,7 +282,7 @@ def _review(args: argparse.Namespace) -> int:
         say(f"wrote {sum(d.kind != 'error' for d in drafts)} draft(s) with {whose} to "
               f"{args.export}; fill in decision (accepted, rejected with a reason, or leave blank), change "
               f"question/quote/facts to edit, or fill in resolution on a draft reviewers disagree on; then "
-              f"`rag-eval draft review {args.drafts} --import {args.export}`")
+              f"`{command('draft', 'review', args.drafts, '--import', args.export)}`")
         return 0
     by = reviewer_name(args.reviewer, required=not args.import_)  # an import's sheet may name each line's reviewer
     settings = _settings_for(args)

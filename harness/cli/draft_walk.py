@@ -6,6 +6,7 @@ from __future__ import annotations
 from chatbot.terminal import printable, say
 from chatbot.text import find_quote
 
+from ..commands import command
 from ..drafting.agreement import decision_text
 from ..drafting.decisions import Collection, checks_summary, decide, edit
 from ..drafting.decisions import resolve as resolve_disagreement
@@ -62,7 +63,8 @@ def _shown_line(drafts: list[Draft], shown: int, by: str, path: str) -> str:
     left = [f"{failed} failed verification", f"{decided} already decided by {by}"] + \
            ([f"{errors} could not be drafted"] if errors else [])
     return (f"showing {shown} of {len(drafts)} draft(s): those that passed verification and {by} has not decided "
-            f"on (not shown: {', '.join(left)}; `rag-eval draft review {path} --export FILE.csv` lists every draft, "
+            f"on (not shown: {', '.join(left)}; `{command('draft', 'review', path, '--export', 'FILE.csv')}` lists "
+            f"every draft, "
             f"and `draft report` the reasons); decisions are saved to {path} as you go")
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from chatbot.model_server import BACKENDS
 from chatbot.terminal import ProgressBar, say
 
+from ..commands import command
 from ..judge.run import JudgeResult, JudgeSettings, judge_run
 from ..judged import judge_agreement
 from ..records import MetricSummary
@@ -104,4 +105,4 @@ def _report(run_dir: Path, reviews: Path, result: JudgeResult) -> str:
         f"error(s); verdicts in {reviews}",
         f"claims_supported (people) {_mean(human)}; claims_supported_judged {_mean(judged)}",
         agreement.headline() if agreement else "no claims judged",
-        f"next: rag-eval review {run_dir} --calibrate 40, then rag-eval review {run_dir} --agreement"])
+        f"next: {command('review', run_dir, '--calibrate', '40')}, then {command('review', run_dir, '--agreement')}"])

@@ -15,6 +15,7 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.terminal import say
 
+from ..commands import command
 from ..errors import InputError, RunLocked
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
 from ..judged import judge_agreement
@@ -109,8 +110,8 @@ def _apply(run_dir: Path, path: Path, args: argparse.Namespace, *, saved: str) -
         return apply_file_to_run(run_dir, path, wait_s=args.wait)
     except RunLocked as exc:
         raise RunLocked(f"{saved} are saved in {path}, but the run's rows and summary were NOT updated and still show "
-                        f"the earlier reviews: {exc}. Apply them later with `rag-eval review {args.run} --reviews "
-                        f"{path} --apply`") from None
+                        f"the earlier reviews: {exc}. Apply them later with "
+                        f"`{command('review', args.run, '--reviews', path, '--apply')}`") from None
 
 
 def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
@@ -137,7 +138,7 @@ def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book:
     manifest = read_manifest(run_dir)
     judge = run_judge(manifest) or next(iter(book.judges()), None)
     if judge is None:
-        raise InputError(f"no judge has rated {run_dir}'s answers; run `rag-eval judge {run_dir}` first")
+        raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
     old = read_sample(path)
     if old is not None and (old.judge, old.n, old.seed) == (judge, args.calibrate, args.seed):
         sample = old
@@ -157,12 +158,13 @@ def _export(args: argparse.Namespace, rows: list[Row], book: ReviewBook, reviewe
     if args.resolve:
         say(f"wrote {lines} claim(s) reviewers disagree on to {args.export}; fill in resolution (supported, "
               f"unsupported or contradicted; source_id for supported), then "
-              f"`rag-eval review {args.run} --import {args.export} --reviewer YOU`")
+              f"`{command('review', args.run, '--import', args.export, '--reviewer', 'YOU')}`")
     else:
         who = f"for reviewer {reviewer}" if reviewer else "with a blank reviewer column (the importer's name)"
         say(f"wrote {lines} claim line(s) {who} to {args.export}; fill in verdict "
               f"(supported, unsupported, contradicted, or none for an answer without claims) and source_id (an id "
-              f"of cited_source_ids or retrieved_source_ids), then `rag-eval review {args.run} --import {args.export}`")
+              f"of cited_source_ids or retrieved_source_ids), then "
+              f"`{command('review', args.run, '--import', args.export)}`")
     return 0
 
 

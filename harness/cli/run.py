@@ -17,6 +17,7 @@ from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import describe_selection
 from ..chart import fmt
+from ..commands import command
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..evaluate import prepare, run_evaluation
 from ..judged import judge_note, judge_refusal
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     if chosen:
         say(f"selected: {describe_selection(chosen)}")
     print_row_warnings(result.run_dir, summary.rows)
-    say(f"\nrun written to {result.run_dir}\nsee it: rag-eval report {result.run_dir}")
+    say(f"\nrun written to {result.run_dir}\nsee it: {command('report', result.run_dir)}")
     failed = [f"{name} mean {fmt(summary.mean(name))} < {value}"
               for name, value in thresholds if (summary.mean(name) or 0.0) < value]
     if summary.errored:
@@ -179,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     refused = None if result.judge is None else judge_refusal([("this run", result.judge)], compared=False)
     if refused is not None:  # the run is complete, with the people's `passed`; CI must not read it as the judge's
         say(f"error: {refused}\nthe run is complete with the people's `passed`; once the judge earns it, "
-            f"`rag-eval review {result.run_dir} --apply` (or any re-score) switches it", file=sys.stderr)
+            f"`{command('review', result.run_dir, '--apply')}` (or any re-score) switches it", file=sys.stderr)
         return EXIT_JUDGE_REFUSED
     return EXIT_BELOW_THRESHOLD if failed else 0
 
@@ -193,7 +194,8 @@ def _no_server_hint(resumed: str | None) -> str:
     """What to do when no model server answers: a resumed run may finish on another server (the host decides no
     row), and `--offline` is another system."""
     if resumed:
-        return (f"(resuming: the server may change; `rag-eval run --resume {resumed} --host URL` finishes the run on "
+        return (f"(resuming: the server may change; `{command('run', '--resume', resumed, '--host', 'URL')}` "
+                "finishes the run on "
                 "another one, --host once per server; `--offline` evaluates a BM25 + extractive baseline instead, "
                 "as a new run: it is a different system)")
     return "(no model server? `--offline` evaluates a BM25 + extractive baseline instead; it is a different system)"

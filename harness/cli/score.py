@@ -10,6 +10,7 @@ from pathlib import Path
 from chatbot.terminal import say
 
 from ..chart import fmt, text_bars
+from ..commands import command
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 from ..saved.scoring import default_workers
@@ -66,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         say(json.dumps(scored.summary.to_json(), indent=2, ensure_ascii=False))
     else:
         say(render(scored, source=str(args.cases)))
-    say(f"run written to {scored.run_dir} (rag-eval report {scored.run_dir})", file=sys.stderr)
+    say(f"run written to {scored.run_dir} ({command('report', scored.run_dir)})", file=sys.stderr)
     return 0  # a report: failing cases are results, not errors
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..chart import fmt
+from ..commands import command
 from ..records import AnyRow
 from ..summary import metric_summaries
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of
@@ -66,7 +67,7 @@ def index_cases(runs: Sequence[ReportRun], *, limit: int = LIST_LIMIT) -> CaseIn
     keys.sort(key=order)  # stable: case order within a stage
     failing = [k for k in keys if any(s not in (None, "passed") for s in stages[k])]
     passing = [k for k in keys if not any(s not in (None, "passed") for s in stages[k])]
-    exports = tuple(f"rag-eval export {run.path} --csv rows.csv" for run in runs)
+    exports = tuple(command("export", run.path, "--csv", "rows.csv") for run in runs)
     return CaseIndex(tuple(keys), _anchors(keys), rows, stages, limit,
                      frozenset(failing[:limit]) | frozenset(passing[:limit]), exports)
 

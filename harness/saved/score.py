@@ -25,6 +25,7 @@ from chatbot.store import atomic_write_text, atomic_writer
 from chatbot.versions import software_versions
 
 from ..chart import fmt, svg_bars
+from ..commands import command
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
@@ -227,8 +228,8 @@ def failed_table(scored: ScoredRun) -> str:
         return f"failed cases: 0 of {total}"
     title = f"failed cases: {failed.total} of {total}"
     if failed.total > len(failed.items):
-        title += (f" (the first {len(failed.items)} shown; every row: rag-eval export {scored.run_dir} "
-                  "--csv rows.csv)")
+        title += (f" (the first {len(failed.items)} shown; every row: "
+                  f"{command('export', scored.run_dir, '--csv', 'rows.csv')})")
     id_width = max(len("case"), *(len(r.case_id) for r in failed.items))
     widths = [max(5, len(short)) for short in _SHORT.values()]
     header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths))])

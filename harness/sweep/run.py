@@ -36,6 +36,7 @@ from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
+from ..commands import command
 from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judged import judge_agreement, judge_note, judge_prompt, judge_refusal, judge_standing
@@ -289,8 +290,8 @@ def _refuse_unearned_judges(sweep_dir: Path, plan: SweepPlan, run_dirs: Sequence
     refused = judge_refusal(standings, compared=True) if standings else None
     if refused is not None:
         raise JudgeRefused(f"{refused}\nevery cell is kept in {sweep_dir}; judge and calibrate each (rag-eval judge "
-                           f"CELL, rag-eval review CELL --calibrate 40), then write the leaderboard with: rag-eval "
-                           f"sweep --resume {sweep_dir}")
+                           f"CELL, rag-eval review CELL --calibrate 40), then write the leaderboard with: "
+                           f"{command('sweep', '--resume', sweep_dir)}")
 
 
 
