@@ -18,7 +18,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Iterator, Sequence
+from typing import IO, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -33,7 +33,16 @@ from chatbot.store import (
 )
 
 from .errors import InputError, RunLocked
-from .records import MANIFEST_FORMAT, Manifest, Row, RowScores, Summary, field_problem, in_bulk
+from .records import (
+    MANIFEST_FORMAT,
+    Manifest,
+    Row,
+    RowScores,
+    Summary,
+    field_problem,
+    in_bulk,
+    metric_problem,
+)
 
 ROWS, MANIFEST, SUMMARY = "rows.jsonl", "manifest.json", "summary.json"
 
@@ -161,12 +170,23 @@ def read_rows(run_dir: str | Path) -> list[Row]:
         if not line.strip():
             continue
         try:
-            rows.append(Row.model_validate_json(line))
+            row = Row.model_validate_json(line)
         except ValidationError as exc:
             if number == len(lines) and exc.errors()[0]["type"] == "json_invalid":  # a write cut short
                 break
             raise InputError(f"{path}:{number}: not a result row ({field_problem(exc)})") from exc
+        check_range(row.metrics, path, number)
+        rows.append(row)
     return rows
+
+
+def check_range(metrics: Mapping[str, float | None], path: Path, number: int) -> None:
+    """Refuse line `number` of `path` when a metric is out of its range (`metric_problem`), naming the file, the
+    line and the metric."""
+    problem = metric_problem(metrics)
+    if problem is not None:
+        raise InputError(f"{path}:{number}: not a result row ({problem}); the row was edited or written by another "
+                         "tool: fix or remove that line")
 
 
 def read_scores(run_dir: str | Path) -> Iterator[tuple[RowScores, Row | None]]:
@@ -186,6 +206,7 @@ def read_scores(run_dir: str | Path) -> Iterator[tuple[RowScores, Row | None]]:
             if line.strip():
                 try:
                     scores = RowScores.model_validate_json(line)
+                    check_range(scores.metrics, path, number)
                     yield scores, (Row.model_validate_json(line) if scores.judged_claims is not None else None)
                 except ValidationError as exc:
                     if not following and exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):

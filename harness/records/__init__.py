@@ -45,6 +45,7 @@ from .row import (
     Score,
     Status,
     Verdict,
+    metric_problem,
 )
 from .run_files import (
     MANIFEST_FORMAT,
@@ -74,4 +75,4 @@ __all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOT
            "QuoteValidation", "RerunRecord", "ReportAnswer", "ReportRow", "RescoredFromRecord", "RetrievedPassage",
            "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status",
            "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem",
-           "in_bulk", "published_schemas"]
+           "in_bulk", "metric_problem", "published_schemas"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -194,6 +195,28 @@ class Row(CaseFields):
             json.loads(text, parse_constant=_not_json)
         return text
 
+
+
+# What a stored metric may be, by family (the name before "@"): 0 or 1, or a share from 0 to 1. Every family of
+# harness/metrics.py's registry is in one of the two (a test keeps them in step); NaN is refused as it is parsed.
+ZERO_ONE = frozenset({"hit", "behaviour", "quote_valid", "abstention", "passed"})
+SHARES = frozenset({"recall", "rr", "facts", "claims_supported", "retrieval_recall", "citation_precision",
+                    "claim_support", "claims_supported_judged", "claim_support_judged", "key_point_coverage"})
+
+
+def metric_problem(metrics: Mapping[str, Score]) -> str | None:
+    """`metrics.<name>: …` for the first value out of its range (a 0/1 metric other than 0 or 1, a share outside
+    [0, 1]), else None. Every command that reads rows checks each line with it, so a row edited by hand or written
+    by another tool cannot make a mean of 1.56."""
+    for name, value in metrics.items():
+        if value is None or value == 0.0 or value == 1.0:  # nearly every value: checked first
+            continue
+        family = name.partition("@")[0]
+        if family in ZERO_ONE:
+            return f"metrics.{name}: {value!r}, but this metric is 0 or 1"
+        if family in SHARES and not 0.0 < value < 1.0:
+            return f"metrics.{name}: {value!r}, but this metric is a share from 0 to 1"
+    return None
 
 
 class RowScores(BaseModel):

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from chatbot.store import open_reading
 
 from ..errors import InputError
 from ..records import AnyRow, Manifest, ReportRow, Row, field_problem, in_bulk
-from ..runs import ROWS, LoadedRun, read_manifest_noting
+from ..runs import ROWS, LoadedRun, check_range, read_manifest_noting
 
 __all__ = ["ReportRun", "read_report_run", "report_run_of"]
 
 Key = tuple[str, int]
-M = TypeVar("M", bound=BaseModel)
+M = TypeVar("M", Row, ReportRow)
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,10 @@ def _opened(path: Path, run_dir: Path) -> IO[bytes]:
 def _parsed(kind: type[M], line: bytes, path: Path, number: int, *, last: bool, known: dict | None = None
             ) -> M | None:
     try:
-        return kind.model_validate_json(line, context=None if known is None else {"known": known})
+        row = kind.model_validate_json(line, context=None if known is None else {"known": known})
     except ValidationError as exc:
         if last and exc.errors()[0]["type"] == "json_invalid" and not line.endswith(b"\n"):
             return None  # a write cut short
         raise InputError(f"{path}:{number}: not a result row ({field_problem(exc)})") from exc
+    check_range(row.metrics, path, number)
+    return row
