@@ -5,17 +5,25 @@ ModelMissing, ...), imported from there by the few modules that tell those apart
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from chatbot.errors import InputError, RagError, ServerUnreachable
 
-from .commands import command
-
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
-           "SystemDown", "stop_code"]
+           "SystemDown", "command", "stop_code"]
 
 EXIT_JUDGE_REFUSED = 6  # --judged-passed: the judge has not earned its say (5 is --fail-if-worse, 3 and 4 are run's)
 
+
+
+def command(*words: str | os.PathLike[str]) -> str:
+    """A command printed for a user to copy: `rag-eval WORD…`, every word quoted by `shlex.quote` (plain words
+    such as `report` or `--csv` stay as they are). A run folder or label can hold anything a file name can
+    (`res $(touch PWNED) ; x`); every command the harness prints (after a run or a score, how to resume, in a
+    report, in failed.txt) is built here, so pasted into bash it runs `rag-eval` with those words and nothing else."""
+    return " ".join(["rag-eval", *(shlex.quote(os.fspath(w)) for w in words)])
 
 class RunLocked(RagError):
     """Another process holds the run directory."""

@@ -25,8 +25,7 @@ from chatbot.store import open_regular
 from chatbot.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
-from .commands import command
-from .errors import InputError, RunStopped, SystemDown
+from .errors import InputError, RunStopped, SystemDown, command
 from .judged import JudgeStanding, judged_passed
 from .metrics import metric_names
 from .records import (

@@ -30,7 +30,6 @@ from chatbot.store import atomic_write_text
 from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import load_checked_cases
-from ..commands import command
 from ..drafting.agreement import draft_agreement_report
 from ..drafting.decisions import Collection, export_csv, import_csv, reverify
 from ..drafting.export import to_cases
@@ -40,7 +39,7 @@ from ..drafting.pipeline import DraftRun, run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
-from ..errors import InputError
+from ..errors import InputError, command
 from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags

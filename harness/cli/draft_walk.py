@@ -6,13 +6,12 @@ from __future__ import annotations
 from chatbot.terminal import printable, say
 from chatbot.text import find_quote
 
-from ..commands import command
 from ..drafting.agreement import decision_text
 from ..drafting.decisions import Collection, checks_summary, decide, edit
 from ..drafting.decisions import resolve as resolve_disagreement
 from ..drafting.records import Draft, write_drafts
 from ..drafting.settings import DraftSettings
-from ..errors import InputError
+from ..errors import InputError, command
 from ..runs import utc_now
 
 __all__ = ["walk", "walk_disagreements"]

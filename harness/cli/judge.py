@@ -19,7 +19,7 @@ from pathlib import Path
 from chatbot.model_server import BACKENDS
 from chatbot.terminal import ProgressBar, say
 
-from ..commands import command
+from ..errors import command
 from ..judge.run import JudgeResult, JudgeSettings, judge_run
 from ..judged import judge_agreement
 from ..records import MetricSummary

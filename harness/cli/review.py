@@ -15,8 +15,7 @@ from pathlib import Path
 from chatbot.store import atomic_write_text
 from chatbot.terminal import say
 
-from ..commands import command
-from ..errors import InputError, RunLocked
+from ..errors import InputError, RunLocked, command
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
 from ..judged import judge_agreement
 from ..records import Row, Summary

@@ -17,8 +17,7 @@ from chatbot.terminal import ProgressBar, Stages, say
 
 from ..cases import describe_selection
 from ..chart import fmt
-from ..commands import command
-from ..errors import EXIT_JUDGE_REFUSED, InputError
+from ..errors import EXIT_JUDGE_REFUSED, InputError, command
 from ..evaluate import prepare, run_evaluation
 from ..judged import judge_note, judge_refusal
 from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_metric, shown_once

@@ -10,7 +10,7 @@ from pathlib import Path
 from chatbot.terminal import say
 
 from ..chart import fmt, text_bars
-from ..commands import command
+from ..errors import command
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 from ..saved.scoring import default_workers

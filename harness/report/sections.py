@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..chart import fmt
-from ..commands import command
+from ..errors import command
 from ..records import AnyRow
 from ..summary import metric_summaries
 from .funnel import STAGES, documents_of, funnel, kind_label, reason_kinds, stage, stage_index, stage_of

@@ -25,7 +25,7 @@ from chatbot.store import atomic_write_text, atomic_writer
 from chatbot.versions import software_versions
 
 from ..chart import fmt, svg_bars
-from ..commands import command
+from ..errors import command
 from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json

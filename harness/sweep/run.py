@@ -36,8 +36,7 @@ from chatbot.page_cache import PageCache
 from chatbot.pdfs import Document, read_documents
 from chatbot.store import atomic_write_text
 
-from ..commands import command
-from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped
+from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped, command
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judged import judge_agreement, judge_note, judge_prompt, judge_refusal, judge_standing
 from ..metrics import JUDGED_METRICS, higher_is_better
