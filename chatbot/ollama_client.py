@@ -154,8 +154,8 @@ class OllamaClient:
             raise GenerationAborted(f"{ABORTED}: {self.host} stopped {model} early (done: false, no done_reason)",
                                     partial=message.content or "")
         return ChatReply(
-            content=message.content or "",
-            thinking=getattr(message, "thinking", None) or "",
+            content=self.redact(message.content or ""),  # a password echoed into the answer goes no further
+            thinking=self.redact(getattr(message, "thinking", None) or ""),
             done_reason=reply.done_reason,
             prompt_tokens=reply.prompt_eval_count,
             output_tokens=reply.eval_count,

@@ -112,7 +112,8 @@ class OpenAIClient:
         self.host = without_userinfo(address)  # the form shown and stored
         self.root = address[:-3] if address.endswith("/v1") else address
         key = api_key(settings.api_key_env)
-        self.redact = Redactor((key, *url_secrets(address)))  # whatever a server echoes, neither leaves
+        # whatever a server echoes, neither leaves (the key also as it reads without a stray line end)
+        self.redact = Redactor((key, key.strip(), *url_secrets(address)))
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
         self._transport = BoundedTransport(httpx2, Bounds(settings.timeout_s, settings.max_body_bytes), address,
                                            pool=PooledTransports)

@@ -72,6 +72,8 @@ def test_a_401_echoing_the_key_mid_run_leaves_it_in_no_row_report_or_export(serv
 def test_a_password_in_ollama_host_is_in_no_file(server, tmp_path, monkeypatch, capsys):
     host = server.url.replace("http://", f"http://reader:{PASSWORD}@")
     monkeypatch.setenv("OLLAMA_HOST", host)
+    answer = server.chat_rule
+    server.chat_rule = lambda body: {**answer(body), "answer": f"{answer(body)['answer']} (server {host})"}  # echoed
     assert main(["run", "--docs", str(HANDBOOK), "--cases", str(sample_cases(tmp_path)),
                  "--out", str(tmp_path / "results"), "--cache-dir", str(tmp_path / "cache")]) == 0
     printed = capsys.readouterr()
@@ -79,6 +81,7 @@ def test_a_password_in_ollama_host_is_in_no_file(server, tmp_path, monkeypatch, 
     assert server.url in (run / "manifest.json").read_text()  # the host is stored, without its user info
     assert PASSWORD not in _everything(tmp_path, printed.out + printed.err)
     assert "reader" not in (run / "manifest.json").read_text()
+    assert f"(server http://{REDACTED}@" in (run / "rows.jsonl").read_text()  # the echo in the answers, cut
 
 
 def test_a_password_in_the_host_flag_is_not_stored(server, tmp_path, capsys):
