@@ -90,8 +90,15 @@ def _nothing_written(out: Path) -> None:
     assert not out.exists() or [p.relative_to(out) for p in out.rglob("*")] == []
 
 
+def _catches(pid: int, sig: int) -> bool:
+    """Whether process `pid` has a handler for `sig` (/proc's SigCgt mask): the CLI is in place."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    mask = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(mask >> (sig - 1) & 1)
+
+
 MOMENTS = {
-    "reading": lambda proc, out: True,  # as soon as the command runs (before or while its workers start)
+    "reading": lambda proc, out: _catches(proc.pid, signal.SIGTERM),  # the CLI's handlers set: reading begins
     "workers busy": lambda proc, out: len(_workers(proc)) == 2,
     "rows coming back": lambda proc, out: any(p.stat().st_size > 0 for p in out.rglob(".rows.jsonl.*")),
 }
@@ -102,8 +109,6 @@ def test_a_stop_signal_ends_every_process_and_leaves_nothing_half_written(big_sa
     out = tmp_path / "out"
     proc = _start(big_saved, out)
     _wait_for(lambda: MOMENTS[moment](proc, out), proc)
-    if moment == "reading":
-        time.sleep(0.5)  # the interpreter started and the CLI's handlers are in place
     proc.send_signal(sig)
     code, err = _ended(proc)
     assert (code, err.strip()) == (128 + sig, f"stopped by {signal.Signals(sig).name}")
