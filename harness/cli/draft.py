@@ -2,6 +2,7 @@
 
   rag-eval draft --docs DIR --out drafts.jsonl        draft and verify (one chat call per page; cached)
   rag-eval draft review drafts.jsonl                  accept / reject / edit pending drafts in the terminal
+  rag-eval draft review drafts.jsonl --failed         edit (until the checks pass) or reject the failed ones
   rag-eval draft review drafts.jsonl --export d.csv   ... or in a spreadsheet, then --import d.csv
   rag-eval draft review drafts.jsonl --agreement      how far reviewers agree (--json), and where they disagree
   rag-eval draft review drafts.jsonl --resolve        settle the drafts reviewers disagree on
@@ -108,6 +109,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help="review: how far reviewers agree on the drafts, and every disagreement")
     io_group.add_argument("--resolve", action="store_true",
                           help="review: walk the drafts reviewers disagree on and settle each")
+    io_group.add_argument("--failed", action="store_true",
+                          help="review: walk the drafts that failed verification, to edit each until its checks "
+                               "pass or to reject it (without it the terminal walks the drafts that passed)")
     p.add_argument("--json", action="store_true", help="with review --agreement: print JSON")
     p.add_argument("--verbose", action="store_true",
                    help="review --import: also print the coverage report (`draft report`), not only the counts")
@@ -116,6 +120,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.failed and args.action != "review":
+        raise InputError("--failed goes with `rag-eval draft review DRAFTS --failed`")
     if args.action is None:
         if args.drafts is not None:
             raise InputError(f"unknown action {args.drafts!r}; choose one of {', '.join(_ACTIONS)}, or none to draft")
@@ -149,7 +155,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_",
-            "agreement", "resolve", "json", "quiet", "verbose"}
+            "agreement", "resolve", "failed", "json", "quiet", "verbose"}
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
@@ -301,6 +307,6 @@ def _review(args: argparse.Namespace) -> int:
         if args.resolve:
             walk_disagreements(drafts, args.drafts, pages, by)
         else:
-            walk(drafts, args.drafts, pages, collection, settings, by)
+            walk(drafts, args.drafts, pages, collection, settings, by, failed=args.failed)
     say(render_report(build_report(read_drafts(args.drafts))))
     return 0

@@ -104,7 +104,7 @@ def test_unanswerable_terms_and_threshold():
     assert distinguishing_terms("EUR 160", "EUR 175") == ["175"]
     assert distinguishing_terms("London", "the Tokyo office") == ["tokyo", "office"]
     pages = {"a.pdf#p1": fold(PAGE_A)}
-    sentences = Sentences.of([PAGE_A])
+    sentences = Sentences.of([("a.pdf#p1", PAGE_A)])
     reasons, score = check_unanswerable("Which office in Tokyo runs the cafeteria?", "Mileage", "Tokyo cafeteria",
                                         "a.pdf#p1", pages, sentences, 2.5)
     assert reasons == [] and score < 2.5
