@@ -20,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from chatbot.model_server import BACKENDS
@@ -49,6 +51,7 @@ from .draft_walk import walk, walk_disagreements
 from .flags import add_quiet
 
 _ACTIONS = ("cases", "review", "report", "judge")
+_CUT_OFF = "cut off at num_predict"  # in the error of a reply that reached --num-predict (chatbot.asking)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -168,10 +171,25 @@ def _draft(args: argparse.Namespace) -> int:
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
     say(_unanswerable_line(run_, given=settings.unanswerable is not None))
     if errors:
-        say(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
-              "to retry them, finished pages come from the cache", file=sys.stderr)
+        say(f"warning: {_retry_line(run_.drafts)}", file=sys.stderr)
     say(f"next: rag-eval draft review {settings.out}")
     return 1 if errors == len(run_.drafts) else 0
+
+
+def _retry_line(drafts: Sequence[Draft]) -> str:
+    """How to retry the pages that could not be drafted. A reply cut off at --num-predict needs a higher one, and
+    --num-predict is part of every cached reply's key: raised for the whole command, every page is drafted again,
+    so the line names --pages for those pages alone (earlier drafts of the other pages stay in the file)."""
+    failed = [d for d in drafts if d.kind == "error"]
+    cut = list(dict.fromkeys(d.source_id for d in failed if _CUT_OFF in (d.error or "")))
+    line = f"{len(failed)} page(s) could not be drafted (see `error` entries)"
+    if len(cut) < len(failed):
+        line += "; run the same command again to retry them, finished pages come from the cache"
+    if cut:
+        line += (f"; {len(cut)} were cut off at --num-predict: a higher --num-predict is another cache key, so "
+                 "given to the whole command it drafts every page again; to draft only those again, add "
+                 f"--num-predict N --pages {' '.join(shlex.quote(p) for p in cut)} to the same command")
+    return line
 
 
 def _unanswerable_line(run_: DraftRun, *, given: bool) -> str:

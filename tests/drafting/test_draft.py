@@ -404,3 +404,32 @@ def test_a_page_without_a_text_layer_says_ocr_it_first(server, tmp_path, make_pd
         assert (f"skipped {page}: no text layer (a scanned or image-only page?): OCR it first, e.g. `ocrmypdf "
                 "in.pdf out.pdf`, and draft from the copy") in report
     assert "drafts from 1 pages" in report
+
+
+def test_the_hint_after_a_reply_cut_off_at_num_predict_is_true(drafting, tmp_path, capsys):
+    """Issue #44: --num-predict is part of each cached reply's key, so the hint after a cut-off reply says that
+    raising it redrafts every page, and names --pages for the cut-off ones; followed, it drafts only those."""
+    def cut_on_page_2(body):
+        reply = rules.draft_rule(body)
+        if "Section 2: Business Travel" in body["messages"][-1]["content"] and "drafts" in reply:
+            return ChatReply(json.dumps(reply), done_reason="length")
+        return reply
+
+    drafting.chat_rule = cut_on_page_2
+    out = tmp_path / "d.jsonl"
+    command = ["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url, "--no-parametric",
+               "--unanswerable", "0"]
+    assert main(command) == 0
+    err = capsys.readouterr().err
+    assert ("warning: 1 page(s) could not be drafted (see `error` entries); 1 were cut off at --num-predict: a "
+            "higher --num-predict is another cache key, so given to the whole command it drafts every page again; "
+            "to draft only those again, add --num-predict N --pages 'handbook.pdf#p2' to the same command") in err
+    assert "finished pages come from the cache" not in err
+    drafting.chat_rule = rules.draft_rule
+    assert main([*command, "--num-predict", "6000", "--pages", "handbook.pdf#p2"]) == 0  # as the hint says
+    assert "; 1 chat calls, 0 pages from the cache" in capsys.readouterr().out
+    drafts = read_drafts(out)
+    assert {d.source_id for d in drafts} == {f"handbook.pdf#p{n}" for n in range(1, 5)}
+    assert not [d for d in drafts if d.kind == "error"]
+    assert main([*command, "--num-predict", "5000", "--out", str(tmp_path / "all.jsonl")]) == 0
+    assert "; 4 chat calls, 0 pages from the cache" in capsys.readouterr().out  # what the hint warns of
