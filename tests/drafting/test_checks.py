@@ -3,6 +3,8 @@ difference, export tags and the report. No server."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chatbot.text import fold
@@ -180,3 +182,17 @@ def test_drafted_and_hand_written_rows_are_summarised_apart():
 def test_quotation_marks_and_ellipses_around_a_quote_are_dropped(given, kept):
     from harness.drafting.verify import strip_wrapping
     assert strip_wrapping(given) == kept
+
+
+def test_a_case_whose_facts_a_human_changed_drops_the_models_type_tag():
+    """Issue #44: the model's `draft:<type>` describes its facts; an edit that changes them drops the tag (the
+    notes say so), one that rewords only the question keeps it."""
+    base = _draft("accepted")
+    original = {"question": base.question, "quote": base.quote, "facts": list(base.facts)}
+    reworded = replace(base, question="How much is a hotel night refunded?", original=original)
+    rewritten = replace(base, question="Which meal is included in the hotel cost?", facts=("breakfast",),
+                        original=original)
+    assert "draft:number" in to_case(base)["tags"] and "draft:number" in to_case(reworded)["tags"]
+    assert not [t for t in to_case(rewritten)["tags"] if t.startswith("draft:")]
+    assert "(the model's type draft:number dropped: the facts changed)" in to_case(rewritten)["notes"]
+    assert "dropped" not in to_case(reworded)["notes"]
