@@ -51,6 +51,16 @@ def test_check_draft_reasons(question, quote, facts, expected):
     assert codes(check_draft(question, quote, facts, "a.pdf#p1", VIEW)) == expected
 
 
+def test_a_copied_question_names_what_was_measured_and_the_limits():
+    """Issue #44 item 7: a reason carries its numbers. "Hotel costs are reimbursed up to" is 6 words in a row of
+    the quote; the question's content words (hotel, costs, reimbursed, night) are all in it."""
+    checked = check_draft("Hotel costs are reimbursed up to what per night?",
+                          "Hotel costs are reimbursed up to EUR 160 per night", ["EUR 160"], "a.pdf#p1", VIEW)
+    assert [r.message for r in checked.reasons] == [
+        "the question is a near copy of its quote: 6 words in a row and 100% of its content words are in the quote "
+        "(a copy: 5 words in a row, or 80% and 3 in a row)"]
+
+
 def test_a_quote_on_several_pages_makes_them_all_evidence():
     checked = check_draft("How long must receipts be stored?", "receipts must be kept for ten years", ["ten years"],
                           "b.pdf#p1", VIEW)
