@@ -172,7 +172,9 @@ def _draft(args: argparse.Namespace) -> int:
     say(_unanswerable_line(run_, given=settings.unanswerable is not None))
     if errors:
         say(f"warning: {_retry_line(run_.drafts)}", file=sys.stderr)
-    say(f"next: rag-eval draft review {settings.out}")
+    failed = sum(d.kind != "error" and not d.verification.passed for d in run_.drafts)
+    say(f"next: rag-eval draft review {settings.out}" + (f" (then --failed, to fix or reject the {failed} that "
+                                                          "failed verification)" if failed else ""))
     return 1 if errors == len(run_.drafts) else 0
 
 

@@ -404,6 +404,9 @@ def test_a_page_without_a_text_layer_says_ocr_it_first(server, tmp_path, make_pd
         assert (f"skipped {page}: no text layer (a scanned or image-only page?): OCR it first, e.g. `ocrmypdf "
                 "in.pdf out.pdf`, and draft from the copy") in report
     assert "drafts from 1 pages" in report
+    failed = sum(not d.verification.passed for d in read_drafts(out))
+    assert failed and (f"next: rag-eval draft review {out} (then --failed, to fix or reject the {failed} that failed "
+                       "verification)") in report
 
 
 def test_the_hint_after_a_reply_cut_off_at_num_predict_is_true(drafting, tmp_path, capsys):
