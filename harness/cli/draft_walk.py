@@ -144,6 +144,12 @@ def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: s
                 return None
             if command == "e":
                 edited = shown = _edit(draft, shown, collection, settings, by)
+                if (edited.question, edited.quote, edited.facts) == (draft.question, draft.quote, draft.facts):
+                    say("nothing changed, so nothing to save: change a field, or " +
+                        ("accept, reject or skip" if draft.verification.passed else "reject or skip (an edit "
+                         "re-runs the checks on what you change; dedupe and the dense rank need the model server "
+                         "and are not re-run)"))
+                    continue
                 say(f"checks after the edit: {checks_summary(edited)}")
                 if edited.verification.passed:
                     return edited

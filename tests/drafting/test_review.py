@@ -211,6 +211,7 @@ def test_the_terminal_review_opens_failed_drafts_to_fix_or_reject_them(drafts_fi
     assert at >= 1
     fixed = "How far ahead must holidays be requested?"
     answers = iter(["r the quote is not on the page"] + ["s"] * (at - 1) + ["a",  # refused: it failed
+                    "e", "", "", "",  # nothing changed: not an edit
                     "e", fixed, "Leave must be requested at least 3 weeks in advance", "",  # a typo: still fails
                     "e", "", rules.DEICTIC["quote"], "",  # Enter keeps the question typed before
                     "q"])
@@ -229,6 +230,7 @@ def test_the_terminal_review_opens_failed_drafts_to_fix_or_reject_them(drafts_fi
     assert (f"{failed[at].draft_id}: failed verification (deictic_question: the question says 'According to the "
             "text', which only makes sense to someone looking at the page); edit it until the checks pass, or "
             "reject it") in out
+    assert "nothing changed, so nothing to save: change a field, or reject or skip" in out
     assert "quote_not_found" in out and "is not saved; edit again (Enter keeps what you typed)" in out
     assert f"question [{fixed}]> " in prompts  # the second edit offers the first edit's question
     after = {d.draft_id: d for d in read_drafts(drafts_file)}
