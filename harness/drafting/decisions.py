@@ -206,6 +206,9 @@ def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str,
     if status in ("accepted", "edited") and not changed and any(r.by == by and r.status == "edited"
                                                                 for r in draft.reviews):
         return draft  # this reviewer's edit, imported again (the sheet it came from, or an export of it)
+    if status == "edited" and not changed and not draft.verification.passed:
+        raise InputError(f"{draft.draft_id}: `edited` but question, quote and facts are as drafted, and it failed "
+                         f"verification ({failures(draft)}); change one of them, or reject it")
     if status in ("accepted", "edited") and (changed or status == "edited"):
         edited = edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=at, limits=limits,
                       abstain_below=abstain_below)

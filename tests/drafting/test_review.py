@@ -59,11 +59,14 @@ def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path
     rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="accepted",
                                                    question="What does this document say about laptops?")
     rules.find_row(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
+    rules.find_row(rows, rules.NEAR_DUPLICATE)["decision"] = "edited"  # unchanged: dedupe would not be re-run
     rows[0]["draft_id"] = "no-such-draft"
     rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 2
     err = capsys.readouterr().err
-    assert "5 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
+    assert "6 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
+    assert "`edited` but question, quote and facts are as drafted, and it failed verification (near_duplicate: " \
+           "cosine" in err
     assert "deictic_question" in err and "'maybe'" in err and "no-such-draft" in err
     assert drafts_file.read_text() == before
 
