@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import openai
 
-from .bounded_http import BoundsExceeded
+from .bounded_http import BoundsExceeded, NestedTooDeep, json_body
 from .errors import BadReply
 from .model_server import snippet
 
@@ -19,7 +19,9 @@ MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After is not waited for (openai-pyth
 
 def json_object(text: str, where: str) -> dict:
     try:
-        data = json.loads(text)
+        data = json_body(text)
+    except NestedTooDeep as exc:
+        raise BadReply(f"{where}: {exc}") from None
     except ValueError as exc:
         raise BadReply(f"{where}: the body is not JSON ({exc}): {snippet(text)}") from None
     if not isinstance(data, dict):
@@ -80,6 +82,17 @@ def in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
                        f"indexes {snippet(json.dumps(indexes))}; the vectors were not used or cached")
     by_index = {item["index"]: item["embedding"] for item in items}
     return [by_index[i] for i in range(len(items))], INDEXED
+
+
+def lone_surrogate(value: Any, where: str) -> str | None:
+    """`where.field: …` for the first string in `value` (dicts and lists walked) holding a lone UTF-16 surrogate
+    (legal in JSON as an escape, but not text: no file can store it); None when there is none."""
+    if isinstance(value, str):
+        bad = None if value.isascii() else next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        return None if bad is None else \
+            f"{where}: {snippet(value)} holds a lone surrogate U+{ord(bad):04X}, which is not text"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return next((p for key, item in items if (p := lone_surrogate(item, f"{where}.{key}")) is not None), None)
 
 
 def as_dict(value: Any) -> dict:

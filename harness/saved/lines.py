@@ -14,6 +14,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -334,6 +335,10 @@ class Reading:
         for line, content in enumerate(text, start=1):
             if not content.strip():
                 continue
+            if _SURROGATE_ESCAPE.search(content) and (problem := _lone_surrogate(content)) is not None:
+                self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
+                complete = False
+                continue
             try:
                 yield line, kind.fast.model_validate_json(content).record()
                 continue
@@ -353,6 +358,10 @@ class Reading:
         except json.JSONDecodeError as exc:
             self.problems.add(where, line, "(json)", f"{exc.msg} at column {exc.colno}")
             return None
+        except RecursionError:
+            self.problems.add(where, line, "(json)", "nested too deeply to read (over about 1,000 levels); no "
+                                                     "saved record nests more than three")
+            return None
         errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
         first: dict[str, Problem] = {}  # one problem per field: "" breaks both minLength and pattern
         for problem in (_schema_problem(where, line, e) for e in errors):
@@ -360,6 +369,29 @@ class Reading:
         for problem in first.values():
             self.problems.add(problem.path, problem.line, problem.field, problem.message)
         return None if errors else data
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # only a line with one can hold a lone surrogate
+
+
+def _lone_surrogate(content: str) -> tuple[str, str] | None:
+    """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate; None when there is
+    none, or when the line does not parse (the schema check says why)."""
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return (path or "(line)", f"holds a lone surrogate U+{ord(bad):04X}, which is not text; write the "
+                                          "text as UTF-8 (a pair of surrogates, or the character itself)")
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack += [(f"{path}.{key}" if path else str(key), item) for key, item in items]
+    return None
 
 
 def _header_ok(path: str, line: int, header: list[str], required: tuple[str, ...], problems: Problems) -> bool:
