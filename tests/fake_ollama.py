@@ -15,7 +15,8 @@ leakage into content and mid-stream error lines; broken embeddings (``embed_faul
 width, uneven rows, strings, a vector too many, a body that is not JSON or not the API's envelope); broken chat
 replies (``chat_fault``: not JSON, a wrong envelope, the repeated-token abort as ``done: false`` or as a 500); a
 huge reply (``huge_reply_chars``); faults of the wire (``wire_fault``: a dripped body or dripped headers, a redirect,
-a 300 MB stream; see WIRE_FAULTS); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
+a 300 MB stream, JSON nested 200,000 deep; see WIRE_FAULTS); a cold model load (``load_delay_s``). ``version`` is
+settable (e.g. ``0.0.0``).
 Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no messages), unless ``loads=True``.
 The same server also speaks the OpenAI-compatible API (``/v1/models``, ``/v1/chat/completions``,
 ``/v1/embeddings``, and ``/version`` or ``/props``) in the dialect ``FakeOllama.openai`` picks: see
