@@ -166,6 +166,8 @@ def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]
             yield number, json.loads(line)
         except ValueError as exc:
             problems.add(number, f"not valid JSON ({exc})")
+        except RecursionError:
+            problems.add(number, "nested too deeply to read as JSON (over about 1,000 levels)")
 
 
 # ---------------------------------------------------------------- JSON lines

@@ -63,6 +63,7 @@ def test_a_300_mb_props_reply_is_one_line_naming_the_host_and_the_cap(tmp_path, 
 
 
 @pytest.mark.parametrize(("backend", "path", "what"), [("ollama", "/api/version", "GET /api/version"),
+                                                        ("ollama", "/api/tags", "list models"),  # `ollama` parses
                                                         ("openai", "/v1/models", "list models"),
                                                         ("openai", "/v1/embeddings", "embed with")])
 def test_json_nested_200000_deep_is_one_line_and_fails_fast(tmp_path, server, backend, path, what):
@@ -74,6 +75,23 @@ def test_json_nested_200000_deep_is_one_line_and_fails_fast(tmp_path, server, ba
     assert f"bad reply from {host}: {what}" in line and "nested too deeply to read" in line
     assert took < 15, f"{path}: {took:.1f} s"  # it took 56 s before, the time of the process's start is most of it
     assert server.count(path) == 1  # not asked again: the same reply would come back
+
+
+@pytest.mark.parametrize("backend", ["ollama", "openai"])
+def test_a_chat_reply_nested_too_deep_is_that_cases_row(tmp_path, server, backend):
+    def settings(out: str) -> RunSettings:
+        return RunSettings(docs=str(HANDBOOK), cases=sample_cases(tmp_path), out=str(tmp_path / out), limit=2,
+                           host=server.url + ("/v1" if backend == "openai" else ""), backend=backend, retries=0)
+
+    server.wire_fault = "deep"  # the reply's envelope, 200,000 deep, on the chat paths (not loads or warm-ups)
+    rows = read_rows(run_evaluation(settings("envelope")).run_dir)
+    assert len(rows) == 2 and all(r.answer.status == "error" for r in rows)
+    assert all("chat with qwen3:4b: the JSON body is nested too deeply to read" in (r.error or "") for r in rows)
+    server.wire_fault = None
+    server.chat_rule = lambda body: "[" * 5_000 + "]" * 5_000  # rule: the answer itself, 5,000 deep
+    rows = read_rows(run_evaluation(settings("content")).run_dir)
+    assert [r.answer.status for r in rows] == ["malformed_output"] * 2  # a broken reply, not the system's crash
+    assert all("reply is JSON nested too deeply to read" in " ".join(r.answer.reasons) for r in rows)
 
 
 def test_a_lone_surrogate_in_the_model_list_is_refused_at_preflight_before_any_embedding(tmp_path, server):
@@ -152,6 +170,16 @@ def test_a_saved_line_nested_200000_deep_is_that_lines_problem(tmp_path):
     code, out, _ = _rag_eval("score", "--cases", str(cases), "--out", str(tmp_path / "runs"), "--workers", "1")
     assert "Traceback" not in out and code == 2, out
     assert "cases.jsonl:3: (json): nested too deeply to read" in out
+
+
+def test_a_cases_file_line_nested_200000_deep_is_that_lines_problem(tmp_path):
+    cases = tmp_path / "cases.jsonl"
+    lines = (REPO / "sample_docs" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+    lines[1] = '{"id": "X", "question": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    cases.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, _ = _rag_eval("check", "--docs", str(HANDBOOK), "--cases", str(cases))
+    assert "Traceback" not in out and code == 2, out
+    assert "cases.jsonl:2: nested too deeply to read as JSON (over about 1,000 levels)" in out
 
 
 def test_a_pdf_with_an_unknown_encryption_version_is_one_line(tmp_path):
