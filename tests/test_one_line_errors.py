@@ -172,14 +172,19 @@ def test_a_saved_line_nested_200000_deep_is_that_lines_problem(tmp_path):
     assert "cases.jsonl:3: (json): nested too deeply to read" in out
 
 
-def test_a_cases_file_line_nested_200000_deep_is_that_lines_problem(tmp_path):
+@pytest.mark.parametrize(("question", "problem"), [
+    ("[" * 200_000 + "]" * 200_000, "cases.jsonl:2: nested too deeply to read as JSON (over about 1,000 levels)"),
+    ('"How \\ud800 many?"', "cases.jsonl:2: question: holds a lone surrogate U+D800, which is not text")])
+def test_a_cases_file_line_nested_too_deep_or_not_text_is_that_lines_problem(tmp_path, question, problem):
     cases = tmp_path / "cases.jsonl"
     lines = (REPO / "sample_docs" / "cases.jsonl").read_text(encoding="utf-8").splitlines()
-    lines[1] = '{"id": "X", "question": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    lines[1] = '{"id": "X", "question": ' + question + "}"
     cases.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    code, out, _ = _rag_eval("check", "--docs", str(HANDBOOK), "--cases", str(cases))
-    assert "Traceback" not in out and code == 2, out
-    assert "cases.jsonl:2: nested too deeply to read as JSON (over about 1,000 levels)" in out
+    for extra in (["check"], ["run", "--offline", "--out", str(tmp_path / "runs")]):  # run: refused before its
+        code, out, _ = _rag_eval(*extra, "--docs", str(HANDBOOK), "--cases", str(cases))  # folder, not mid-run
+        assert "Traceback" not in out and code == 2, out
+        assert problem in out
+        assert not (tmp_path / "runs").exists()
 
 
 def test_a_pdf_with_an_unknown_encryption_version_is_one_line(tmp_path):

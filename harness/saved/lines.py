@@ -14,7 +14,6 @@ import csv
 import hashlib
 import io
 import json
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +25,7 @@ from annotated_types import Len
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ..errors import InputError
-from ..inputs import NotText, decode_sheet, delimiter_problem
+from ..inputs import NotText, decode_sheet, delimiter_problem, lone_surrogate
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim
 
 if TYPE_CHECKING:
@@ -335,7 +334,7 @@ class Reading:
         for line, content in enumerate(text, start=1):
             if not content.strip():
                 continue
-            if _SURROGATE_ESCAPE.search(content) and (problem := _lone_surrogate(content)) is not None:
+            if (problem := lone_surrogate(content)) is not None:
                 self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
                 complete = False
                 continue
@@ -369,29 +368,6 @@ class Reading:
         for problem in first.values():
             self.problems.add(problem.path, problem.line, problem.field, problem.message)
         return None if errors else data
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # only a line with one can hold a lone surrogate
-
-
-def _lone_surrogate(content: str) -> tuple[str, str] | None:
-    """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate; None when there is
-    none, or when the line does not parse (the schema check says why)."""
-    try:
-        data = json.loads(content)
-    except (ValueError, RecursionError):
-        return None
-    stack: list[tuple[str, Any]] = [("", data)]
-    while stack:
-        path, value = stack.pop(0)
-        if isinstance(value, str):
-            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-            if bad is not None:
-                return (path or "(line)", f"holds a lone surrogate U+{ord(bad):04X}, which is not text; write the "
-                                          "text as UTF-8 (a pair of surrogates, or the character itself)")
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        stack += [(f"{path}.{key}" if path else str(key), item) for key, item in items]
-    return None
 
 
 def _header_ok(path: str, line: int, header: list[str], required: tuple[str, ...], problems: Problems) -> bool:
