@@ -56,7 +56,6 @@ from .openai_replies import (
     finite_number,
     in_order,
     json_object,
-    lone_surrogate,
     retry_after,
     whole_count,
 )
@@ -271,8 +270,6 @@ class OpenAIClient:
         if not isinstance(data, list):
             raise BadReply(f"bad reply from {self.host}: list models: expected a 'data' list, got "
                            f"{snippet(reply.text)}")
-        if (problem := lone_surrogate(data, "data")) is not None:  # it would go into the manifest, which cannot hold it
-            raise BadReply(f"bad reply from {self.host}: GET /v1/models: {problem}; fix the names the server lists")
         return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
     def _detect(self) -> tuple[str, str, dict]:
@@ -286,7 +283,7 @@ class OpenAIClient:
 
     def _probe(self, path: str) -> dict | None:
         """GET a root endpoint; None when the server has none (an error status, a body that is not a JSON object:
-        probes only add identity). A body outside the bounds, or holding what is not text, is refused as any reply."""
+        probes only add identity). A body outside the bounds is refused as any reply."""
         try:
             reply = self._client.get(self.root + path, cast_to=httpx2.Response)
             body = json_body(reply.text)
@@ -296,8 +293,6 @@ class OpenAIClient:
             return None
         except (openai.APIError, ValueError):
             return None
-        if (problem := lone_surrogate(body, "body")) is not None:
-            raise BadReply(f"bad reply from {self.root}: GET {path}: {problem}")
         return body if isinstance(body, dict) else None
 
     def _post(self, path: str, body: dict) -> httpx2.Response:

@@ -84,17 +84,6 @@ def in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
     return [by_index[i] for i in range(len(items))], INDEXED
 
 
-def lone_surrogate(value: Any, where: str) -> str | None:
-    """`where.field: …` for the first string in `value` (dicts and lists walked) holding a lone UTF-16 surrogate
-    (legal in JSON as an escape, but not text: no file can store it); None when there is none."""
-    if isinstance(value, str):
-        bad = None if value.isascii() else next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-        return None if bad is None else \
-            f"{where}: {snippet(value)} holds a lone surrogate U+{ord(bad):04X}, which is not text"
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    return next((p for key, item in items if (p := lone_surrogate(item, f"{where}.{key}")) is not None), None)
-
-
 def as_dict(value: Any) -> dict:
     return value if isinstance(value, dict) else {}
 

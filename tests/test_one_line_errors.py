@@ -94,15 +94,17 @@ def test_a_chat_reply_nested_too_deep_is_that_cases_row(tmp_path, server, backen
     assert all("reply is JSON nested too deeply to read" in " ".join(r.answer.reasons) for r in rows)
 
 
-def test_a_lone_surrogate_in_the_model_list_is_refused_at_preflight_before_any_embedding(tmp_path, server):
-    spec = server.models["qwen3:4b"]
-    server.models["odd\ud800name:latest"] = spec  # json.dumps writes it as the escape \ud800, legal JSON
-    code, out, _ = _rag_eval(*_run_args(tmp_path, server.url + "/v1", "openai"))
+@pytest.mark.parametrize("backend", ["ollama", "openai"])
+def test_a_lone_surrogate_in_the_servers_identity_is_refused_at_preflight_before_any_embedding(tmp_path, server,
+                                                                                             backend):
+    server.version = server.openai.version = "0.12\ud800"  # json.dumps sends the escape \ud800: legal JSON
+    host = server.url + ("/v1" if backend == "openai" else "")
+    code, out, _ = _rag_eval(*_run_args(tmp_path, host, backend))
     line = _one_error_line(out)
     assert code == 1, out
-    assert f"bad reply from {server.url}/v1: GET /v1/models: data." in line
-    assert "holds a lone surrogate U+D800, which is not text" in line and "describe()" not in line
-    assert server.count("/v1/embeddings") == 0  # found before any chunk was embedded
+    assert f"bad reply from {host}: identity.version: '0.12\\ud800' holds a lone surrogate U+D800" in line
+    assert "describe()" not in line and "loading" not in out  # blamed on the server, before the model loads
+    assert server.count("/api/embed") + server.count("/v1/embeddings") == (backend == "openai")  # the probe only
 
 
 # ---------------------------------------------------------------- addresses, keys, labels
