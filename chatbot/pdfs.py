@@ -190,6 +190,7 @@ def _open(path: Path, data: bytes) -> PdfReader:
         raise PdfError(f"{path}: the PDF is corrupt and its pages cannot be read ({exc})") from exc
     return reader
 
+
 def _unknown_encryption(path: Path, exc: NotImplementedError) -> PdfError:
     return PdfError(f"{path}: encrypted with an algorithm pypdf cannot read ({exc}); save an unencrypted copy and "
                     "use that")
