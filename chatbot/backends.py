@@ -30,14 +30,18 @@ def resolve_address(host: str | None, backend: str = "ollama") -> str:
 
 def _check_address(address: str, backend: str) -> None:
     """An address an HTTP client can send to: no control character or space (a CR LF would end the request line
-    early; the address is not echoed, it may hold a password) and, when it names a scheme, http or https."""
+    early; the address is not echoed, it may hold a password) and http or https (Ollama's may name no scheme)."""
     source, example = (("--host / OPENAI_BASE_URL", "http://127.0.0.1:8000/v1") if backend == "openai" else
                        ("--host / OLLAMA_HOST", "http://127.0.0.1:11434"))
     at = next((i for i, c in enumerate(address) if c.isspace() or not c.isprintable()), None)
     if at is not None:
         raise InputError(f"{source}: the address holds U+{ord(address[at]):04X} (a space, line end or control "
                          f"character) at character {at + 1}; give the address alone, e.g. {example}")
-    scheme = address.split("://", 1)[0].lower() if "://" in address else "http"
+    if "://" not in address:
+        if backend == "openai":  # Ollama's client reads HOST:PORT as http://HOST:PORT; openai's reads no such thing
+            raise InputError(f"{source}: the address names no http:// or https://; give the base URL, e.g. {example}")
+        return
+    scheme = address.split("://", 1)[0].lower()
     if scheme not in ("http", "https"):
         raise InputError(f"{source}: a {scheme}:// address; model servers are reached over HTTP: give the "
                          "server's http:// or https:// URL")

@@ -118,11 +118,14 @@ def test_ollama_host_with_cr_lf_is_one_line_naming_the_variable(tmp_path, server
     assert server.count() == 0  # nothing was sent
 
 
-def test_a_file_url_and_a_key_with_cr_lf_are_said_as_what_they_are(tmp_path, server):
+def test_a_file_url_a_url_without_scheme_and_a_key_with_cr_lf_are_said_as_what_they_are(tmp_path, server):
     code, out, _ = _rag_eval(*_run_args(tmp_path, "file:///tmp/models/v1", "openai"))
     line = _one_error_line(out)
     assert code == 2 and "a file:// address" in line and "http:// or https://" in line, out
     assert "dropped the connection" not in out
+    code, out, _ = _rag_eval(*_run_args(tmp_path, server.url.removeprefix("http://") + "/v1", "openai"))
+    line = _one_error_line(out)
+    assert code == 2 and "the address names no http:// or https://" in line, out
     key = "sk-secret-4242\r\nX-Injected: yes"
     code, out, _ = _rag_eval(*_run_args(tmp_path, server.url + "/v1", "openai"), env={"OPENAI_API_KEY": key})
     line = _one_error_line(out)
