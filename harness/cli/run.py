@@ -29,7 +29,7 @@ from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
 from .common import judged_passed_text
-from .flags import add_quiet
+from .flags import add_quiet, run_label
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -79,7 +79,7 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     add_selection_args(g)
     run = p.add_argument_group("the run")
     run.add_argument("--out", help=f"where run directories go (default {d.out})")
-    run.add_argument("--label", help="a name for this run, part of its directory name")
+    run.add_argument("--label", type=run_label, help="a name for this run, part of its directory name")
     add_quiet(run)
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")

@@ -13,7 +13,7 @@ from ..chart import fmt, text_bars
 from ..records import Summary
 from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 from ..saved.scoring import default_workers
-from .flags import positive_int
+from .flags import positive_int, run_label
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):
@@ -48,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", default=Path("results"),
                         help="where the run directory goes (rows, manifest, summary, failed.txt, chart.svg; "
                              "default: %(default)s)")
-    parser.add_argument("--label", help="a name for this run, part of its directory name (default: score)")
+    parser.add_argument("--label", type=run_label,
+                        help="a name for this run, part of its directory name (default: score)")
     parser.add_argument("--workers", type=positive_int, metavar="N",
                         help="processes that score the cases (default: one per processor, at most 8; 1 scores in "
                              "this process); rows and summary are the same whatever N")
