@@ -524,8 +524,31 @@ def markdown_page() -> str:
                      f"{yes[spec.higher_is_better]} | {aliases} |")
     lines.append(f"| `passed` | {describe('passed')}: the tutorial's \"passes\" column | | | yes | |")
     lines += ["", "The tutorial's five checks, printed by `rag-eval score`: "
-              + ", ".join(f"`{n}` ({REGISTRY[n].label})" for n in TUTORIAL_CHECKS) + "."]
+              + ", ".join(f"`{n}` ({REGISTRY[n].label})" for n in TUTORIAL_CHECKS) + "; it prints the other checks "
+              "`passed` reads under their names (" + ", ".join(f"`{n}`" for n in PASS_CHECKS
+                                                          if n not in TUTORIAL_CHECKS) + ").", "", *_GROUNDED_NOTE]
     return "\n".join(lines) + "\n"
+
+
+_GROUNDED_NOTE = [
+    "## `grounded` beside claim support",
+    "",
+    "`claim_support` is the tutorial's check of meaning: a person (or a judge measured against people) reads each "
+    "claim of the answer against the cited passage. `grounded` is a string check that needs no reader: of the "
+    "labelled facts the answer states (the fact rule, `harness.metrics.fact_found`), the share that one of its "
+    "*valid* cited quotes states too, by the same rule. A real quote of the right page that does not hold the fact "
+    "(an off-point quote) gets 0, and the row's `failure_reasons` name the fact and the valid quotes: "
+    "`fact '160' is in the answer but in no valid cited quote (valid quotes: '...')`.",
+    "",
+    "What it proves: the words of each stated fact are in the words the answer cites, and those words are on the "
+    "retrieved passage (quote validation). What it does not prove: that the quote means the fact (\"not 160\", "
+    "\"160 for managers only\"), that the answer's other sentences are supported, or anything about facts nobody "
+    "labelled: that is claim support. It is null when the case has no facts, the answer states none, the system "
+    "abstained, or no citation's quote was checked (no citation, or a saved layout without quotes: the row's "
+    "warning `quotes not checked` says so). It feeds `passed`: on the bundle's offline run it applies to 77 of 195 "
+    "rows and fails none, and on the planted-defect fixture it flags every off-point quote and no clean row "
+    "([what-the-checks-catch.md](what-the-checks-catch.md)).",
+]
 
 
 if __name__ == "__main__":

@@ -372,7 +372,7 @@ def reviewer_warnings(case: Case, text: str, status: Status, citations: Sequence
                        "rule finds it all the same")
     instruction = m.instruction_like(text)
     if instruction is not None:
-        out.append(f"instruction-like text in the answer: {_short(instruction, 80)}")
+        out.append(f"instruction-like text: {_short(instruction, 80)} in the answer")
     return out
 
 
