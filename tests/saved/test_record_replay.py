@@ -134,3 +134,19 @@ def test_a_fabricated_quote_before_a_real_one_of_the_same_page_fails_both_ways(t
 ])
 def test_citation_quotes_pair_each_citation_with_its_own_entry(cited, saved, quotes):
     assert citation_quotes(cited, saved) == quotes
+
+
+def test_a_file_whose_quotes_are_keyed_by_source_id_is_still_read(tmp_path):
+    """Older saved files hold `metadata.citations` as {source_id: quote}: each citation of an id gets that quote."""
+    page = IDS[1]
+    real = next(s for s in SENTENCES[page] if "160" in s)
+    case = {"case_id": "old", "question": "What is the hotel limit?", "expected_chunk_ids": [page],
+            "required_points": ["160"], "candidate_answer": real, "cited_chunk_ids": [page, page],
+            "should_abstain": False, "candidate_abstains": False, "retrieved_chunk_ids": [page],
+            "metadata": {"citations": {page: real}, "min_quote_words": 1}}
+    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    (tmp_path / "chunks.jsonl").write_text(json.dumps({"chunk_id": page, "text": PAGES[page]}) + "\n")
+    [row] = score_outputs(load_saved(tmp_path / "cases.jsonl")).rows
+    assert [(c.quote, c.valid) for c in row.answer.citations] == [(real, True), (real, True)]
+    assert row.metrics["quote_valid"] == row.metrics["grounded"] == 1.0
+    assert any(w.startswith("duplicate citation:") for w in row.warnings)
