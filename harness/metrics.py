@@ -161,7 +161,15 @@ def occurs_bounded(folded: str, needle: str) -> bool:
     where its first or last character is a digit, no digit joined to it by one of `_NUMBER_JOINERS`. The same
     as searching the regex `(?<!\\w)(?<!\\d[J])needle(?!\\w)(?![J]\\d)` (digit sides only), without compiling
     one per fact: that cost ~0.4 ms per fact and run, more than the search."""
-    return next(bounded_starts(folded, needle), None) is not None
+    if not needle:
+        return False
+    number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
+    start = folded.find(needle)
+    while start >= 0:  # the loop of `bounded_starts`, without a generator: this one runs per fact and case
+        if _bounded(folded, start, start + len(needle), number_first, number_last):
+            return True
+        start = folded.find(needle, start + 1)
+    return False
 
 
 def bounded_starts(folded: str, needle: str) -> Iterator[int]:
@@ -171,10 +179,13 @@ def bounded_starts(folded: str, needle: str) -> Iterator[int]:
     number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
     start = folded.find(needle)
     while start >= 0:
-        end = start + len(needle)
-        if _free_before(folded, start, number=number_first) and _free_after(folded, end, number=number_last):
+        if _bounded(folded, start, start + len(needle), number_first, number_last):
             yield start
         start = folded.find(needle, start + 1)
+
+
+def _bounded(folded: str, start: int, end: int, number_first: bool, number_last: bool) -> bool:
+    return _free_before(folded, start, number=number_first) and _free_after(folded, end, number=number_last)
 
 
 # Words that deny what follows them, in the languages of the bundle and its neighbours; a word ending in "n't"
@@ -189,14 +200,18 @@ def negation_before(folded: str, alternatives: Sequence[str]) -> str | None:
     ("not 160", "no more than 160", "isn't 160"), or None. A hint for a reviewer: the fact rule finds "160" in
     "not 160" all the same."""
     for alternative in alternatives:
-        for start in bounded_starts(folded, _fold(alternative)):
-            words = re.findall(r"[\w'’]+", folded[:start])[-NEGATION_WINDOW:]
+        needle = _fold(alternative)
+        if needle not in folded:  # most alternatives: no generator made
+            continue
+        for start in bounded_starts(folded, needle):
+            words = _WORDS.findall(folded, max(0, start - 60), start)[-NEGATION_WINDOW:]
             for i in range(len(words) - 1, -1, -1):
                 if (words[i] in NEGATIONS or words[i].endswith(("n't", "n’t"))) and not _bound(words[i + 1:]):
                     return words[i]
     return None
 
 
+_WORDS = re.compile(r"[\w'’]+")
 _BOUNDS = {"more", "less", "later", "earlier", "fewer", "longer", "exceed", "exceeding", "over", "mehr", "weniger",
            "später", "über"}
 
@@ -217,14 +232,17 @@ INSTRUCTION_LIKE = re.compile(
     r"|\bas\s+an\s+ai\s+(?:language\s+)?model\b", re.IGNORECASE)
 
 
+_TRIGGERS = ("ignore", "disregard", "forget", "grade", "mark", "score", "rate", "evaluate", "you are now", "prompt",
+             "instruction", "as an ai")
+
+
 def instruction_like(answer: str) -> str | None:
     """The first instruction-like span of an answer (`INSTRUCTION_LIKE`), or None."""
-    match = INSTRUCTION_LIKE.search(normalize_spaces(answer))
+    lower = answer.lower()
+    if not any(word in lower for word in _TRIGGERS):  # most answers: no word the pattern starts from
+        return None
+    match = INSTRUCTION_LIKE.search(" ".join(answer.split()))
     return match.group(0) if match else None
-
-
-def normalize_spaces(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _word(char: str) -> bool:

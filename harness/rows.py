@@ -75,7 +75,7 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         abstained=decided_abstain(status, answer.abstains))
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
     page_warnings += _duplicate_id_warnings(answer)
-    page_warnings += reviewer_warnings(case, answer.answer, status, citations, quotes=judging.check_quotes)
+    page_warnings += reviewer_warnings(answer.answer, status, citations, quotes=judging.check_quotes)
     reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
     row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
@@ -148,7 +148,8 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
         "fact_results": facts,
         "quote_validation": _quote_validation(quote, tuple(r for *_, r in bad) if quote == "failed" else ()),
-        "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
+        "failure_reasons": failure_reasons(case, row, obs, facts, bad),
+        "warnings": negated_facts(row.warnings, case, obs) if row.error is None else row.warnings})
 
 
 def _claim_flags(row: Row) -> tuple[bool, ...] | None:
@@ -347,33 +348,44 @@ def _duplicate_id_warnings(answer: SystemAnswer) -> list[str]:
             "passage with its id (give each chunk its own id, e.g. <file>#p<page>.<n>)"]
 
 
-def reviewer_warnings(case: Case, text: str, status: Status, citations: Sequence[CitationResult], *,
+def reviewer_warnings(text: str, status: Status, citations: Sequence[CitationResult], *,
                       quotes: bool = True) -> list[str]:
-    """What no check fails but a reviewer should see, each beginning with its kind and a colon
-    (`records.REVIEW_WARNINGS`): an empty answer not marked as abstaining; the same source id and quote cited twice;
-    citations whose quotes the layout does not carry (`quotes` False: quote_valid and grounded cannot see them); a
-    negation just before a fact the answer states; text that speaks to a grader rather than the user."""
+    """What no check fails but a reviewer should see in what the system returned, each beginning with its kind and a
+    colon (`records.REVIEW_WARNINGS`): an empty answer not marked as abstaining; the same source id and quote cited
+    twice; citations whose quotes the layout does not carry (`quotes` False: quote_valid and grounded cannot see
+    them); text that speaks to a grader rather than the user. A negated fact depends on the labels too: it is
+    `negated_facts`, renewed with every scoring."""
     out = []
     if status in ("answered", "invalid_citation") and not text.strip():
         out.append("empty answer: the answer is empty but not marked as abstaining")
     counts: dict[tuple[str, str], int] = {}
-    for c in citations:
+    for c in citations if len(citations) > 1 else ():
         counts[c.source_id, c.quote] = counts.get((c.source_id, c.quote), 0) + 1
     out += [f"duplicate citation: {sid} cited {n} times with the same quote {_short(quote, 60)}"
             for (sid, quote), n in counts.items() if n > 1]
     if citations and not quotes:
         out.append("quotes not checked: the saved layout carries no quotes, so quote_valid and grounded cannot see "
                    "whether the cited passages say what the answer says")
-    folded = fold(text)
-    for fact in case.facts:
-        word = m.negation_before(folded, fact)
-        if word is not None:
-            out.append(f"negated fact: {word!r} shortly before fact {_alternatives(fact)} in the answer; the fact "
-                       "rule finds it all the same")
     instruction = m.instruction_like(text)
     if instruction is not None:
         out.append(f"instruction-like text: {_short(instruction, 80)} in the answer")
     return out
+
+
+_NEGATED = "negated fact:"
+
+
+def negated_facts(warnings: Sequence[str], case: Case, obs: m.Observation) -> tuple[str, ...]:
+    """`warnings` with the `negated fact` ones renewed: one per fact the answer states with a negation within three
+    words before it (`metrics.negation_before`); the fact rule finds it all the same."""
+    kept = tuple(w for w in warnings if not w.startswith(_NEGATED))
+    negated = []
+    for fact, found in zip(case.facts, obs.facts_found):
+        word = m.negation_before(obs.folded_answer, fact) if found else None
+        if word is not None:
+            negated.append(f"{_NEGATED} {word!r} shortly before fact {_alternatives(fact)} in the answer; the fact "
+                           "rule finds it all the same")
+    return (*kept, *negated) if negated or len(kept) < len(warnings) else tuple(warnings)
 
 
 def fold_pages(pages: Mapping[str, str]) -> dict[str, str]:

@@ -166,7 +166,8 @@ REVIEW_WARNINGS = ("empty answer", "duplicate citation", "quotes not checked", "
 
 def review_kinds(warnings: tuple[str, ...]) -> tuple[str, ...]:
     """The reviewer-warning kinds among a row's warnings, each once, in `REVIEW_WARNINGS` order."""
-    return tuple(k for k in REVIEW_WARNINGS if any(w.startswith(k + ":") for w in warnings))
+    heads = {w.partition(":")[0] for w in warnings}
+    return tuple(k for k in REVIEW_WARNINGS if k in heads)
 
 
 class Row(CaseFields):

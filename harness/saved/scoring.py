@@ -155,6 +155,8 @@ def citation_quotes(cited: Sequence[str], saved: Any) -> tuple[str, ...]:
     the citations' order, so each citation keeps its own quote, two of one page included); an object keyed by source
     id (`{"a.pdf#p2": "quote"}`, how quotes were once looked up) gives each citation of an id that id's one quote. A
     citation with no entry left has the empty quote (it fails validation, as a citation without a quote does)."""
+    if saved is None:  # no quotes saved (the CSV layout)
+        return ("",) * len(cited)
     if isinstance(saved, dict):
         return tuple(q if isinstance(q := saved.get(cid), str) else "" for cid in cited)
     queues: dict[str, list[str]] = {}
