@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from chatbot.pdfs import read_pdf
+from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Passage, Row, SystemAnswer
 from harness.runs import read_rows
@@ -84,27 +85,33 @@ def _without_timing(row: Row) -> str:
     return row.model_copy(update={"usage": {}}).line()
 
 
-def _live_and_replayed(tmp: Path, outputs: list[SystemAnswer]) -> tuple[list[Row], list[Row]]:
+def _live_and_replayed(tmp: Path, outputs: list[SystemAnswer]) -> tuple[list[Row], list[Row], list[Row]]:
+    """The rows of a live run of `outputs`, of the library's score of its saved/ files and of `rag-eval score`."""
     script = {f"c{i}": out for i, out in enumerate(outputs)}
     docs = tmp / "docs"
     if not docs.exists():
         docs.mkdir()
         shutil.copy(HANDBOOK, docs / HANDBOOK.name)
-    out = tmp / "runs"
+    out, scored = tmp / "runs", tmp / "scored"
     shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(scored, ignore_errors=True)
     run = run_evaluation(RunSettings(system="scripted:factory", docs=str(docs), cases=_cases(tmp / "cases.jsonl",
                                      len(outputs)), out=str(out), min_quote_words=1), system=Scripted(script))
     live = read_rows(run.run_dir)
     replayed = score_outputs(load_saved(run.run_dir / "saved" / "cases.jsonl")).rows
-    return live, list(replayed)
+    assert main(["score", "--cases", str(run.run_dir / "saved" / "cases.jsonl"), "--out", str(scored),
+                 "--workers", "1", "--json"]) == 0
+    [scored_dir] = scored.iterdir()
+    return live, list(replayed), read_rows(scored_dir)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                   HealthCheck.too_slow])
 @given(outputs=st.lists(_output(), min_size=1, max_size=4))
 def test_a_live_run_and_the_score_of_its_saved_files_give_byte_identical_rows(tmp_path, outputs):
-    live, replayed = _live_and_replayed(tmp_path, outputs)
-    assert [_without_timing(r) for r in live] == [_without_timing(r) for r in replayed]
+    live, replayed, by_command = _live_and_replayed(tmp_path, outputs)
+    assert [_without_timing(r) for r in live] == [_without_timing(r) for r in replayed] == \
+        [_without_timing(r) for r in by_command]
     for row, output in zip(live, outputs):
         assert [(c.source_id, c.quote) for c in row.answer.citations] == \
             [(c.source_id, c.quote) for c in output.citations]
@@ -116,12 +123,12 @@ def test_a_fabricated_quote_before_a_real_one_of_the_same_page_fails_both_ways(t
     fabricated = SystemAnswer(answer=real, retrieved=(Passage(source_id=page, text=PAGES[page], rank=1),),
                               citations=(Citation(source_id=page, quote=FABRICATED),
                                          Citation(source_id=page, quote=real)))
-    live, replayed = _live_and_replayed(tmp_path, [fabricated])
-    for row in (live[0], replayed[0]):
+    live, replayed, [by_command] = _live_and_replayed(tmp_path, [fabricated])
+    for row in (live[0], replayed[0], by_command):
         assert row.answer.status == "invalid_citation" and row.metrics["quote_valid"] == 0.0
         assert [c.valid for c in row.answer.citations] == [False, True]
         assert [c.quote for c in row.answer.citations] == [FABRICATED, real]
-    assert _without_timing(live[0]) == _without_timing(replayed[0])
+    assert _without_timing(live[0]) == _without_timing(replayed[0]) == _without_timing(by_command)
 
 
 @pytest.mark.parametrize("cited, saved, quotes", [
