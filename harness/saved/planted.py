@@ -24,7 +24,7 @@ from chatbot.store import atomic_write_text
 from chatbot.text import fold, split_sentences
 
 from ..metrics import fact_found
-from .layout import load_saved
+from .layout import SavedCase, SavedChunk, SavedOutputs, load_saved
 from .score import score_outputs
 
 __all__ = ["DEFECTS", "CLEAN_TAG", "Defect", "plant", "write_planted"]
@@ -158,8 +158,7 @@ def _ranked_low(case: Case, _: Plant) -> Case | None:
 
 
 def _abstained(case: Case, _: Plant) -> Case:
-    out = _set_citations(_with(case, candidate_answer="", candidate_abstains=True), [])
-    return out
+    return _set_citations(_with(case, candidate_answer="", candidate_abstains=True), [])
 
 
 def _empty_answer(case: Case, _: Plant) -> Case:
@@ -226,8 +225,6 @@ def _clean(cases: list[Case], chunks: dict[str, str]) -> list[tuple[Case, bool]]
     """(case, unanswerable) of the cases the outputs' own scoring passes, with nothing a reviewer is warned of."""
     saved = {c["case_id"]: c for c in cases}
     out = []
-    from .layout import SavedCase, SavedChunk, SavedOutputs
-
     outputs = SavedOutputs(tuple(SavedCase.from_json(c) for c in cases),
                            tuple(SavedChunk(cid, text) for cid, text in chunks.items()), (), ())
     for row in score_outputs(outputs).rows:
