@@ -141,11 +141,35 @@ class _Passages:
 
 
 def _answer(case: SavedCase, retrieved: Sequence[str], passages: _Passages) -> SystemAnswer:
-    quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
+    quotes = citation_quotes(case.cited_chunk_ids, (case.metadata or {}).get("citations"))
     return SystemAnswer(
         answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
         error=None, details={}, retrieved=tuple(passages(cid, i) for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, "")) for cid in case.cited_chunk_ids))
+        citations=tuple(Citation(source_id=cid, quote=q) for cid, q in zip(case.cited_chunk_ids, quotes)))
+
+
+def citation_quotes(cited: Sequence[str], saved: Any) -> tuple[str, ...]:
+    """The quote of each cited id, in order, from a case's `metadata.citations`: an ordered list of
+    `{"source_id", "quote"}` gives the n-th citation of an id the n-th entry of that id (a replay writes the list in
+    the citations' order, so each citation keeps its own quote, two of one page included); an object keyed by source
+    id (`{"a.pdf#p2": "quote"}`, how quotes were once looked up) gives each citation of an id that id's one quote. A
+    citation with no entry left has the empty quote (it fails validation, as a citation without a quote does)."""
+    if saved is None:  # no quotes saved (the CSV layout)
+        return ("",) * len(cited)
+    if isinstance(saved, dict):
+        return tuple(q if isinstance(q := saved.get(cid), str) else "" for cid in cited)
+    queues: dict[str, list[str]] = {}
+    for entry in saved if isinstance(saved, (list, tuple)) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("source_id"), str):
+            quote = entry.get("quote")
+            queues.setdefault(entry["source_id"], []).append(quote if isinstance(quote, str) else "")
+    taken: dict[str, int] = {}
+    out = []
+    for cid in cited:
+        n = taken[cid] = taken.get(cid, -1) + 1
+        queue = queues.get(cid, ())
+        out.append(queue[n] if n < len(queue) else "")
+    return tuple(out)
 
 
 def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
