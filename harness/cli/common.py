@@ -73,7 +73,8 @@ def judged_passed_text(summary: Summary) -> str | None:
     if block.applied:
         return f"--judged-passed: `passed` reads the judge's verdicts where no person's exists ({block.text})"
     return (f"--judged-passed refused: {block.refusal}; `passed` is the people's ({block.text}; floor: "
-            f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims)")
+            f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims, each verdict given "
+            "by people on >= 10 and recalled by the judge >= 0.7 at its Wilson lower bound: docs/judge.md)")
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:

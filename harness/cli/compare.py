@@ -45,10 +45,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--judged-passed", action="store_true",
                    help="`passed` reads claim_support_judged in both runs; refused (exit "
                         f"{EXIT_JUDGE_REFUSED}) unless both runs are judged by the same judge (name and prompt) and "
-                        "each shares 30 claims with people with the lower end of kappa's 95%% interval at least "
-                        "--min-judge-kappa. Without it, `passed` is the people's in both runs")
+                        "each judge clears the floor: 30 claims shared with people, 10 of them called supported and "
+                        "10 unsupported by people, the lower end of kappa's analytic 95%% interval at least "
+                        "--min-judge-kappa, its recall of each verdict at least 0.7 at the Wilson lower bound "
+                        "(docs/judge.md). Without it, `passed` is the people's in both runs")
     p.add_argument("--min-judge-kappa", type=float, default=DEFAULT_MIN_JUDGE_KAPPA, metavar="K",
-                   help="with --judged-passed: the lower end of kappa's 95%% interval each judge must reach "
+                   help="with --judged-passed: the lower end of kappa's analytic 95%% interval each judge must reach "
                         f"(default {DEFAULT_MIN_JUDGE_KAPPA:g}: where 'substantial' agreement begins)")
     p.add_argument("--all-settings", action="store_true",
                    help="list every manifest difference, also what the machine measured (load and elapsed times), "

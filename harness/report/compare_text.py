@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..chart import floor_text, p_text
-from ..judged import judge_note
+from ..judged import MIN_PER_VERDICT, MIN_RECALL, judge_note
 from ..metrics import JUDGED_METRICS, TWIN_NOTE, shown_once
 from ..stats.mde import NOT_DETECTABLE
 from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO, P_FLOOR, TANGO
@@ -118,8 +118,10 @@ def _judged_passed_lines(c: Comparison) -> list[str]:
     standings = c.judge.get("judged_passed")
     if standings:
         a, b = standings["a"], standings["b"]
-        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's lower bound >= "
-                f"{a['min_kappa']:g} over >= {a['min_shared']} shared claims); A: {a['text']}; B: {b['text']}"]
+        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's analytic lower "
+                f"bound >= {a['min_kappa']:g} over >= {a['min_shared']} shared claims, people's supported and "
+                f"unsupported >= {MIN_PER_VERDICT} each, the judge's recall of each >= {MIN_RECALL:g} at its Wilson "
+                f"lower bound); A: {a['text']}; B: {b['text']}"]
     recorded = c.judge.get("people_passed")
     if recorded:
         runs = " and ".join(side.upper() for side in recorded)
