@@ -144,7 +144,7 @@ def _mde_notes(c: Comparison) -> list[str]:
              "itself random (the observed share of them); for the others the test depends on the sizes of the "
              "differing cases, so those cases are held fixed and each goes either way (exact up to "
              f"{MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Held fixed, the power is what these "
-             "cases give; over new cases it is lower when few differ (docs/compare.md). Never above the largest "
+             "cases give; over new cases it is lower when few differ (docs/daily-compare.md). Never above the largest "
              "difference the cases allow (all that differ going one way); a smaller delta needs more cases "
              "(`rag-eval draft`)."]
     blind = [(m, name) for m, name in _rows(c) if m.mde_status == NOT_DETECTABLE]
