@@ -46,7 +46,15 @@ from .errors import JudgeRefused
 from .records import JUDGE_VERDICTS, VERDICTS, AnyRow, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
-from .stats.judge_floor import FLOOR_VERDICTS, MIN_PER_VERDICT, MIN_RECALL, MIN_SHARED, VerdictCheck, floor_check
+from .stats.judge_floor import (
+    FLOOR_VERDICTS,
+    MIN_PER_VERDICT,
+    MIN_RECALL,
+    MIN_SHARED,
+    FloorCheck,
+    VerdictCheck,
+    floor_check,
+)
 from .stats.precision_recall import CategoryScore, per_category
 
 __all__ = ["FLOOR_VERDICTS", "HUMAN", "MIN_PER_VERDICT", "MIN_RECALL", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement",
@@ -186,6 +194,11 @@ class JudgeAgreement:
         return per_category([str(s.claim.verdict) for s in self.shared],
                             [str(s.claim.judge_verdict) for s in self.shared], VERDICTS)
 
+    def floor(self, floor: float = DEFAULT_MIN_JUDGE_KAPPA) -> FloorCheck:
+        """The `--judged-passed` floor over these shared claims (`harness.stats.judge_floor.floor_check`)."""
+        return floor_check([str(s.claim.verdict) for s in self.shared],
+                           [str(s.claim.judge_verdict) for s in self.shared], floor=floor)
+
     def sample_text(self) -> str:
         """Whether the shared claims were a random sample or the reviewers' own choice."""
         if self.random_sample is None:
@@ -303,8 +316,7 @@ def judge_standing(rows: Sequence[Row], *, floor: float, prompt_sha256: str | No
     found = judge_agreement(rows, resamples=1)  # the floor reads no bootstrap: one resample is enough to skip it
     if found is None:
         return JudgeStanding(None, prompt_sha256, 0, None, None, None, floor, "no judge rated these answers")
-    check = floor_check([str(s.claim.verdict) for s in found.shared],
-                        [str(s.claim.judge_verdict) for s in found.shared], floor=floor)
+    check = found.floor(floor)
     return JudgeStanding(found.judge, prompt_sha256, found.n, check.kappa, check.low, check.high, floor,
                          "; ".join(check.reasons) if check.reasons else None, check.verdicts)
 

@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..judged import JudgeAgreement, Shared
 from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
 
 __all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text",
            "reviewer_name"]
@@ -126,6 +127,9 @@ def judge_agreement_text(judged: JudgeAgreement) -> str:
     for verdict, row in judged.confusion().items():
         lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
     lines += _per_verdict_lines(judged)
+    check = judged.floor()
+    lines.append(f"--judged-passed floor (default --min-judge-kappa {DEFAULT_MIN_JUDGE_KAPPA:g}; docs/judge.md): "
+                 + ("clears" if not check.reasons else "not yet: " + "; ".join(check.reasons)))
     lines.append(f"disagreements with people: {len(judged.disagreements)}")
     for d in judged.disagreements:
         lines += _shared_lines(d)
