@@ -89,11 +89,12 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                           f"{DEFAULT_SECONDS_PER_CALL:g})")
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
-                          "the judge earns it: the lower end of kappa's 95%% interval against people at least "
-                          "--min-judge-kappa over 30 shared claims; recorded in the manifest. Until then exit "
+                          "the judge earns it: over 30 shared claims, 10 supported and 10 unsupported by people, the "
+                          "lower end of kappa's analytic 95%% interval at least --min-judge-kappa and its recall of "
+                          "each verdict at least 0.7 (Wilson); recorded in the manifest. Until then exit "
                           f"{EXIT_JUDGE_REFUSED}, with the people's `passed` (docs/judge.md)")
     run.add_argument("--min-judge-kappa", type=float, metavar="K",
-                     help="with --judged-passed: the lower end of kappa's 95%% interval the judge must reach "
+                     help="with --judged-passed: the lower end of kappa's analytic 95%% interval the judge must reach "
                           f"(default {d.min_judge_kappa:g}: where 'substantial' agreement begins)")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)
