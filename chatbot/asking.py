@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
+from .bounded_http import NestedTooDeep, json_body
 from .errors import InputError, InputTooLong, ModelServerError
 from .model_server import ChatReply, ModelServer
 from .store import UnsafeFile, atomic_write_text, read_bytes
@@ -184,9 +185,11 @@ def read_reply(content: str, schema: dict | jsonschema.protocols.Validator, *,
     """`Replied` with the parsed JSON when `content` is JSON matching `schema` (a schema, or a validator built
     once), else `Failed`: "reply is not JSON (...)" or "reply does not match the <schema_name> at <path>: ..."."""
     try:
-        parsed = json.loads(content)
+        parsed = json_body(content)
     except json.JSONDecodeError as exc:
         return Failed(f"reply is not JSON ({exc.msg} at character {exc.pos})")
+    except NestedTooDeep:
+        return Failed("reply is JSON nested too deeply to read (over about 1,000 levels)")
     validator = jsonschema.Draft202012Validator(schema) if isinstance(schema, dict) else schema
     error = jsonschema.exceptions.best_match(validator.iter_errors(parsed))
     if error is not None:  # the message repeats the offending value, which may be a runaway reply's whole text

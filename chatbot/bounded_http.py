@@ -12,13 +12,16 @@ flight in other threads fail at once (Ctrl-C).
 
 The Ollama client speaks through `ollama` over httpx, the OpenAI-compatible client through `openai` over httpx2, the
 HTTP system through httpx: the two packages share their API, so this one piece of code serves both (`flavour` is
-the package's module). httpx has no public way to hand its connection pool a network backend: the pool's own
-attribute is set, and a version that moved it fails loudly here rather than silently losing every deadline.
+the package's module). `json_body` reads a reply's JSON with its nesting as a bound too: a body nested deeper than
+the parser follows is refused (`NestedTooDeep`), never a RecursionError. httpx has no public way to hand its
+connection pool a network backend: the pool's own attribute is set, and a version that moved it fails loudly here
+rather than silently losing every deadline.
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import socket
 import threading
 import time
@@ -34,7 +37,7 @@ from typing import Any
 import httpx
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "BodyEncoding", "BodyTooLarge", "BoundedTransport", "Bounds", "BoundsExceeded",
-           "Redirected", "env_proxy", "read_head", "tls_context"]
+           "NestedTooDeep", "Redirected", "env_proxy", "json_body", "read_head", "tls_context"]
 
 DEFAULT_MAX_BODY_BYTES = 10_000_000  # decoded bytes of one reply: far above the longest answer or embedding batch
 _DEADLINE: ContextVar[float | None] = ContextVar("bounded_http_deadline", default=None)
@@ -60,6 +63,25 @@ class BodyTooLarge(BoundsExceeded):
 
 class BodyEncoding(BoundsExceeded):
     """The body's Content-Encoding is not one asked for, or it does not decode."""
+
+
+class NestedTooDeep(BoundsExceeded):
+    """The JSON body nests deeper than the parser follows (about 1,000 levels; no reply of an API we read needs
+    more than ten)."""
+
+    def __init__(self) -> None:
+        super().__init__("the JSON body is nested too deeply to read (over about 1,000 levels), which no reply of "
+                         "the API is")
+
+
+def json_body(text: str | bytes) -> Any:
+    """`json.loads(text)`, with nesting too deep to parse raised as NestedTooDeep: the C parser stops at the
+    recursion limit at once (a body nested 200,000 deep fails in microseconds), so the error is caught here, at
+    the one place replies are parsed, rather than the depth counted before."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestedTooDeep() from None
 
 
 class Redirected(BoundsExceeded):
@@ -180,13 +202,13 @@ class BoundedTransport(httpx.BaseTransport):  # also an httpx2 transport: the tw
     """A transport of `flavour` (the httpx or httpx2 module) whose requests each have `bounds`. `pool` makes the
     inner transport from a factory of plain HTTP transports (openai's per-request pools); else one plain transport
     serves every request. Pass it as `transport=` with `follow_redirects=False` and `trust_env=False` (the proxy the
-    environment names is applied here, `url` deciding which)."""
+    environment names is applied here, `url` deciding which; with `env_proxies=False` none is: model servers)."""
 
     def __init__(self, flavour: ModuleType, bounds: Bounds, url: str, *, verify: Any = None,
-                 pool: Callable[[Callable[[], Any]], Any] | None = None):
+                 pool: Callable[[Callable[[], Any]], Any] | None = None, env_proxies: bool = True):
         self.flavour, self.bounds = flavour, bounds
         self._backend = _Backend(importlib.import_module(_CORE[flavour.__name__]))
-        proxy = env_proxy(url)
+        proxy = env_proxy(url) if env_proxies else None
 
         def plain() -> Any:
             transport = flavour.HTTPTransport(verify=tls_context(flavour) if verify is None else verify, proxy=proxy)

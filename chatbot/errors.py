@@ -9,6 +9,16 @@ class RagError(Exception):
     exit_code = 1
 
 
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (what `timeout`, CI runners, `docker stop` and a closed terminal send), raised in the main
+    thread like Ctrl-C's KeyboardInterrupt, so every path that stops cleanly on Ctrl-C (children ended, temporary
+    files removed, a live run left resumable) does the same on them. The exit code is 128 + the signal's number."""
+
+    def __init__(self, signum: int, name: str):
+        super().__init__(name)
+        self.signum, self.name = signum, name
+
+
 class InputError(RagError):
     """Bad user input (a file, a flag, a label). Exit code 2."""
 

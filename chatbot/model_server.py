@@ -162,7 +162,7 @@ def preflight(client: ModelServer, *, chat_model: str | None, embed_model: str |
               status: Callable[[str], None] | None = None, load: bool = True) -> ServerInfo:
     """Before any work: the server answers, the models are there, and each can do its job. With `load`, the
     chat model is then loaded and its load time recorded (`load_chat_model`)."""
-    server = client.identify(chat_model=chat_model, embed_model=embed_model)
+    server = _storable(client.identify(chat_model=chat_model, embed_model=embed_model))
     return load_chat_model(client, server, chat_model, status) if load and chat_model is not None else server
 
 
@@ -173,7 +173,16 @@ def load_chat_model(client: ModelServer, server: ServerInfo, chat_model: str,
     if status:
         status(f"loading {chat_model}…")
     loaded = client.warm_up(chat_model, server.models[chat_model])
-    return replace(server, models=server.models | {chat_model: loaded})
+    return _storable(replace(server, models=server.models | {chat_model: loaded}))
+
+
+def _storable(server: ServerInfo) -> ServerInfo:
+    """`server` when every text it reports can be stored (it goes into the manifests); a lone surrogate (legal in
+    JSON, not text) is refused now, before any work, naming the field, not when the manifest is written."""
+    if (problem := lone_surrogate(server.to_dict(), "identity")) is not None:
+        raise BadReply(f"bad reply from {server.host}: {problem}; the server reports it, and no file can store "
+                       "it: fix the server's model names or version")
+    return server
 
 
 def embed_in_batches(embed_batch: Callable[[list[str], int, int | None], np.ndarray], model: str,
@@ -255,6 +264,17 @@ def bounds_error(exc: BoundsExceeded, host: str, what: str, model: str, cap: int
     if isinstance(exc, BodyTooLarge):
         return BadReply(f"bad reply from {host}: {who}: {exc} (--max-body-bytes {cap:,})")
     return BadReply(f"bad reply from {host}: {who}: {exc}")
+
+
+def lone_surrogate(value: Any, where: str) -> str | None:
+    """`where.field: …` for the first string in `value` (dicts and lists walked) holding a lone UTF-16 surrogate
+    (legal in JSON as an escape, but not text: no file can store it); None when there is none."""
+    if isinstance(value, str):
+        bad = None if value.isascii() else next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+        return None if bad is None else \
+            f"{where}: {snippet(value)} holds a lone surrogate U+{ord(bad):04X}, which is not text"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    return next((p for key, item in items if (p := lone_surrogate(item, f"{where}.{key}")) is not None), None)
 
 
 def snippet(text: str, limit: int = 80) -> str:

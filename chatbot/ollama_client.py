@@ -15,10 +15,19 @@ from typing import Callable, Literal, Sequence, TypeVar
 
 import httpx
 import numpy as np
-import ollama
 
-from .bounded_http import BoundedTransport, Bounds, BoundsExceeded
-from .errors import (
+# `import ollama` makes a default client from $OLLAMA_HOST, and an address it cannot parse (a CR LF in it, a port
+# that is no number) raises ValueError there, in every command that imports this module. The variable is set
+# aside while it loads; the address is checked where a client is made (chatbot/backends.py), in one line.
+_HOST = os.environ.pop("OLLAMA_HOST", None)
+try:
+    import ollama
+finally:
+    if _HOST is not None:
+        os.environ["OLLAMA_HOST"] = _HOST
+
+from .bounded_http import BoundedTransport, Bounds, BoundsExceeded, NestedTooDeep, json_body  # noqa: E402
+from .errors import (  # noqa: E402
     BadReply,
     GenerationAborted,
     InputTooLong,
@@ -27,7 +36,7 @@ from .errors import (
     ServerTimeout,
     ServerUnreachable,
 )
-from .model_server import (
+from .model_server import (  # noqa: E402
     ChatReply,
     ClientSettings,
     ModelInfo,
@@ -39,7 +48,7 @@ from .model_server import (
     preflight,
     snippet,
 )
-from .redaction import Redactor, redacting, url_secrets, without_userinfo
+from .redaction import Redactor, redacting, url_secrets, without_userinfo  # noqa: E402
 
 __all__ = ["ChatReply", "ClientSettings", "ModelInfo", "OllamaClient", "ServerInfo", "canonical_model",
            "load_chat_model", "preflight", "prefixes_for", "resolve_host"]
@@ -102,7 +111,8 @@ class OllamaClient:
         self.host = without_userinfo(address)  # the form shown and stored
         self.redact = Redactor(url_secrets(address))
         timeout = httpx.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
-        self._transport = BoundedTransport(httpx, Bounds(settings.timeout_s, settings.max_body_bytes), address)
+        self._transport = BoundedTransport(httpx, Bounds(settings.timeout_s, settings.max_body_bytes), address,
+                                           env_proxies=False)  # model servers are reached directly (docs/hardening.md)
         self._client = ollama.Client(host=address, timeout=timeout, transport=self._transport,
                                      follow_redirects=False, trust_env=False)
         self._sleep = sleep
@@ -118,7 +128,9 @@ class OllamaClient:
             raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check --host "
                            "/ OLLAMA_HOST") from None
         try:
-            return str(reply.json()["version"])
+            return str(json_body(reply.text)["version"])
+        except NestedTooDeep as exc:
+            raise bounds_error(exc, self.host, "GET /api/version", "", self.settings.max_body_bytes) from None
         except (ValueError, KeyError, TypeError) as exc:
             raise BadReply(f"{self.host}/api/version did not answer like Ollama; is this an Ollama server?") from exc
 
@@ -229,6 +241,8 @@ class OllamaClient:
                     "check that `ollama serve` is still running") from None
             except BoundsExceeded as exc:
                 raise bounds_error(exc, self.host, what, model, self.settings.max_body_bytes) from None
+            except RecursionError:  # the `ollama` package parsed a body nested too deeply
+                raise bounds_error(NestedTooDeep(), self.host, what, model, self.settings.max_body_bytes) from None
             except (ConnectionError, httpx.ConnectError) as exc:
                 raise ServerUnreachable(
                     f"no Ollama server answered at {self.host} ({what}). Start it with `ollama serve`, or point "
@@ -273,7 +287,9 @@ def _embeddings(reply: httpx.Response, where: str, count: int, offset: int, dim:
     """The vectors of an /api/embed reply as a (count, dim) float32 matrix; BadReply saying what was expected and
     what came for anything else. `offset` numbers the inputs as the caller does."""
     try:
-        body = reply.json()
+        body = json_body(reply.text)
+    except NestedTooDeep as exc:
+        raise BadReply(f"{where}: {exc}") from None
     except ValueError as exc:
         raise BadReply(f"{where}: the body is not JSON ({exc}): {snippet(reply.text)}") from None
     rows = body.get("embeddings") if isinstance(body, dict) else None

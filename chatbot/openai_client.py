@@ -25,7 +25,7 @@ import numpy as np
 import openai
 
 from .asking import split_thinking
-from .bounded_http import BoundedTransport, Bounds, BoundsExceeded
+from .bounded_http import BoundedTransport, Bounds, BoundsExceeded, json_body
 from .errors import (
     BadReply,
     GenerationAborted,
@@ -83,10 +83,14 @@ def resolve_base_url(flag: str | None = None) -> str:
 def api_key(env_name: str | None) -> str:
     """The key from the environment variable `env_name` (None: OPENAI_API_KEY when set, else a placeholder the
     client needs for servers without auth). The key is never logged or stored."""
-    value = os.environ.get(env_name or "OPENAI_API_KEY", "")
+    name = env_name or "OPENAI_API_KEY"
+    value = os.environ.get(name, "")
     if env_name and not value:
         raise InputError(f"--api-key-env {env_name}: that environment variable is not set or empty; export it, or "
                          "leave out --api-key-env for a server without authentication")
+    if not (value.isascii() and value.isprintable()):  # an HTTP header cannot carry it: the request never leaves
+        raise InputError(f"the API key in ${name} holds a line break, control or non-ASCII character (a line end "
+                         "copied with it?); export the key alone")
     return value or "EMPTY"
 
 
@@ -112,11 +116,10 @@ class OpenAIClient:
         self.host = without_userinfo(address)  # the form shown and stored
         self.root = address[:-3] if address.endswith("/v1") else address
         key = api_key(settings.api_key_env)
-        # whatever a server echoes, neither leaves (the key also as it reads without a stray line end)
-        self.redact = Redactor((key, key.strip(), *url_secrets(address)))
+        self.redact = Redactor((key, *url_secrets(address)))  # whatever a server echoes, neither leaves
         timeout = httpx2.Timeout(settings.timeout_s, connect=settings.connect_timeout_s)
         self._transport = BoundedTransport(httpx2, Bounds(settings.timeout_s, settings.max_body_bytes), address,
-                                           pool=PooledTransports)
+                                           pool=PooledTransports, env_proxies=False)  # docs/hardening.md
         self._client = openai.OpenAI(base_url=address, api_key=key, timeout=timeout,
                                      max_retries=0, http_client=openai.DefaultHttpxClient(
                                          transport=cast(httpx2.BaseTransport, self._transport),  # duck-typed
@@ -151,15 +154,16 @@ class OpenAIClient:
     @redacting
     def count_tokens(self, model: str, messages: list[dict]) -> int | None:
         """The prompt's tokens as the server counts them, chat template included (llama.cpp's
-        `/chat/completions/input_tokens`); None where the server offers no counter (then never asked again) or the
-        count fails: the caller estimates instead."""
+        `/chat/completions/input_tokens`); None where the server offers no counter or the count fails (an error
+        status, a reply we cannot read, no reply within --timeout): then it is never asked again and the caller
+        estimates instead."""
         if self.kind != "llama.cpp" or not self._counts_tokens:
             return None
         body = {"model": model, "messages": messages}
         try:
             reply, _ = self._call("count tokens", model, lambda: self._post("/chat/completions/input_tokens", body))
             count = whole_count(json_object(reply.text, "count tokens"), "input_tokens")
-        except (ModelMissing, BadReply):  # 404 from a build without the endpoint, or a reply we cannot read
+        except (ModelMissing, BadReply, ServerTimeout):  # 404 from a build without it, a bad or no reply
             count = None
         if count is None:
             self._counts_tokens = False
@@ -287,10 +291,15 @@ class OpenAIClient:
         return "generic", "unknown", {}
 
     def _probe(self, path: str) -> dict | None:
-        """GET a root endpoint; None when the server has none (any error: probes only add identity)."""
+        """GET a root endpoint; None when the server has none (an error status, a body that is not a JSON object:
+        probes only add identity). A body outside the bounds is refused as any reply."""
         try:
             reply = self._client.get(self.root + path, cast_to=httpx2.Response)
-            body = reply.json()
+            body = json_body(reply.text)
+        except (BoundsExceeded, openai.APIConnectionError) as exc:  # raised as it is, or wrapped
+            if (outside := bounds_behind(exc)) is not None:
+                raise bounds_error(outside, self.root, f"GET {path}", "", self.settings.max_body_bytes) from None
+            return None
         except (openai.APIError, ValueError):
             return None
         return body if isinstance(body, dict) else None

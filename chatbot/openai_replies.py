@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import openai
 
-from .bounded_http import BoundsExceeded
+from .bounded_http import BoundsExceeded, NestedTooDeep, json_body
 from .errors import BadReply
 from .model_server import snippet
 
@@ -19,7 +19,9 @@ MAX_RETRY_AFTER_S = 120.0  # a longer Retry-After is not waited for (openai-pyth
 
 def json_object(text: str, where: str) -> dict:
     try:
-        data = json.loads(text)
+        data = json_body(text)
+    except NestedTooDeep as exc:
+        raise BadReply(f"{where}: {exc}") from None
     except ValueError as exc:
         raise BadReply(f"{where}: the body is not JSON ({exc}): {snippet(text)}") from None
     if not isinstance(data, dict):

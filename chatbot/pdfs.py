@@ -169,6 +169,8 @@ def _open(path: Path, data: bytes) -> PdfReader:
         reader = PdfReader(io.BytesIO(data))  # tries an empty password on encrypted files already
     except DependencyError as exc:
         raise _missing_package(path, exc) from exc
+    except NotImplementedError as exc:  # an encryption version pypdf does not know, met as it opens the file
+        raise _unknown_encryption(path, exc) from exc
     except (PdfReadError, ValueError, OSError, KeyError, TypeError) as exc:
         raise PdfError(f"{path}: the PDF is corrupt and cannot be parsed ({exc})") from exc
     if reader.is_encrypted:
@@ -179,8 +181,7 @@ def _open(path: Path, data: bytes) -> PdfReader:
         except DependencyError as exc:
             raise _missing_package(path, exc) from exc
         except NotImplementedError as exc:
-            raise PdfError(f"{path}: encrypted with an algorithm pypdf cannot read ({exc}); save an unencrypted "
-                           "copy and use that") from exc
+            raise _unknown_encryption(path, exc) from exc
         if not unlocked:
             raise PdfError(f"{path}: the PDF is encrypted with a password; save an unencrypted copy and use that")
     try:
@@ -189,6 +190,10 @@ def _open(path: Path, data: bytes) -> PdfReader:
         raise PdfError(f"{path}: the PDF is corrupt and its pages cannot be read ({exc})") from exc
     return reader
 
+
+def _unknown_encryption(path: Path, exc: NotImplementedError) -> PdfError:
+    return PdfError(f"{path}: encrypted with an algorithm pypdf cannot read ({exc}); save an unencrypted copy and "
+                    "use that")
 
 
 def _missing_package(path: Path, exc: DependencyError, *, page: int | None = None) -> PdfError:

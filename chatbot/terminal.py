@@ -9,15 +9,17 @@ sequences that clear the screen, retitle the window or draw fake text, or bidi o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import logging
 import re
+import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, Iterator, TextIO
 
-from .errors import RagError
+from .errors import RagError, Stopped
 
 # C0 controls but tab and newline, DEL, C1 controls, and the bidi embeddings, overrides, isolates and marks.
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -214,19 +216,56 @@ def parse_or_suggest(parser: argparse.ArgumentParser, argv: list[str] | None) ->
     raise AssertionError("unreachable")  # error() exits
 
 
+STOP_SIGNALS = ("SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def stop_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise `Stopped` in the main thread for the length of the block, as Ctrl-C raises
+    KeyboardInterrupt (elsewhere than the main thread, or where a handler of the caller's is set, nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {}
+    for name in STOP_SIGNALS:
+        number = getattr(signal, name, None)
+        if number is not None and signal.getsignal(number) in (signal.SIG_DFL, None):
+            before[number] = signal.signal(number, _raise_stopped)
+    try:
+        yield
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum, signal.Signals(signum).name)
+
+
+def stopped_how(exc: KeyboardInterrupt) -> str:
+    """"interrupted" (Ctrl-C) or "stopped by SIGTERM"."""
+    return f"stopped by {exc.name}" if isinstance(exc, Stopped) else "interrupted"
+
+
+def stop_exit_code(exc: KeyboardInterrupt) -> int:
+    """128 + the signal's number: 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP."""
+    return 128 + (exc.signum if isinstance(exc, Stopped) else signal.SIGINT)
+
+
 def run_cli(parser: argparse.ArgumentParser, argv: list[str] | None) -> int:
     """Parse, call the chosen command's `func`, and map our exceptions to exit codes (docs/evaluate.md, Exit codes)."""
     # pypdf logs recoverable oddities of real-world files; bad files reach the user as our PdfError instead.
     logging.getLogger("pypdf").setLevel(logging.ERROR)
     args = parse_or_suggest(parser, argv)
     try:
-        return int(args.func(args) or 0)
+        with stop_signals():
+            return int(args.func(args) or 0)
     except RagError as exc:
         say(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(stopped_how(exc), file=sys.stderr)
+        return stop_exit_code(exc)
     except BrokenPipeError:  # output piped into `head` and the like: not an error of ours
         sys.stderr.close()
         return 0

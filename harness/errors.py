@@ -10,6 +10,7 @@ import shlex
 from pathlib import Path
 
 from chatbot.errors import InputError, RagError, ServerUnreachable
+from chatbot.terminal import stop_exit_code, stopped_how
 
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
            "SystemDown", "command", "stop_code"]
@@ -41,8 +42,9 @@ class SystemDown(RagError):
 
 
 def stop_code(cause: BaseException) -> int:
-    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C, else the cause's own (1 if none)."""
-    return 130 if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
+    """The exit code of a run or sweep that `cause` stopped: 130 for Ctrl-C (143 for SIGTERM, 129 for SIGHUP), else
+    the cause's own (1 if none)."""
+    return stop_exit_code(cause) if isinstance(cause, KeyboardInterrupt) else getattr(cause, "exit_code", 1)
 
 
 class RunStopped(RagError):
@@ -51,7 +53,7 @@ class RunStopped(RagError):
     def __init__(self, run_dir: Path, written: int, total: int, cause: BaseException):
         self.run_dir, self.cause = run_dir, cause
         self.exit_code = stop_code(cause)
-        what = "interrupted" if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
+        what = stopped_how(cause) if isinstance(cause, KeyboardInterrupt) else f"stopped: {cause}"
         server = "; --host may name another server" if isinstance(cause, ServerUnreachable) else ""
         super().__init__(f"run {what}\n{written} of {total} rows are saved in {run_dir}; finish it with:\n"
                          f"  {command('run', '--resume', run_dir)}  (with the same settings{server})")
@@ -65,6 +67,6 @@ class SweepStopped(RagError):
         self.sweep_dir = sweep_dir
         self.cause = cause.cause if isinstance(cause, RunStopped) else cause
         self.exit_code = stop_code(self.cause)
-        why = "interrupted" if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
+        why = stopped_how(self.cause) if isinstance(self.cause, KeyboardInterrupt) else str(self.cause)
         super().__init__(f"sweep stopped in cell {cell_label}: {why}\nfinished cells are kept in "
                          f"{sweep_dir}; finish the sweep with:\n  {command('sweep', '--resume', sweep_dir)}")

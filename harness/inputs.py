@@ -157,15 +157,47 @@ def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
     return reader, problems
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # only a line with one can hold a lone surrogate
+
+
+def lone_surrogate(line: str) -> tuple[str, str] | None:
+    """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate: legal in JSON as an
+    escape, but not text (UTF-8 cannot encode it, so no row, manifest or report could hold it). None when there is
+    none, or when the line does not parse (its reader says why). Only a line with a surrogate escape is parsed."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return None
+    try:
+        data = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop(0)
+        if isinstance(value, str):
+            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
+            if bad is not None:
+                return (path or "(line)", f"holds a lone surrogate U+{ord(bad):04X}, which is not text; write the "
+                                          "text as UTF-8 (a pair of surrogates, or the character itself)")
+        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+        stack += [(f"{path}.{key}" if path else str(key), item) for key, item in items]
+    return None
+
+
 def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) for each non-blank line; a line that is not JSON becomes a problem."""
+    """(line number, parsed value) for each non-blank line; a line that is not JSON, or holds what is not text,
+    becomes a problem."""
     for number, line in enumerate(lines, start=1):
         if not line.strip():
+            continue
+        if (surrogate := lone_surrogate(line)) is not None:
+            problems.add(number, ": ".join(surrogate))
             continue
         try:
             yield number, json.loads(line)
         except ValueError as exc:
             problems.add(number, f"not valid JSON ({exc})")
+        except RecursionError:
+            problems.add(number, "nested too deeply to read as JSON (over about 1,000 levels)")
 
 
 # ---------------------------------------------------------------- JSON lines

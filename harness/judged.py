@@ -22,11 +22,15 @@ own, so it never agrees with a person's `supported`. Below `MIN_SHARED` shared c
 and every view says how many more claims to review. Whether the shared claims were a random calibration sample
 (`rag-eval review --calibrate`) or the reviewers' own choice is counted when the sample is known.
 
-**Earning its say.** `--judged-passed` lets the judge's verdicts fill in `passed` only when it is measured and the
-lower end of kappa's 95 % interval is at least the floor (`--min-judge-kappa`, default 0.6,
-`harness/stats/defaults.py`), and, where runs are compared (compare, sweep), when every run is judged by the same
-judge: reviewer name and prompt digest (`JudgeStanding`, `judge_refusal`). A run that asked for it and whose judge
-does not clear keeps the people's `passed` and says so (summary.json `judged_passed`); compare and sweep refuse.
+**Earning its say.** `--judged-passed` lets the judge's verdicts fill in `passed` only when the judge clears the
+floor of `harness/stats/judge_floor.py`, decided without resampling: at least `MIN_SHARED` shared claims, people
+gave "supported" and "unsupported" (or "contradicted") each on at least `MIN_PER_VERDICT` of them, the lower end of
+kappa's analytic 95 % interval is at least `--min-judge-kappa` (default 0.6, `harness/stats/defaults.py`), and the
+Wilson lower bound of the judge's recall of each verdict is at least `MIN_RECALL`; and, where runs are compared
+(compare, sweep), every run is judged by the same judge: reviewer name and prompt digest (`JudgeStanding`,
+`judge_refusal`). A run that asked for it and whose judge does not clear keeps the people's `passed` and says so
+(summary.json `judged_passed`); compare and sweep refuse (exit 6), naming each missing verdict and how many more
+claims of it to review. The agreement shown in summaries (`JudgeAgreement`) keeps its seeded bootstrap interval.
 """
 
 from __future__ import annotations
@@ -42,13 +46,22 @@ from .errors import JudgeRefused
 from .records import JUDGE_VERDICTS, VERDICTS, AnyRow, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
 from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
 from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
+from .stats.judge_floor import (
+    FLOOR_VERDICTS,
+    MIN_PER_VERDICT,
+    MIN_RECALL,
+    MIN_SHARED,
+    FloorCheck,
+    VerdictCheck,
+    floor_check,
+)
 from .stats.precision_recall import CategoryScore, per_category
 
-__all__ = ["HUMAN", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement", "JudgeStanding", "SampleKey", "Shared", "claim_key",
+__all__ = ["FLOOR_VERDICTS", "HUMAN", "MIN_PER_VERDICT", "MIN_RECALL", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement",
+           "JudgeStanding", "SampleKey", "Shared", "VerdictCheck", "claim_key",
            "judge_agreement", "judge_note", "judge_prompt", "judge_refusal", "judge_standing", "judged_claims",
            "judged_passed", "judges_differ", "not_measured_text", "passed_from", "shared_claims"]
 
-MIN_SHARED = 30  # shared claims before a judge counts as measured
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
 SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
 
@@ -181,6 +194,11 @@ class JudgeAgreement:
         return per_category([str(s.claim.verdict) for s in self.shared],
                             [str(s.claim.judge_verdict) for s in self.shared], VERDICTS)
 
+    def floor(self, floor: float = DEFAULT_MIN_JUDGE_KAPPA) -> FloorCheck:
+        """The `--judged-passed` floor over these shared claims (`harness.stats.judge_floor.floor_check`)."""
+        return floor_check([str(s.claim.verdict) for s in self.shared],
+                           [str(s.claim.judge_verdict) for s in self.shared], floor=floor)
+
     def sample_text(self) -> str:
         """Whether the shared claims were a random sample or the reviewers' own choice."""
         if self.random_sample is None:
@@ -246,9 +264,13 @@ def judge_agreement(rows: Sequence[AnyRow], *, sample: Collection[SampleKey] | N
 
 @dataclass(frozen=True)
 class JudgeStanding:
-    """Whether a run's judge has earned its say over `passed` (`--judged-passed`): its agreement with people (kappa
-    and its 95 % bootstrap interval over the shared claims, seeded as in summary.json) against the floor. `refusal`
-    says why not; None when it clears. `judge` is None when no judge rated the answers."""
+    """Whether a run's judge has earned its say over `passed` (`--judged-passed`), decided without resampling: at
+    least `MIN_SHARED` claims shared with people, people gave each verdict of `FLOOR_VERDICTS` on at least
+    `MIN_PER_VERDICT` of them, the lower end of kappa's analytic 95 % interval (`harness/stats/kappa_interval.py`)
+    is at least the floor, and the Wilson lower bound of the judge's recall of each verdict is at least
+    `MIN_RECALL` (the part that cannot collapse: the analytic interval has width 0 at perfect agreement).
+    `refusal` says every reason why not, naming the verdict and what to review; None when it clears. `judge` is
+    None when no judge rated the answers."""
 
     judge: str | None
     prompt_sha256: str | None
@@ -258,27 +280,29 @@ class JudgeStanding:
     high: float | None
     floor: float
     refusal: str | None = None
-    no_variation: bool = False  # every bootstrap resample gave one value: the interval says nothing (low, high None)
+    verdicts: tuple[VerdictCheck, ...] = ()
 
     @property
     def clears(self) -> bool:
         return self.refusal is None
 
     def text(self) -> str:
-        """`judge J (prompt abcdef012345): kappa 0.812 [0.700, 0.905] over 60 shared claims`."""
+        """`judge J (prompt abcdef012345): kappa 0.800 [0.648, 0.952] over 60 shared claims; recall supported
+        27/30 (>= 0.744), unsupported 27/30 (>= 0.744)`."""
         if self.judge is None:
             return NO_JUDGE.split(" (")[0]
         prompt = f" (prompt {self.prompt_sha256[:12]})" if self.prompt_sha256 else ""
-        interval = f", {NO_VARIATION}," if self.no_variation else "" if self.low is None or self.high is None \
+        interval = ", interval undefined (one verdict throughout)," if self.low is None or self.high is None \
             else f" [{self.low:.3f}, {self.high:.3f}]"
         kappa = "undefined" if self.kappa is None else f"{self.kappa:.3f}{interval}"
-        return f"judge {self.judge}{prompt}: kappa {kappa} over {self.shared} shared claims"
+        recall = "; recall " + ", ".join(v.text() for v in self.verdicts) if self.verdicts else ""
+        return f"judge {self.judge}{prompt}: kappa {kappa} over {self.shared} shared claims{recall}"
 
     def to_json(self) -> dict[str, Any]:
         return {"applied": self.clears, "judge": self.judge, "prompt_sha256": self.prompt_sha256,
                 "shared_claims": self.shared, "kappa": self.kappa, "interval": [self.low, self.high],
-                "interval_note": NO_VARIATION if self.no_variation else None,
-                "min_kappa": self.floor, "min_shared": MIN_SHARED, "refusal": self.refusal, "text": self.text()}
+                "interval_note": None, "min_kappa": self.floor, "min_shared": MIN_SHARED, "refusal": self.refusal,
+                "text": self.text()}
 
 
 def judge_prompt(manifest: Manifest) -> str | None:
@@ -287,27 +311,14 @@ def judge_prompt(manifest: Manifest) -> str | None:
 
 
 def judge_standing(rows: Sequence[Row], *, floor: float, prompt_sha256: str | None = None) -> JudgeStanding:
-    """The judge of `rows` against the floor: it clears when it shares at least `MIN_SHARED` claims with people
-    and the lower end of kappa's interval is at least `floor`."""
-    found = judge_agreement(rows)
+    """The judge of `rows` against the floor (`JudgeStanding`, `harness.stats.judge_floor.floor_check`):
+    deterministic, the same rows give the same decision."""
+    found = judge_agreement(rows, resamples=1)  # the floor reads no bootstrap: one resample is enough to skip it
     if found is None:
         return JudgeStanding(None, prompt_sha256, 0, None, None, None, floor, "no judge rated these answers")
-    a, ci = found.agreement, found.agreement.interval
-    low, high = (None, None) if ci.no_variation else (ci.low, ci.high)
-    return JudgeStanding(found.judge, prompt_sha256, found.n, a.value, low, high, floor,
-                         _refusal(found, low, floor), ci.no_variation)
-
-
-def _refusal(found: JudgeAgreement, low: float | None, floor: float) -> str | None:
-    if not found.measured:
-        return f"only {found.n} claims shared with people, {MIN_SHARED} needed"
-    if found.agreement.value is None:
-        return f"kappa is undefined ({found.agreement.reason})"
-    if low is None:
-        return "kappa's interval is undefined (no variation in the verdicts)"
-    if low < floor:
-        return f"kappa's lower bound {low:.3f} is below the floor {floor:g}"
-    return None
+    check = found.floor(floor)
+    return JudgeStanding(found.judge, prompt_sha256, found.n, check.kappa, check.low, check.high, floor,
+                         "; ".join(check.reasons) if check.reasons else None, check.verdicts)
 
 
 def judges_differ(standings: Sequence[tuple[str, JudgeStanding]]) -> str | None:
@@ -335,8 +346,10 @@ def judge_refusal(standings: Sequence[tuple[str, JudgeStanding]], *, compared: b
              *(f"  {label}: {s.text()}; " + (f"refused: {s.refusal}" if s.refusal else "clears the floor")
                for label, s in standings),
              *([f"  refused: {mismatch}"] if mismatch else []),
-             f"a judge fills in `passed` only when the lower end of kappa's 95% interval (against people) is at least "
-             f"--min-judge-kappa {floor:g} over at least {MIN_SHARED} shared claims, and runs compared are judged by "
+             f"a judge fills in `passed` only when it shares at least {MIN_SHARED} claims with people, people called "
+             f"at least {MIN_PER_VERDICT} of them supported and {MIN_PER_VERDICT} unsupported (or contradicted), the "
+             f"lower end of kappa's analytic 95% interval is at least --min-judge-kappa {floor:g}, the Wilson lower "
+             f"bound of its recall of each of the two is at least {MIN_RECALL:g}, and runs compared are judged by "
              "the same judge (docs/judge.md)"]
     return JudgeRefused("\n".join(lines))
 

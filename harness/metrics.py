@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Callable, Generic, Sequence, TypeVar, overload
+from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, overload
 
 from chatbot.text import fold
 
@@ -64,7 +64,8 @@ class Observation:
     never an abstention (`behaviour`). `cited` are the page ids of its citations; `quotes_valid` None when no
     citation could be checked. `claims` holds one supported flag per reviewed claim, None while nobody has
     reviewed the answer; `judged_claims` the same for the judged claims (a person's verdict where settled, else a
-    judge's; `rag-eval judge`)."""
+    judge's; `rag-eval judge`). `quotes` are the quotes of the citations that passed validation, None when a
+    citation's quote could not be checked or there is no citation (as `quotes_valid`)."""
 
     evidence: tuple[Evidence, ...]
     facts: tuple[tuple[str, ...], ...]
@@ -78,6 +79,7 @@ class Observation:
     claims: tuple[bool, ...] | None
     judged_claims: tuple[bool, ...] | None = None
     broken: bool = False
+    quotes: tuple[str, ...] | None = None
 
     @_once
     def first_ranks(self) -> tuple[int | None, ...]:
@@ -99,6 +101,16 @@ class Observation:
         """Per labelled fact, whether the answer holds it (`found_in`): one search per fact and case, shared by
         the metrics that read facts and the row's fact results."""
         return tuple(found_in(self.folded_answer, f) for f in self.facts)
+
+    @_once
+    def facts_grounded(self) -> tuple[bool | None, ...]:
+        """Per labelled fact: None when `grounded` does not apply to the case or the fact is not in the answer, else
+        whether one of the valid cited quotes holds it too (the same rule, `found_in`)."""
+        if not self.facts or self.abstained or self.quotes is None:
+            return (None,) * len(self.facts)
+        folded = [_fold(q) for q in self.quotes]
+        return tuple(any(found_in(q, f) for q in folded) if hit else None
+                     for f, hit in zip(self.facts, self.facts_found))
 
 
 # ---------------------------------------------------------------- the shared rules
@@ -154,12 +166,84 @@ def occurs_bounded(folded: str, needle: str) -> bool:
         return False
     number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
     start = folded.find(needle)
-    while start >= 0:
-        end = start + len(needle)
-        if _free_before(folded, start, number=number_first) and _free_after(folded, end, number=number_last):
+    while start >= 0:  # the loop of `bounded_starts`, without a generator: this one runs per fact and case
+        if _bounded(folded, start, start + len(needle), number_first, number_last):
             return True
         start = folded.find(needle, start + 1)
     return False
+
+
+def bounded_starts(folded: str, needle: str) -> Iterator[int]:
+    """Where `needle` occurs in `folded` by the rule of `occurs_bounded`, first to last."""
+    if not needle:
+        return
+    number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
+    start = folded.find(needle)
+    while start >= 0:
+        if _bounded(folded, start, start + len(needle), number_first, number_last):
+            yield start
+        start = folded.find(needle, start + 1)
+
+
+def _bounded(folded: str, start: int, end: int, number_first: bool, number_last: bool) -> bool:
+    return _free_before(folded, start, number=number_first) and _free_after(folded, end, number=number_last)
+
+
+# Words that deny what follows them, in the languages of the bundle and its neighbours; a word ending in "n't"
+# counts too. `negation_before` looks at the three words before a found fact.
+NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "without", "cannot", "kein", "keine", "keinen",
+                       "keinem", "keiner", "nicht", "nie", "niemals", "ohne", "pas", "jamais", "sans", "nunca", "sin"})
+NEGATION_WINDOW = 3
+
+
+def negation_before(folded: str, alternatives: Sequence[str]) -> str | None:
+    """The negation word within `NEGATION_WINDOW` words before an occurrence of the fact in the folded answer
+    ("not 160", "no more than 160", "isn't 160"), or None. A hint for a reviewer: the fact rule finds "160" in
+    "not 160" all the same."""
+    for alternative in alternatives:
+        needle = _fold(alternative)
+        if needle not in folded:  # most alternatives: no generator made
+            continue
+        for start in bounded_starts(folded, needle):
+            words = _WORDS.findall(folded, max(0, start - 60), start)[-NEGATION_WINDOW:]
+            for i in range(len(words) - 1, -1, -1):
+                if (words[i] in NEGATIONS or words[i].endswith(("n't", "n’t"))) and not _bound(words[i + 1:]):
+                    return words[i]
+    return None
+
+
+_WORDS = re.compile(r"[\w'’]+")
+_BOUNDS = {"more", "less", "later", "earlier", "fewer", "longer", "exceed", "exceeding", "over", "mehr", "weniger",
+           "später", "über"}
+
+
+def _bound(after: Sequence[str]) -> bool:
+    """A negation that sets a limit ("no more than 160", "not exceeding 160", "nicht mehr als 160") states the fact
+    rather than denying it."""
+    return bool(after) and after[0] in _BOUNDS
+
+
+# Text that speaks to a grader or a model rather than to the user who asked.
+INSTRUCTION_LIKE = re.compile(
+    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+    r"(?:instructions?|prompts?|rules?|messages?)"
+    r"|\b(?:grade|mark|score|rate|evaluate)\s+(?:this|the|my)\s+(?:answer|response|reply|output)?\s*as\s+"
+    r"(?:correct|right|true|passed|perfect|supported|valid)"
+    r"|\byou\s+are\s+now\b|\bsystem\s+prompt\b|\bnew\s+instructions?\s*:"
+    r"|\bas\s+an\s+ai\s+(?:language\s+)?model\b", re.IGNORECASE)
+
+
+_TRIGGERS = ("ignore", "disregard", "forget", "grade", "mark", "score", "rate", "evaluate", "you are now", "prompt",
+             "instruction", "as an ai")
+
+
+def instruction_like(answer: str) -> str | None:
+    """The first instruction-like span of an answer (`INSTRUCTION_LIKE`), or None."""
+    lower = answer.lower()
+    if not any(word in lower for word in _TRIGGERS):  # most answers: no word the pattern starts from
+        return None
+    match = INSTRUCTION_LIKE.search(" ".join(answer.split()))
+    return match.group(0) if match else None
 
 
 def _word(char: str) -> bool:
@@ -233,6 +317,16 @@ def behaviour(o: Observation, k: int | None = None) -> float:
     if o.broken:
         return 0.0
     return float(o.abstained == o.should_abstain)
+
+
+def grounded(o: Observation, k: int | None = None) -> float | None:
+    """Share of the labelled facts found in the answer that are also found (`found_in`) in one of its valid cited
+    quotes: 1.0 when every fact the answer states is in a quote that passed validation. None when the case has no
+    facts, none is in the answer, the system abstained, or no citation's quote was checked (no citation, or a
+    layout without quotes). It proves the cited words hold the fact's words; not that they mean it (a negation, a
+    condition) nor that the answer's other sentences are supported: that is claim support."""
+    flags = [g for g in o.facts_grounded if g is not None]
+    return sum(flags) / len(flags) if flags else None
 
 
 def citation_precision(o: Observation, k: int | None = None) -> float:
@@ -320,6 +414,9 @@ REGISTRY: dict[str, MetricSpec] = {m.family: m for m in (
                                    "no abstention: 0", behaviour, aliases=("behavior",)),
     MetricSpec("quote_valid", False, "every citation passed quote validation (null without citations)",
                quote_valid, feeds_passed=True),
+    MetricSpec("grounded", False, "share of the facts found in the answer also found in a valid cited quote (null "
+                                  "without facts, none found, abstained or no quote checked)", grounded,
+               feeds_passed=True),
     MetricSpec("claims_supported", False, "share of reviewed claims supported (null until reviewed)",
                claims_supported),
     MetricSpec("retrieval_recall", False, "share of evidence items among all retrieved passages (null without "
@@ -446,8 +543,31 @@ def markdown_page() -> str:
                      f"{yes[spec.higher_is_better]} | {aliases} |")
     lines.append(f"| `passed` | {describe('passed')}: the tutorial's \"passes\" column | | | yes | |")
     lines += ["", "The tutorial's five checks, printed by `rag-eval score`: "
-              + ", ".join(f"`{n}` ({REGISTRY[n].label})" for n in TUTORIAL_CHECKS) + "."]
+              + ", ".join(f"`{n}` ({REGISTRY[n].label})" for n in TUTORIAL_CHECKS) + "; it prints the other checks "
+              "`passed` reads under their names (" + ", ".join(f"`{n}`" for n in PASS_CHECKS
+                                                          if n not in TUTORIAL_CHECKS) + ").", "", *_GROUNDED_NOTE]
     return "\n".join(lines) + "\n"
+
+
+_GROUNDED_NOTE = [
+    "## `grounded` beside claim support",
+    "",
+    "`claim_support` is the tutorial's check of meaning: a person (or a judge measured against people) reads each "
+    "claim of the answer against the cited passage. `grounded` is a string check that needs no reader: of the "
+    "labelled facts the answer states (the fact rule, `harness.metrics.fact_found`), the share that one of its "
+    "*valid* cited quotes states too, by the same rule. A real quote of the right page that does not hold the fact "
+    "(an off-point quote) gets 0, and the row's `failure_reasons` name the fact and the valid quotes: "
+    "`fact '160' is in the answer but in no valid cited quote (valid quotes: '...')`.",
+    "",
+    "What it proves: the words of each stated fact are in the words the answer cites, and those words are on the "
+    "retrieved passage (quote validation). What it does not prove: that the quote means the fact (\"not 160\", "
+    "\"160 for managers only\"), that the answer's other sentences are supported, or anything about facts nobody "
+    "labelled: that is claim support. It is null when the case has no facts, the answer states none, the system "
+    "abstained, or no citation's quote was checked (no citation, or a saved layout without quotes: the row's "
+    "warning `quotes not checked` says so). It feeds `passed`: on the bundle's offline run it applies to 77 of 195 "
+    "rows and fails none, and on the planted-defect fixture it flags every off-point quote and no clean row "
+    "([what-the-checks-catch.md](what-the-checks-catch.md)).",
+]
 
 
 if __name__ == "__main__":

@@ -75,6 +75,7 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         abstained=decided_abstain(status, answer.abstains))
     page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
     page_warnings += _duplicate_id_warnings(answer)
+    page_warnings += reviewer_warnings(answer.answer, status, citations, quotes=judging.check_quotes)
     reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
     row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
@@ -128,21 +129,27 @@ def score_row(row: Row, case: Case, ks: Sequence[int]) -> Row:
     and the row's own stored outputs; the human review it carries stays."""
     refs = tuple(m.Retrieved(r.rank, r.page_id, r.text) for r in row.retrieved)
     checked = [c for c in row.answer.citations if c.valid is not None]
+    # grounding needs the quotes: none when a citation went unchecked or no citation carries a quote (CSV layout)
+    unchecked = len(checked) < len(row.answer.citations) or not any(c.quote for c in row.answer.citations)
     obs = m.Observation(
         evidence=case.evidence, facts=case.facts, should_abstain=case.abstain, retrieved=refs,
         answer=row.answer.model_answer, answered=row.answer.status == "answered", abstained=_abstained(row),
         cited=tuple(m.page_of(c.source_id) for c in row.answer.citations),
         quotes_valid=all(c.valid for c in checked) if checked else None,
-        claims=_claim_flags(row), judged_claims=_judged_flags(row), broken=row.answer.status in BROKEN)
+        claims=_claim_flags(row), judged_claims=_judged_flags(row), broken=row.answer.status in BROKEN,
+        quotes=None if unchecked else tuple(c.quote for c in checked if c.valid))
     metrics = dict.fromkeys(m.metric_names(ks)) if row.error is not None else m.compute(obs, ks)
-    bad = tuple(c.reason for c in checked if not c.valid and c.reason)
+    # one reason per citation: the same source id and quote cited twice is one citation (and a warning)
+    bad = tuple(dict.fromkeys((c.source_id, c.quote, c.reason) for c in checked if not c.valid and c.reason))
     verdicts: dict[float | None, QuoteStatus] = {None: "not_applicable", 1.0: "passed", 0.0: "failed"}
     quote = verdicts[metrics["quote_valid"]]
     facts = tuple(_fact_result(f, found) for f, found in zip(case.facts, obs.facts_found))
     return row.model_copy(update={
         "question": case.question, "tags": case.tags, "expected": expected_of(case), "metrics": metrics,
-        "fact_results": facts, "quote_validation": _quote_validation(quote, bad if quote == "failed" else ()),
-        "failure_reasons": failure_reasons(case, row, obs, facts, bad)})
+        "fact_results": facts,
+        "quote_validation": _quote_validation(quote, tuple(r for *_, r in bad) if quote == "failed" else ()),
+        "failure_reasons": failure_reasons(case, row, obs, facts, bad),
+        "warnings": negated_facts(row.warnings, case, obs) if row.error is None else row.warnings})
 
 
 def _claim_flags(row: Row) -> tuple[bool, ...] | None:
@@ -179,8 +186,11 @@ def _abstained(row: Row) -> bool:
 
 
 def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[FactResult],
-                    citation_reasons: Sequence[str]) -> tuple[str, ...]:
-    """Short sentences, always in the same order: error, retrieval, behaviour, citations, facts, claims."""
+                    bad_citations: Sequence[tuple[str, str, str]]) -> tuple[str, ...]:
+    """Short sentences, always in the same order: error, retrieval, behaviour, citations, grounding, claims, facts;
+    one per evidence item, citation and fact. `bad_citations` are (source id, quote, reason) of the citations
+    that failed quote validation, each once. An evidence item is "ranked low" when its first rank exceeds the
+    number of evidence items (two items cannot both be first: ranks 1 and 2 of two are a perfect retrieval)."""
     if row.error is not None:
         return (f"error: {row.error}",)
     reasons = []
@@ -188,7 +198,7 @@ def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[Fa
         what = item.source_id + (f" containing {item.quote!r}" if item.quote else "")
         if rank is None:
             reasons.append(f"expected {what}, not retrieved in the top {len(obs.retrieved)}")
-        elif rank > 1:
+        elif rank > len(case.evidence):
             reasons.append(f"expected {what}, first retrieved at rank {rank}")
     abstained, status = _abstained(row), row.answer.status
     if status in BROKEN:  # no decision was made: behaviour fails whatever the label (the cause: answer.reasons)
@@ -197,25 +207,48 @@ def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[Fa
         reasons.append("answered an unanswerable question")
     elif not case.abstain and abstained:
         reasons.append(f"gave no answer to an answerable question (status {status})")
-    reasons.extend(f"citation: {r}" for r in citation_reasons)
-    reasons.extend(_citation_precision_reasons(case, row))
+    reasons.extend(f"citation: {r}" for *_, r in bad_citations)
+    unretrieved = {m.page_of(sid) for sid, _, r in bad_citations if r.endswith(_NOT_RETRIEVED)}
+    reasons.extend(_citation_precision_reasons(case, row, unretrieved))
+    reasons.extend(_grounding_reasons(case, obs))
     reasons.extend(_claim_reasons(row, abstained or status in BROKEN))
     if not case.abstain:
         reasons.extend(_missed(f.fact) for f in facts if not f.found)
     return tuple(reasons)
 
 
-def _citation_precision_reasons(case: Case, row: Row) -> list[str]:
+_NOT_RETRIEVED = "was not among the retrieved passages"
+
+
+def _citation_precision_reasons(case: Case, row: Row, said: set[str]) -> list[str]:
+    """Per cited page not both retrieved and expected, what it is not; "not retrieved" only where the citation's
+    own reason (`said`: pages whose quote check said so) did not already say it."""
     expected = {m.page_of(e.source_id) for e in case.evidence}
     retrieved = {r.page_id for r in row.retrieved}
     out = []
     for page in dict.fromkeys(m.page_of(c.source_id) for c in row.answer.citations):
-        missing = [word for word, ok in (("retrieved", page in retrieved), ("expected", page in expected)) if not ok]
+        missing = [word for word, ok in (("retrieved", page in retrieved or page in said),
+                                         ("expected", page in expected)) if not ok]
         if missing:
             out.append(f"cited {page}, not {' or '.join(missing)}")
     if not row.answer.citations and not case.abstain:
         out.append("no passage cited")
     return out
+
+
+def _grounding_reasons(case: Case, obs: m.Observation) -> list[str]:
+    """One reason per fact the answer states that no valid cited quote holds (`metrics.grounded`)."""
+    out = []
+    for fact, grounded in zip(case.facts, obs.facts_grounded):
+        if grounded is False:
+            quotes = "; ".join(_short(q, 80) for q in obs.quotes or ()) or "none"
+            out.append(f"fact {_alternatives(fact)} is in the answer but in no valid cited quote (valid quotes: "
+                       f"{quotes})")
+    return out
+
+
+def _alternatives(fact: Sequence[str]) -> str:
+    return " / ".join(repr(a) for a in fact)
 
 
 def _claim_reasons(row: Row, abstained: bool) -> list[str]:
@@ -313,6 +346,46 @@ def _duplicate_id_warnings(answer: SystemAnswer) -> list[str]:
         return []
     return [f"retrieved passages share a source id: {', '.join(shared)}; a quote counts if it occurs in any "
             "passage with its id (give each chunk its own id, e.g. <file>#p<page>.<n>)"]
+
+
+def reviewer_warnings(text: str, status: Status, citations: Sequence[CitationResult], *,
+                      quotes: bool = True) -> list[str]:
+    """What no check fails but a reviewer should see in what the system returned, each beginning with its kind and a
+    colon (`records.REVIEW_WARNINGS`): an empty answer not marked as abstaining; the same source id and quote cited
+    twice; citations whose quotes the layout does not carry (`quotes` False: quote_valid and grounded cannot see
+    them); text that speaks to a grader rather than the user. A negated fact depends on the labels too: it is
+    `negated_facts`, renewed with every scoring."""
+    out = []
+    if status in ("answered", "invalid_citation") and not text.strip():
+        out.append("empty answer: the answer is empty but not marked as abstaining")
+    counts: dict[tuple[str, str], int] = {}
+    for c in citations if len(citations) > 1 else ():
+        counts[c.source_id, c.quote] = counts.get((c.source_id, c.quote), 0) + 1
+    out += [f"duplicate citation: {sid} cited {n} times with the same quote {_short(quote, 60)}"
+            for (sid, quote), n in counts.items() if n > 1]
+    if citations and not quotes:
+        out.append("quotes not checked: the saved layout carries no quotes, so quote_valid and grounded cannot see "
+                   "whether the cited passages say what the answer says")
+    instruction = m.instruction_like(text)
+    if instruction is not None:
+        out.append(f"instruction-like text: {_short(instruction, 80)} in the answer")
+    return out
+
+
+_NEGATED = "negated fact:"
+
+
+def negated_facts(warnings: Sequence[str], case: Case, obs: m.Observation) -> tuple[str, ...]:
+    """`warnings` with the `negated fact` ones renewed: one per fact the answer states with a negation within three
+    words before it (`metrics.negation_before`); the fact rule finds it all the same."""
+    kept = tuple(w for w in warnings if not w.startswith(_NEGATED))
+    negated = []
+    for fact, found in zip(case.facts, obs.facts_found):
+        word = m.negation_before(obs.folded_answer, fact) if found else None
+        if word is not None:
+            negated.append(f"{_NEGATED} {word!r} shortly before fact {_alternatives(fact)} in the answer; the fact "
+                           "rule finds it all the same")
+    return (*kept, *negated) if negated or len(kept) < len(warnings) else tuple(warnings)
 
 
 def fold_pages(pages: Mapping[str, str]) -> dict[str, str]:

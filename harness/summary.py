@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, NamedTuple, Sequence
 
 from .cases import ORIGINS, origin
-from .records import AnyRow, ClaimCounts, MetricSummary, Row, Summary
+from .records import REVIEW_WARNINGS, AnyRow, ClaimCounts, MetricSummary, Row, Summary, review_kinds
 
 if TYPE_CHECKING:
     from .judged import JudgeStanding
@@ -50,7 +50,7 @@ def metric_summaries(rows: Iterable[AnyRow], metric_names: Sequence[str], *,
 class Tally(NamedTuple):
     """What a summary takes of one row: plain data, so that rows scored in another process are summed here in
     their order, as the rows themselves would be. `values` follow the summarizer's metric names (None: an errored
-    row); `claims` are the count keys of the row's claims."""
+    row); `claims` are the count keys of the row's claims; `warnings` the reviewer-warning kinds it carries."""
 
     case_id: str
     repeat: int
@@ -60,13 +60,15 @@ class Tally(NamedTuple):
     pending: bool
     status: str
     claims: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def tally(row: AnyRow, names: Sequence[str]) -> Tally:
     claims = tuple("in_disagreement" if c.status == "disagreement" else c.status for c in row.claims) \
         if row.error is None and row.claims else ()
     return Tally(row.case_id, row.repeat, origin(row.tags), None if row.error is not None else _values(row, names),
-                 row.metrics.get("passed") == 1.0, row.human_claim_review != "reviewed", row.answer.status, claims)
+                 row.metrics.get("passed") == 1.0, row.human_claim_review != "reviewed", row.answer.status, claims,
+                 review_kinds(row.warnings) if row.warnings else ())
 
 
 def _values(row: AnyRow, names: Sequence[str]) -> tuple[float | None, ...]:
@@ -144,6 +146,7 @@ class Summarizer:
         self._rows = self._passes = self._pending = 0
         self._statuses: dict[str, int] = {}
         self._claims = {"agreed": 0, "in_disagreement": 0, "resolved": 0, "one_reviewer": 0}
+        self._warnings = dict.fromkeys(REVIEW_WARNINGS, 0)
         self._judged: list[AnyRow] = []
         self._verdicts: dict[str, list[tuple]] = {}
         self._repeated = False
@@ -173,6 +176,8 @@ class Summarizer:
         self._statuses[t.status] = self._statuses.get(t.status, 0) + 1
         for claim in t.claims:
             self._claims[claim] += 1
+        for kind in t.warnings:
+            self._warnings[kind] += 1
         if self.stability:
             self._repeated = self._repeated or t.repeat > 0
             # An error and "not applicable" are verdicts too: answered once and abstained once is a flip.
@@ -194,7 +199,8 @@ class Summarizer:
                        claims=ClaimCounts(**self._claims),
                        repeat_stability=self._stability() if self._repeated else None,
                        by_origin=by_origin, judge=judge.summary_json() if judge is not None else None,
-                       judged_passed=judged.to_json() if judged is not None else None)
+                       judged_passed=judged.to_json() if judged is not None else None,
+                       warnings=dict(self._warnings))
 
     def _stability(self) -> dict:
         """Per metric, over cases answered more than once: how many cases got differing verdicts across repeats.

@@ -15,7 +15,8 @@ leakage into content and mid-stream error lines; broken embeddings (``embed_faul
 width, uneven rows, strings, a vector too many, a body that is not JSON or not the API's envelope); broken chat
 replies (``chat_fault``: not JSON, a wrong envelope, the repeated-token abort as ``done: false`` or as a 500); a
 huge reply (``huge_reply_chars``); faults of the wire (``wire_fault``: a dripped body or dripped headers, a redirect,
-a 300 MB stream; see WIRE_FAULTS); a cold model load (``load_delay_s``). ``version`` is settable (e.g. ``0.0.0``).
+a 300 MB stream, JSON nested 200,000 deep; see WIRE_FAULTS); a cold model load (``load_delay_s``). ``version`` is
+settable (e.g. ``0.0.0``).
 Faults on ``/api/chat`` apply to answers, not to model loads (a chat with no messages), unless ``loads=True``.
 The same server also speaks the OpenAI-compatible API (``/v1/models``, ``/v1/chat/completions``,
 ``/v1/embeddings``, and ``/version`` or ``/props``) in the dialect ``FakeOllama.openai`` picks: see
@@ -30,6 +31,7 @@ import argparse
 import contextlib
 import hashlib
 import importlib
+import itertools
 import json
 import math
 import re
@@ -40,7 +42,7 @@ import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from tests import fake_openai
 
@@ -54,10 +56,10 @@ EMBED_FAULTS = ("nan", "inf", "short", "uneven", "strings", "extra", "not_json",
 CHAT_FAULTS = ("not_json", "envelope", "aborted", "repeat_limit")
 # Faults of the wire itself, for answers (not loads or warm-ups) on `wire_paths`: a body dripped a byte every
 # `drip_s` without end, headers dripped so, a 307 to `redirect_to`, a 200 streaming `huge_bytes` of JSON-looking
-# text (never held whole).
-# In a `fail_next` error text, replaced by the request's Authorization header (a server echoing the key it got).
+# text (never held whole), a 200 of JSON arrays nested `deep_levels` deep (streamed, 2 bytes a level).
+# In a `fail_next` error text, ECHO is replaced by the request's Authorization header (a server echoing the key).
 ECHO = "{authorization}"
-WIRE_FAULTS = ("drip_body", "drip_headers", "redirect", "huge")
+WIRE_FAULTS = ("drip_body", "drip_headers", "redirect", "huge", "deep")
 _MODIFIED_AT = "2025-06-01T09:00:00.5+02:00"  # RFC3339 with an offset, as Ollama lists local files
 _LEAKS = {"tags": "<think>\n{thinking}\n</think>\n\n{content}", "close_only": "{thinking}\n</think>\n\n{content}"}
 _LOAD_NS = 1_000_000  # reported load_duration
@@ -296,7 +298,7 @@ class FakeOllama:
             self.huge_reply_chars: int | None = None  # answers become valid JSON at least this long
             self.wire_fault: str | None = None  # one of WIRE_FAULTS, for every answer on wire_paths while set
             self.wire_paths: tuple[str, ...] = ("/api/chat", "/v1/chat/completions")
-            self.drip_s, self.huge_bytes = 0.5, 300_000_000
+            self.drip_s, self.huge_bytes, self.deep_levels = 0.5, 300_000_000, 200_000
             self.redirect_to = "http://127.0.0.2:9/api/chat"
             self.load_delay_s = 0.0  # a model's first request waits this long, like a cold load from disk
             self.loaded: set[str] = set()  # models loaded so far (for load_delay_s)
@@ -683,18 +685,23 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.write(bytes([byte]))
                     self.wfile.flush()
                     time.sleep(fake.drip_s)
-            else:  # huge: chunked, a megabyte at a time, never held whole
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
+            elif fake.wire_fault == "deep":
+                self._chunked([b"[" * fake.deep_levels, b"]" * fake.deep_levels])
+            else:  # huge: a megabyte at a time, never held whole
                 head, piece = b'{"message": {"role": "assistant", "content": "', b"x" * 1_000_000
-                self.wfile.write(b"%x\r\n%s\r\n" % (len(head), head))
-                for _ in range(fake.huge_bytes // len(piece)):
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                self.wfile.write(b"0\r\n\r\n")
+                self._chunked(itertools.chain([head], itertools.repeat(piece, fake.huge_bytes // len(piece))))
         except OSError:  # the client gave up: what a bounded client does
             pass
+
+    def _chunked(self, pieces: Iterable[bytes]) -> None:
+        """A 200 of JSON in chunked transfer encoding, one chunk per piece."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for piece in pieces:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        self.wfile.write(b"0\r\n\r\n")
 
     def _stream(self, lines: list[dict]) -> None:
         """NDJSON over chunked transfer encoding, one object per line, as Ollama streams."""

@@ -45,7 +45,7 @@ _SKIP = re.compile(r"^sh skip: \S")
 SHELLS = {"sh", "bash", "shell", "console", "zsh"}
 PAGES = ["README.md", "chatbot.md", "evaluate.md", "your-system.md", "compare-and-report.md", "review.md",
          "drafting.md", "sweeps.md", "architecture.md", "metrics.md", "scale.md", "backends.md", "judge.md",
-         "hardening.md", "hardening-inputs.md", "daily.md", "daily-compare.md"]
+         "hardening.md", "hardening-inputs.md", "daily.md", "daily-compare.md", "what-the-checks-catch.md"]
 COPIED = ["sample_docs", "examples", "evaluate_rag.py"]  # what the runnable blocks may use, copied per file
 BLOCK_TIMEOUT_S = 600  # a hang, not a slow machine: the blocks take seconds on an idle one
 

@@ -278,3 +278,11 @@ def test_pyproject_declares_what_the_code_imports_directly():
     outside = {name for name in imported if name not in sys.stdlib_module_names and name not in PACKAGES}
     needed = {dist.lower() for name in outside for dist in distributions.get(name, [name])}
     assert sorted(needed - declared) == []
+
+
+def test_every_test_has_a_timeout(pytestconfig):
+    """No run of the suite can hang: pytest-timeout is in the test extra and a per-test timeout is configured."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    assert any(req.startswith("pytest-timeout") for req in project["project"]["optional-dependencies"]["test"])
+    assert 0 < float(pytestconfig.getini("timeout")) <= 600
+    assert pytestconfig.pluginmanager.hasplugin("timeout")

@@ -41,7 +41,7 @@ def test_metrics_main_without_markdown_says_how_to_call_it():
 
 
 def test_the_lists_once_kept_beside_the_registry_are_derived_from_it():
-    assert m.PASS_CHECKS == ("quote_valid", "retrieval_recall", "citation_precision", "claim_support",
+    assert m.PASS_CHECKS == ("quote_valid", "grounded", "retrieval_recall", "citation_precision", "claim_support",
                              "key_point_coverage", "abstention")
     assert m.TUTORIAL_CHECKS == ("retrieval_recall", "citation_precision", "claim_support", "key_point_coverage",
                                  "abstention")

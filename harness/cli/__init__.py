@@ -22,7 +22,7 @@ _COMMANDS = {
     "run": "evaluate labelled cases end to end (same as python evaluate_rag.py)",
     "check": "check a cases file against the documents (no model calls)",
     "score": "score saved outputs with five separate checks",
-    "compare": "compare two runs case by case (bootstrap CI, randomisation test, flips)",
+    "compare": "compare two runs case by case (score interval, randomisation test, flips)",
     "export": "write a run's rows as CSV (ids, tags, status, every metric, failure stage and reasons)",
     "report": "write a self-contained HTML report of a run (optionally beside another)",
     "review": "review the claims of a run's answers (terminal, or CSV export/import), measure reviewer agreement, "

@@ -16,6 +16,7 @@ from ..errors import InputError
 from ..judged import JudgeAgreement, Shared
 from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
 
 __all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text",
            "reviewer_name"]
@@ -73,7 +74,8 @@ def judged_passed_text(summary: Summary) -> str | None:
     if block.applied:
         return f"--judged-passed: `passed` reads the judge's verdicts where no person's exists ({block.text})"
     return (f"--judged-passed refused: {block.refusal}; `passed` is the people's ({block.text}; floor: "
-            f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims)")
+            f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims, each verdict given "
+            "by people on >= 10 and recalled by the judge >= 0.7 at its Wilson lower bound: docs/judge.md)")
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:
@@ -125,6 +127,9 @@ def judge_agreement_text(judged: JudgeAgreement) -> str:
     for verdict, row in judged.confusion().items():
         lines.append(f"  {verdict:<12}" + "".join(f"{row[v]:>14}" for v in VERDICTS))
     lines += _per_verdict_lines(judged)
+    check = judged.floor()
+    lines.append(f"--judged-passed floor (default --min-judge-kappa {DEFAULT_MIN_JUDGE_KAPPA:g}; docs/judge.md): "
+                 + ("clears" if not check.reasons else "not yet: " + "; ".join(check.reasons)))
     lines.append(f"disagreements with people: {len(judged.disagreements)}")
     for d in judged.disagreements:
         lines += _shared_lines(d)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from chatbot.terminal import say
 
-from ..chart import p_text
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 
@@ -22,9 +21,9 @@ GATE_ALPHA = 0.05
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="compare two runs case by case (bootstrap CI, randomisation test, flips)",
+    p = sub.add_parser("compare", help="compare two runs case by case (score interval, randomisation test, flips)",
                        description="Compare run B with run A over the same cases: per metric the paired means, "
-                                   "delta (B - A), a paired bootstrap 95% interval, a paired sign-flip "
+                                   "delta (B - A), a 95% score interval, a paired sign-flip "
                                    "randomisation p-value, win/tie/loss counts for B, the cases that flipped, "
                                    "and what differs between the two manifests. A run may be named by its label "
                                    f"(the latest run with it in --out). Exit {EXIT_WORSE} with --fail-if-worse "
@@ -42,14 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tag", metavar="NAME", help="only cases carrying this tag (e.g. confirm on heldout)")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})")
     p.add_argument("--resamples", type=int, default=DEFAULT_RESAMPLES,
-                   help=f"bootstrap and randomisation resamples (default {DEFAULT_RESAMPLES})")
+                   help=f"randomisation resamples of the Monte-Carlo p (default {DEFAULT_RESAMPLES})")
     p.add_argument("--judged-passed", action="store_true",
                    help="`passed` reads claim_support_judged in both runs; refused (exit "
                         f"{EXIT_JUDGE_REFUSED}) unless both runs are judged by the same judge (name and prompt) and "
-                        "each shares 30 claims with people with the lower end of kappa's 95%% interval at least "
-                        "--min-judge-kappa. Without it, `passed` is the people's in both runs")
+                        "each judge clears the floor: 30 claims shared with people, 10 of them called supported and "
+                        "10 unsupported by people, the lower end of kappa's analytic 95%% interval at least "
+                        "--min-judge-kappa, its recall of each verdict at least 0.7 at the Wilson lower bound "
+                        "(docs/judge.md). Without it, `passed` is the people's in both runs")
     p.add_argument("--min-judge-kappa", type=float, default=DEFAULT_MIN_JUDGE_KAPPA, metavar="K",
-                   help="with --judged-passed: the lower end of kappa's 95%% interval each judge must reach "
+                   help="with --judged-passed: the lower end of kappa's analytic 95%% interval each judge must reach "
                         f"(default {DEFAULT_MIN_JUDGE_KAPPA:g}: where 'substantial' agreement begins)")
     p.add_argument("--all-settings", action="store_true",
                    help="list every manifest difference, also what the machine measured (load and elapsed times), "
@@ -121,7 +122,9 @@ def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricCom
     if not worse:
         return [f"gate: B is not significantly worse than A on {', '.join(names)} (Holm-adjusted p > "
                 f"{GATE_ALPHA}); exit 0"]
-    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {p_text(m.p_value)} (Holm {p_text(p)}), {m.losses} cases "
+    from ..report.compare_text import p_shown
+
+    found = "; ".join(f"{m.metric} delta {m.delta:+.3f}, p {p_shown(m.p_value)} (Holm {p_shown(p)}), {m.losses} cases "
                       "worse" for m, p in worse)
     return [f"gate: B is significantly worse than A on {found}; exit {EXIT_WORSE}"]
 

@@ -2,6 +2,7 @@
 
   rag-eval draft --docs DIR --out drafts.jsonl        draft and verify (one chat call per page; cached)
   rag-eval draft review drafts.jsonl                  accept / reject / edit pending drafts in the terminal
+  rag-eval draft review drafts.jsonl --failed         edit (until the checks pass) or reject the failed ones
   rag-eval draft review drafts.jsonl --export d.csv   ... or in a spreadsheet, then --import d.csv
   rag-eval draft review drafts.jsonl --agreement      how far reviewers agree (--json), and where they disagree
   rag-eval draft review drafts.jsonl --resolve        settle the drafts reviewers disagree on
@@ -19,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from chatbot.model_server import BACKENDS
@@ -48,6 +51,7 @@ from .draft_walk import walk, walk_disagreements
 from .flags import add_quiet
 
 _ACTIONS = ("cases", "review", "report", "judge")
+_CUT_OFF = "cut off at num_predict"  # in the error of a reply that reached --num-predict (chatbot.asking)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -108,6 +112,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                           help="review: how far reviewers agree on the drafts, and every disagreement")
     io_group.add_argument("--resolve", action="store_true",
                           help="review: walk the drafts reviewers disagree on and settle each")
+    io_group.add_argument("--failed", action="store_true",
+                          help="review: walk the drafts that failed verification, to edit each until its checks "
+                               "pass or to reject it (without it the terminal walks the drafts that passed)")
     p.add_argument("--json", action="store_true", help="with review --agreement: print JSON")
     p.add_argument("--verbose", action="store_true",
                    help="review --import: also print the coverage report (`draft report`), not only the counts")
@@ -116,6 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.failed and args.action != "review":
+        raise InputError("--failed goes with `rag-eval draft review DRAFTS --failed`")
     if args.action is None:
         if args.drafts is not None:
             raise InputError(f"unknown action {args.drafts!r}; choose one of {', '.join(_ACTIONS)}, or none to draft")
@@ -149,7 +158,7 @@ def _judge(args: argparse.Namespace) -> int:
 
 def _draft(args: argparse.Namespace) -> int:
     skip = {"config", "func", "command", "action", "drafts", "include_unreviewed", "reviewer", "export", "import_",
-            "agreement", "resolve", "json", "quiet", "verbose"}
+            "agreement", "resolve", "failed", "json", "quiet", "verbose"}
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
@@ -162,10 +171,27 @@ def _draft(args: argparse.Namespace) -> int:
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
     say(_unanswerable_line(run_, given=settings.unanswerable is not None))
     if errors:
-        say(f"warning: {errors} page(s) could not be drafted (see `error` entries); run the same command again "
-              "to retry them, finished pages come from the cache", file=sys.stderr)
-    say(f"next: {command('draft', 'review', settings.out)}")
+        say(f"warning: {_retry_line(run_.drafts)}", file=sys.stderr)
+    failed = sum(d.kind != "error" and not d.verification.passed for d in run_.drafts)
+    say(f"next: {command('draft', 'review', settings.out)}" + (f" (then --failed, to fix or reject the {failed} "
+                                                              "that failed verification)" if failed else ""))
     return 1 if errors == len(run_.drafts) else 0
+
+
+def _retry_line(drafts: Sequence[Draft]) -> str:
+    """How to retry the pages that could not be drafted. A reply cut off at --num-predict needs a higher one, and
+    --num-predict is part of every cached reply's key: raised for the whole command, every page is drafted again,
+    so the line names --pages for those pages alone (earlier drafts of the other pages stay in the file)."""
+    failed = [d for d in drafts if d.kind == "error"]
+    cut = list(dict.fromkeys(d.source_id for d in failed if _CUT_OFF in (d.error or "")))
+    line = f"{len(failed)} page(s) could not be drafted (see `error` entries)"
+    if len(cut) < len(failed):
+        line += "; run the same command again to retry them, finished pages come from the cache"
+    if cut:
+        line += (f"; {len(cut)} were cut off at --num-predict: a higher --num-predict is another cache key, so "
+                 "given to the whole command it drafts every page again; to draft only those again, add "
+                 f"--num-predict N --pages {' '.join(shlex.quote(p) for p in cut)} to the same command")
+    return line
 
 
 def _unanswerable_line(run_: DraftRun, *, given: bool) -> str:
@@ -301,6 +327,6 @@ def _review(args: argparse.Namespace) -> int:
         if args.resolve:
             walk_disagreements(drafts, args.drafts, pages, by)
         else:
-            walk(drafts, args.drafts, pages, collection, settings, by)
+            walk(drafts, args.drafts, pages, collection, settings, by, failed=args.failed)
     say(render_report(build_report(read_drafts(args.drafts))))
     return 0

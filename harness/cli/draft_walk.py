@@ -1,5 +1,6 @@
-"""`rag-eval draft review` in the terminal: walk the drafts that passed verification, or the ones reviewers
-disagree on, and save each decision at once. Only the CLI talks to the terminal; this is its draft-review part."""
+"""`rag-eval draft review` in the terminal: walk the drafts that passed verification, the ones that failed it
+(`--failed`: to edit until the checks pass, or reject), or the ones reviewers disagree on, and save each decision
+at once. Only the CLI talks to the terminal; this is its draft-review part."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..runs import utc_now
 __all__ = ["walk", "walk_disagreements"]
 
 _HELP = "a accept · r REASON reject · e edit · s skip · q quit"
+_HELP_FAILED = "e edit (until the checks pass) · r REASON reject · s skip · q quit"
 
 
 class _Quit(Exception):
@@ -34,12 +36,12 @@ def _ask(prompt: str) -> str:
 
 
 def walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Collection, settings: DraftSettings,
-          by: str) -> None:
-    """Ask `by` about every draft that passed verification and that they have not decided on (other reviewers'
-    decisions are not shown, so that each judges on their own); each decision is saved at once."""
-    todo = [i for i, d in enumerate(drafts)
-            if d.kind != "error" and d.verification.passed and all(r.by != by for r in d.reviews)]
-    say(_shown_line(drafts, len(todo), by, path))
+         by: str, *, failed: bool = False) -> None:
+    """Ask `by` about every draft that passed verification (with `failed`: that failed it) and that they have not
+    decided on (other reviewers' decisions are not shown, so that each judges on their own); each decision is
+    saved at once."""
+    todo = [i for i, d in enumerate(drafts) if _walked(d, failed) and all(r.by != by for r in d.reviews)]
+    say(_shown_line(drafts, len(todo), by, path, failed=failed))
     try:
         for n, i in enumerate(todo, start=1):
             _show(drafts[i], pages.get(drafts[i].source_id, ""), n, len(todo))
@@ -54,17 +56,25 @@ def walk(drafts: list[Draft], path: str, pages: dict[str, str], collection: Coll
         say("stopped; decisions made so far are saved")
 
 
-def _shown_line(drafts: list[Draft], shown: int, by: str, path: str) -> str:
+def _walked(draft: Draft, failed: bool) -> bool:
+    """Whether the walk (of passed drafts, or with `failed` of failed ones) shows `draft`; error entries never."""
+    return draft.kind != "error" and draft.verification.passed != failed
+
+
+def _shown_line(drafts: list[Draft], shown: int, by: str, path: str, *, failed: bool) -> str:
     """Which drafts the terminal review shows, and why the others are not shown (the CSV export has them all)."""
-    failed = sum(d.kind != "error" and not d.verification.passed for d in drafts)
-    decided = sum(d.kind != "error" and d.verification.passed and any(r.by == by for r in d.reviews) for d in drafts)
+    other = sum(_walked(d, not failed) for d in drafts)
+    decided = sum(_walked(d, failed) and any(r.by == by for r in d.reviews) for d in drafts)
     errors = sum(d.kind == "error" for d in drafts)
-    left = [f"{failed} failed verification", f"{decided} already decided by {by}"] + \
-           ([f"{errors} could not be drafted"] if errors else [])
-    return (f"showing {shown} of {len(drafts)} draft(s): those that passed verification and {by} has not decided "
-            f"on (not shown: {', '.join(left)}; `{command('draft', 'review', path, '--export', 'FILE.csv')}` lists "
-            f"every draft, "
-            f"and `draft report` the reasons); decisions are saved to {path} as you go")
+    left = ([f"{other} passed verification (without --failed)"] if failed else
+            [f"{other} failed verification (--failed walks them, to edit or reject)"]) + \
+           [f"{decided} already decided by {by}"] + \
+           ([f"{errors} could not be drafted (run `rag-eval draft` again)"] if errors else [])
+    which = ("failed verification, to edit until the checks pass or to reject," if failed
+             else "passed verification")
+    return (f"showing {shown} of {len(drafts)} draft(s): those that {which} and {by} has not decided on (not "
+            f"shown: {', '.join(left)}; `{command('draft', 'review', path, '--export', 'FILE.csv')}` lists every "
+            f"draft, and `draft report` the reasons); decisions are saved to {path} as you go")
 
 
 def walk_disagreements(drafts: list[Draft], path: str, pages: dict[str, str], resolver: str) -> None:
@@ -121,8 +131,9 @@ def _show(draft: Draft, page: str, n: int, total: int) -> None:
 
 
 def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft | None:
+    shown = draft  # what an edit offers to keep: the last edit tried, so that editing again changes only what failed
     while True:
-        command, _, rest = _ask(f"{_HELP}\n> ").partition(" ")
+        command, _, rest = _ask(f"{_HELP if draft.verification.passed else _HELP_FAILED}\n> ").partition(" ")
         command = command.lower()
         try:
             if command == "a":
@@ -132,11 +143,18 @@ def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: s
             if command == "s":
                 return None
             if command == "e":
-                edited = _edit(draft, collection, settings, by)
+                edited = shown = _edit(draft, shown, collection, settings, by)
+                if (edited.question, edited.quote, edited.facts) == (draft.question, draft.quote, draft.facts):
+                    say("nothing changed, so nothing to save: change a field, or " +
+                        ("accept, reject or skip" if draft.verification.passed else "reject or skip (an edit "
+                         "re-runs the checks on what you change; dedupe and the dense rank need the model server "
+                         "and are not re-run)"))
+                    continue
                 say(f"checks after the edit: {checks_summary(edited)}")
                 if edited.verification.passed:
                     return edited
-                say("the edited draft fails verification; edit again, reject or skip")
+                say("the edited draft fails verification and is not saved; edit again (Enter keeps what you "
+                    "typed), reject or skip")
                 continue
         except InputError as exc:
             say(exc)
@@ -144,13 +162,14 @@ def _decide(draft: Draft, collection: Collection, settings: DraftSettings, by: s
         say(f"unknown command {command!r}")
 
 
-def _edit(draft: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft:
+def _edit(draft: Draft, shown: Draft, collection: Collection, settings: DraftSettings, by: str) -> Draft:
+    """`draft` edited, the prompts offering `shown`'s texts to keep (the draft's own, or the last edit tried)."""
     say("press Enter to keep a value")
-    question = _ask(f"question [{draft.question}]> ") or draft.question
-    quote, facts = draft.quote, list(draft.facts)
+    question = _ask(f"question [{shown.question}]> ") or shown.question
+    quote, facts = shown.quote, list(shown.facts)
     if draft.kind == "answerable":
-        quote = _ask(f"quote [{draft.quote}]> ") or draft.quote
-        given = _ask(f"facts, separated by | [{' | '.join(draft.facts)}]> ")
+        quote = _ask(f"quote [{shown.quote}]> ") or shown.quote
+        given = _ask(f"facts, separated by | [{' | '.join(shown.facts)}]> ")
         facts = [f.strip() for f in given.split("|")] if given else facts
     return edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=utc_now(),
                 limits=settings.limits(), abstain_below=settings.abstain_below)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-__all__ = ["add_quiet", "positive_int"]
+__all__ = ["LABEL_CHARS", "add_quiet", "positive_int", "run_label"]
+
+LABEL_CHARS = 200  # the run's folder is <UTC time>-<label>: a file name holds at most 255 bytes
 
 
 def positive_int(text: str) -> int:
@@ -13,6 +15,14 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
     return value
+
+
+def run_label(text: str) -> str:
+    """An argparse type: a run's label, short enough to be part of its folder's name."""
+    if len(text) > LABEL_CHARS:
+        raise argparse.ArgumentTypeError(f"{len(text)} characters; give at most {LABEL_CHARS} (the label is part "
+                                         "of the run folder's name)")
+    return text
 
 
 def add_quiet(p: argparse._ActionsContainer) -> None:

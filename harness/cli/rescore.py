@@ -8,6 +8,7 @@ import sys
 from chatbot.terminal import say
 
 from ..review.rescore import rescore_run
+from .flags import run_label
 from .run import render_summary
 
 
@@ -19,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", metavar="RUN", help="run directory to rescore")
     p.add_argument("--cases", required=True, metavar="FILE", help="the corrected cases JSONL")
     p.add_argument("--out", metavar="DIR", help="where the new run directory goes (default: beside RUN)")
-    p.add_argument("--label", help="name of the new run (default: the source label + '-rescored')")
+    p.add_argument("--label", type=run_label, help="name of the new run (default: the source label + '-rescored')")
     p.set_defaults(func=run)
 
 

@@ -14,7 +14,7 @@ from chatbot.text import cited_passage, find_quote
 from ..records import RetrievedPassage, Row, Verdict
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.book import VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook
-from ..review.store import add_reviews, answer_key, distinct_answers, sentence_split
+from ..review.store import add_reviews, answer_key, distinct_answers, offered_claims, withheld
 from ..runs import utc_now
 
 __all__ = ["quote_context", "walk", "walk_disagreements"]
@@ -57,12 +57,20 @@ def _show_answer(row: Row, heading: str) -> None:
     ans = row.answer
     say(f"\n{heading} · case {row.case_id} (repeat {row.repeat}) · status {ans.status}")
     say(f"question: {row.question}\nanswer:   {ans.model_answer or '(no answer)'}")
+    if withheld(row):
+        say(f"shown:    {ans.text or '(nothing)'} (the user was shown this, not the answer above: "
+            f"{'; '.join(ans.reasons) or ans.status})")
     passages = [(p.source_id, p.text) for p in _passages(row)]
     say("citations:" if ans.citations else "citations: none")
     for i, c in enumerate(ans.citations, start=1):
         state = "valid" if c.valid else c.reason
         text = cited_passage(passages, c.source_id, c.quote)
-        body = quote_context(text, c.quote) if text is not None else printable(f"\"{c.quote}\" (passage not retrieved)")
+        if text is None:
+            body = printable(f"\"{c.quote}\" (passage not retrieved)")
+        elif c.valid is False:  # the quote itself, then where it is not (or, too short, where it is)
+            body = printable(f"\"{c.quote}\"; the passage: ") + quote_context(text, c.quote)
+        else:
+            body = quote_context(text, c.quote)
         print(printable(f"  {i}. {c.source_id} ({state}): ") + body)  # body is printable, with our highlight
     ids = ", ".join(sid for sid, _ in passages) or "none"
     say(f"passages: {len(passages)} retrieved ({ids}); p shows them in full")
@@ -125,8 +133,10 @@ def walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> Review
 
 def _review_row(row: Row) -> list[Claim] | None:
     """The claims and verdicts for one answer, or None to skip it."""
-    offered = sentence_split(row.answer.model_answer)
-    say("offered claims (sentence split):" if offered else "no claims offered (empty answer)")
+    offered = offered_claims(row)
+    say("offered claims (sentence split):" if offered else
+        "no claims offered (the answer was withheld from the user; e types claims)" if withheld(row) else
+        "no claims offered (empty answer)")
     for i, claim in enumerate(offered, start=1):
         say(f"  {i}. {claim}")
     choice = _ask("accept / e / k > ", row).lower()

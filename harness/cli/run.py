@@ -29,7 +29,7 @@ from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
 from .common import judged_passed_text
-from .flags import add_quiet
+from .flags import add_quiet, run_label
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -79,7 +79,7 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     add_selection_args(g)
     run = p.add_argument_group("the run")
     run.add_argument("--out", help=f"where run directories go (default {d.out})")
-    run.add_argument("--label", help="a name for this run, part of its directory name")
+    run.add_argument("--label", type=run_label, help="a name for this run, part of its directory name")
     add_quiet(run)
     run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
     run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
@@ -89,11 +89,12 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                           f"{DEFAULT_SECONDS_PER_CALL:g})")
     run.add_argument("--judged-passed", action="store_true", default=None,
                      help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
-                          "the judge earns it: the lower end of kappa's 95%% interval against people at least "
-                          "--min-judge-kappa over 30 shared claims; recorded in the manifest. Until then exit "
+                          "the judge earns it: over 30 shared claims, 10 supported and 10 unsupported by people, the "
+                          "lower end of kappa's analytic 95%% interval at least --min-judge-kappa and its recall of "
+                          "each verdict at least 0.7 (Wilson); recorded in the manifest. Until then exit "
                           f"{EXIT_JUDGE_REFUSED}, with the people's `passed` (docs/judge.md)")
     run.add_argument("--min-judge-kappa", type=float, metavar="K",
-                     help="with --judged-passed: the lower end of kappa's 95%% interval the judge must reach "
+                     help="with --judged-passed: the lower end of kappa's analytic 95%% interval the judge must reach "
                           f"(default {d.min_judge_kappa:g}: where 'substantial' agreement begins)")
     add_server_args(p, fill=False, many_hosts=True)
     add_chunk_args(p, fill=False)

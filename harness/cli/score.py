@@ -12,9 +12,9 @@ from chatbot.terminal import say
 from ..chart import fmt, text_bars
 from ..errors import command
 from ..records import Summary
-from ..saved.score import CHECK_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
+from ..saved.score import PASS_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 from ..saved.scoring import default_workers
-from .flags import positive_int
+from .flags import positive_int, run_label
 
 _EPILOG = """\
 layouts (chosen by file extension, .csv or .jsonl):
@@ -49,7 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", default=Path("results"),
                         help="where the run directory goes (rows, manifest, summary, failed.txt, chart.svg; "
                              "default: %(default)s)")
-    parser.add_argument("--label", help="a name for this run, part of its directory name (default: score)")
+    parser.add_argument("--label", type=run_label,
+                        help="a name for this run, part of its directory name (default: score)")
     parser.add_argument("--workers", type=positive_int, metavar="N",
                         help="processes that score the cases (default: one per processor, at most 8; 1 scores in "
                              "this process); rows and summary are the same whatever N")
@@ -90,9 +91,14 @@ def _heading(scored: ScoredRun, source: str) -> str:
 
 
 def summary_block(summary: Summary) -> str:
-    """`cases N`, `passes N`, then one `label 0.000  (scored N, n/a N)` line per check."""
-    lines = [f"cases {summary.rows}", f"passes {summary.passes}"]
-    for name, label in CHECK_LABELS.items():
-        c = summary.metrics[name]
-        lines.append(f"{label} {fmt(c.mean)}  (scored {c.scored}, n/a {c.not_applicable})")
+    """`cases N`, `passes N` with the checks it needs, one `label 0.000  (scored N, n/a N)` line per check that
+    feeds `passed` (the tutorial's five, then the harness's own by their names), and the reviewer warnings."""
+    lines = [f"cases {summary.rows}", f"passes {summary.passes}  (every applicable check passed: the lines below)"]
+    for name, label in PASS_LABELS.items():
+        c = summary.metrics.get(name)
+        if c is not None:  # a run scored before the check existed does not have it
+            lines.append(f"{label} {fmt(c.mean)}  (scored {c.scored}, n/a {c.not_applicable})")
+    if summary.warnings is not None:
+        shown = [f"{kind} {n}" for kind, n in summary.warnings.items() if n]
+        lines.append("reviewer warnings (rows): " + (", ".join(shown) if shown else "none"))
     return "\n".join(lines)

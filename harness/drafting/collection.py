@@ -37,7 +37,7 @@ class Collection:
         view = PageView({p.source_id: fold(p.text) for p in pages}, by_page,
                         {p.source_id: guess(p.text) for p in pages})
         texts = [c.text for c in chunks]
-        return cls(view, chunks, LexicalIndex(texts), Sentences.of(texts))
+        return cls(view, chunks, LexicalIndex(texts), Sentences.of([(c.page_id, c.text) for c in chunks]))
 
     def bm25_rank(self, question: str, quote: str, evidence: Sequence[str]) -> int | None:
         """Rank of the first chunk of an evidence page holding the quote, with the question as BM25 query."""

@@ -18,6 +18,7 @@ from ..inputs import csv_text, open_csv
 from ..records import QUESTION_CHARS
 from .collection import Collection
 from .records import Decision, Draft, Reason, Verification
+from .unanswerable import bm25_check
 from .verify import Limits, check_draft, is_deictic, too_long
 
 CSV_COLUMNS = ("draft_id", "kind", "source_id", "type", "question", "quote", "facts", "checks", "decision",
@@ -56,9 +57,8 @@ def _check_settling(draft: Draft, status: str, reason: str | None) -> None:
     if status == "rejected" and not (reason or "").strip():
         raise InputError(f"{draft.draft_id}: a rejection needs a reason")
     if status == "accepted" and not draft.verification.passed:
-        codes = ", ".join(r.code for r in draft.verification.reasons)
-        raise InputError(f"{draft.draft_id}: failed verification ({codes}); edit it until the checks pass, or "
-                         "reject it")
+        raise InputError(f"{draft.draft_id}: failed verification ({failures(draft)}); edit it until the checks "
+                         "pass, or reject it")
 
 
 def edit(draft: Draft, collection: Collection, *, question: str, quote: str, facts: Sequence[str], by: str, at: str,
@@ -114,13 +114,16 @@ def _recheck_unanswerable(draft: Draft, question: str, collection: Collection, a
         reasons.append(Reason("question_missing", "the draft has no question"))
     if (phrase := is_deictic(question)) is not None:
         reasons.append(Reason("deictic_question", f"the question says {phrase!r}"))
-    score, sentence = collection.sentences.best(question)
-    if score >= abstain_below:
-        reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
-                                                      f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
+    above, score = bm25_check(question, collection.sentences, abstain_below)
+    reasons += [above] if above else []
     notes = draft.verification.notes + ((note,) if note else ())
     return replace(draft.verification, passed=not reasons, reasons=tuple(reasons), best_bm25=round(score, 4),
                    notes=notes)
+
+
+def failures(draft: Draft) -> str:
+    """Each failed check with what it found ("code: message; ..."): the numbers and the text the checker saw."""
+    return "; ".join(f"{r.code}: {r.message}" for r in draft.verification.reasons)
 
 
 def checks_summary(draft: Draft) -> str:
@@ -128,7 +131,7 @@ def checks_summary(draft: Draft) -> str:
     v = draft.verification
     if draft.kind == "error":
         return f"error: {draft.error}"
-    head = "passed" if v.passed else "FAILED " + "; ".join(f"{r.code}: {r.message}" for r in v.reasons)
+    head = "passed" if v.passed else f"FAILED {failures(draft)}"
     ranks = f"dense rank {v.dense_rank or '-'}, bm25 rank {v.bm25_rank or '-'}" if draft.kind == "answerable" \
         else f"best bm25 {v.best_bm25}"
     return f"{head} | tags {', '.join(v.tags) or '-'} | {ranks}"
@@ -203,12 +206,14 @@ def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str,
     if status in ("accepted", "edited") and not changed and any(r.by == by and r.status == "edited"
                                                                 for r in draft.reviews):
         return draft  # this reviewer's edit, imported again (the sheet it came from, or an export of it)
+    if status == "edited" and not changed and not draft.verification.passed:
+        raise InputError(f"{draft.draft_id}: `edited` but question, quote and facts are as drafted, and it failed "
+                         f"verification ({failures(draft)}); change one of them, or reject it")
     if status in ("accepted", "edited") and (changed or status == "edited"):
         edited = edit(draft, collection, question=question, quote=quote, facts=facts, by=by, at=at, limits=limits,
                       abstain_below=abstain_below)
         if not edited.verification.passed:
-            codes = ", ".join(r.code for r in edited.verification.reasons)
-            raise InputError(f"{draft.draft_id}: the edited draft fails verification ({codes})")
+            raise InputError(f"{draft.draft_id}: the edited draft fails verification ({failures(edited)})")
         return edited
     if status == "edited":
         status = "accepted"

@@ -2,8 +2,10 @@
 reviewers, what counts is the settled decision (`Draft.decision`: all agree, or a resolution).
 
 Tags: `drafted`, `draft:<type>`, the verification tags (`lexical`/`paraphrase`, `hard`, `parametric`), and
-`unreviewed` for drafts no human has seen (only with `include_unreviewed`). Never `heldout`: which cases to hold
-out is a human's choice. Provenance goes into `notes`.
+`unreviewed` for drafts no human has seen (only with `include_unreviewed`). The type is the model's word for its
+facts (a number, a date, a name...): a human who changed the facts wrote another answer, which the model's type
+may not describe, so such a case has no `draft:<type>` tag (its notes say which was dropped). Never `heldout`:
+which cases to hold out is a human's choice. Provenance goes into `notes`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from chatbot.text import fold
 
 from ..cases import DRAFTED_TAG
 from .records import Draft
@@ -29,8 +33,9 @@ class Export:
 def to_case(draft: Draft) -> dict:
     """One draft as a case dict in the cases-file layout."""
     unreviewed = draft.decision.status == "pending"
-    tags = [DRAFTED_TAG, f"draft:{draft.type}", *(t for t in draft.verification.tags if t != "unanswerable"),
-            *(["unreviewed"] if unreviewed else [])]
+    stale = _facts_changed(draft)
+    tags = [DRAFTED_TAG, *([] if stale else [f"draft:{draft.type}"]),
+            *(t for t in draft.verification.tags if t != "unanswerable"), *(["unreviewed"] if unreviewed else [])]
     p = draft.provenance
     origin = (f"drafted from {draft.source_id} by {p.model} (digest {p.model_digest[:12]}), prompt sha256 "
               f"{p.prompt_sha256[:12]}, seed {p.seed}, {p.drafted_at}") if p else f"drafted from {draft.source_id}"
@@ -41,6 +46,7 @@ def to_case(draft: Draft) -> dict:
         who = "reviewers disagreed (" + ", ".join(f"{r.by or 'unknown'} {r.verdict}" for r in draft.reviews) + \
               f"); resolved {who}"
     edited = "; question/quote/facts edited by a human" if draft.original else ""
+    edited += f" (the model's type draft:{draft.type} dropped: the facts changed)" if stale else ""
     case = {"id": f"draft-{draft.draft_id}", "question": draft.question,
             "evidence": [{"source_id": pid, "quote": draft.quote} for pid in draft.evidence],
             "facts": list(draft.facts), "abstain": draft.kind == "unanswerable", "tags": tags,
@@ -48,6 +54,13 @@ def to_case(draft: Draft) -> dict:
     if draft.kind == "unanswerable":
         case["evidence"], case["facts"] = [], []
     return case
+
+
+def _facts_changed(draft: Draft) -> bool:
+    """Whether a human edit changed the facts (after fold(): not for case or spacing alone)."""
+    if draft.original is None:
+        return False
+    return [fold(f) for f in draft.original.get("facts", ())] != [fold(f) for f in draft.facts]
 
 
 def to_cases(drafts: Sequence[Draft], *, include_unreviewed: bool = False) -> Export:

@@ -30,7 +30,7 @@ from ..records import NOTE_CHARS, QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
-from .select import Selection, select_pages
+from .select import Selection, nothing_to_draft, select_pages
 from .settings import DraftSettings
 from .unanswerable import check_unanswerable
 from .verify import check_draft, strip_wrapping
@@ -75,8 +75,7 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     selection = select_pages(documents, seed=settings.seed, min_words=settings.min_page_words,
                              max_pages=settings.max_pages, page_ids=settings.pages or None)
     if not selection.pages:
-        raise InputError(f"{settings.docs}: no page has at least {settings.min_page_words} words; lower "
-                         "--min-page-words")
+        raise InputError(nothing_to_draft(selection, settings.docs, settings.min_page_words))
     settings = replace(settings, unanswerable=settings.unanswerable_for(len(selection.pages)))  # as recorded
     ctx = _open(settings, documents)
     drafts: list[Draft] = []

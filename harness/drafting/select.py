@@ -2,7 +2,8 @@
 
 Documents are put in an order drawn from the seed, and so are each document's pages; pages are then taken one
 per document in turn, so `--max-pages 10` over five documents takes two pages from each rather than ten from the
-first. Pages with fewer than `min_words` words (covers, scanned pages) are skipped and listed with the reason.
+first. Pages with fewer than `min_words` words (covers) and pages without a text layer (scans: OCR them first) are
+skipped and listed with the reason.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from chatbot.pdfs import Document, Page
 from chatbot.text import normalize
 
 from ..errors import InputError
+
+NO_TEXT_LAYER = ("no text layer (a scanned or image-only page?): OCR it first, e.g. `ocrmypdf in.pdf out.pdf`, "
+                 "and draft from the copy")
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,9 @@ def select_pages(documents: Sequence[Document], *, seed: int, min_words: int = 2
             if wanted is not None and page.source_id not in wanted:
                 continue
             words = word_count(page.text)
-            if words < min_words:
+            if page.page in doc.empty_pages:
+                skipped.append((page.source_id, NO_TEXT_LAYER))
+            elif words < min_words:
                 skipped.append((page.source_id, f"{words} words, fewer than --min-page-words {min_words}"))
             else:
                 eligible.append(page)
@@ -65,6 +71,18 @@ def select_pages(documents: Sequence[Document], *, seed: int, min_words: int = 2
     if max_pages is not None:
         order = order[:max_pages]
     return Selection(tuple(order), tuple(skipped), tuple(sorted(d.doc_id for d in documents)))
+
+
+def nothing_to_draft(selection: Selection, docs: str, min_words: int) -> str:
+    """Why no page was selected, and what to do: OCR when the pages have no text layer (fewer words asked for
+    would not help), else a lower --min-page-words."""
+    no_text = sum(why == NO_TEXT_LAYER for _, why in selection.skipped)
+    ocr = "OCR them first, e.g. `ocrmypdf in.pdf out.pdf`, and draft from the copies"
+    if no_text and no_text == len(selection.skipped):
+        return (f"{docs}: none of its {no_text} page(s) has a text layer to draft from (scanned or image-only "
+                f"PDFs?); {ocr}")
+    return (f"{docs}: no page has at least {min_words} words; lower --min-page-words"
+            + (f" ({no_text} page(s) have no text layer at all: {ocr})" if no_text else ""))
 
 
 def _round_robin(queues: list[list[Page]]) -> list[Page]:

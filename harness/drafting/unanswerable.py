@@ -25,24 +25,42 @@ from .verify import is_deictic, too_long, words
 _NUMBER = re.compile(r"^\d")
 
 
+_SENTENCE_CHARS = 200  # of the best sentence, quoted in a reason
+
+
 @dataclass(frozen=True)
 class Sentences:
-    """Every sentence of the collection, indexed once for BM25 (the texts the offline baseline scores)."""
+    """Every sentence of the collection, indexed once for BM25 (the texts the offline baseline scores), with the
+    page each comes from."""
 
     texts: tuple[str, ...]
+    sources: tuple[str, ...]  # page id of each sentence
     index: LexicalIndex
 
     @classmethod
-    def of(cls, chunk_texts: Sequence[str]) -> Sentences:
-        texts = tuple(s for text in chunk_texts for s in split_sentences(text))
-        return cls(texts, LexicalIndex(texts))
+    def of(cls, chunks: Sequence[tuple[str, str]]) -> Sentences:
+        """From (page id, chunk text) pairs."""
+        pairs = [(source, s) for source, text in chunks for s in split_sentences(text)]
+        texts = tuple(s for _, s in pairs)
+        return cls(texts, tuple(source for source, _ in pairs), LexicalIndex(texts))
 
-    def best(self, question: str) -> tuple[float, str]:
-        """The highest BM25 score of any sentence for `question`, and that sentence ("" when none)."""
+    def best(self, question: str) -> tuple[float, str, str]:
+        """The highest BM25 score of any sentence for `question`, that sentence and its page ("" when none)."""
         if not self.texts:
-            return 0.0, ""
+            return 0.0, "", ""
         (i, score), = self.index.search(question, 1)
-        return score, self.texts[i]
+        return score, self.texts[i], self.sources[i]
+
+
+def bm25_check(question: str, sentences: Sentences, abstain_below: float) -> tuple[Reason | None, float]:
+    """The question's best BM25 sentence score, and a `bm25_above_threshold` reason naming the score, the
+    threshold, the page and the sentence when it reaches the threshold (a lexical system would find a quote)."""
+    score, sentence, source = sentences.best(question)
+    if score < abstain_below:
+        return None, score
+    shown = sentence if len(sentence) <= _SENTENCE_CHARS else sentence[:_SENTENCE_CHARS - 3] + "..."
+    return Reason("bm25_above_threshold", f"score {score:.2f} >= threshold {abstain_below:g} on {source}: "
+                                          f"{shown!r}"), score
 
 
 def distinguishing_terms(original: str, changed: str) -> list[str]:
@@ -85,8 +103,5 @@ def check_unanswerable(question: str, original: str, changed: str, source_id: st
         elif (page := on_some_page(term, pages)) is not None:
             reasons.append(Reason("changed_term_in_collection", f"{term!r} occurs on {page}, so the documents may "
                                                                 "answer it"))
-    score, sentence = sentences.best(question)
-    if score >= abstain_below:
-        reasons.append(Reason("bm25_above_threshold", f"best BM25 score {score:.2f} >= abstain threshold "
-                                                      f"{abstain_below:g} (sentence: {sentence[:80]!r})"))
-    return reasons, score
+    above, score = bm25_check(question, sentences, abstain_below)
+    return reasons + ([above] if above else []), score

@@ -162,7 +162,9 @@ def check_question(question: str, quote: str, page_language: str, limits: Limits
     overlap, run = copy_measures(question, quote) if quote else (0.0, 0)
     if quote and (run >= limits.copy_ngram or (overlap >= limits.copy_overlap and run >= 3)):
         reasons.append(Reason("question_copies_quote", f"the question is a near copy of its quote: {run} words in a "
-                                                       f"row and {overlap:.0%} of its content words are in the quote"))
+                                                       f"row and {overlap:.0%} of its content words are in the quote "
+                                                       f"(a copy: {limits.copy_ngram} words in a row, or "
+                                                       f"{limits.copy_overlap:.0%} and 3 in a row)"))
     if (phrase := is_deictic(question)) is not None:
         reasons.append(Reason("deictic_question", f"the question says {phrase!r}, which only makes sense to someone "
                                                   "looking at the page"))

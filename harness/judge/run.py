@@ -22,7 +22,7 @@ from chatbot.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..records import Manifest, Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
-from ..review.store import add_reviews, distinct_answers, read_reviews, rewrite_run, sentence_split
+from ..review.store import add_reviews, distinct_answers, offered_claims, read_reviews, rewrite_run
 from ..runs import MANIFEST, RunLock, read_manifest, read_rows, utc_now, write_json
 from .asking import judge_asker, judge_cache
 from .prompting import judge_prompt, judge_values, parse_verdicts, verdicts_schema
@@ -100,7 +100,7 @@ def judge_model(manifest: Manifest, settings: JudgeSettings) -> str:
 
 
 def _todo(rows: Sequence[Row]) -> list[tuple[Row, list[str]]]:
-    return [(row, claims) for row in distinct_answers(rows) if (claims := sentence_split(row.answer.model_answer))]
+    return [(row, claims) for row in distinct_answers(rows) if (claims := offered_claims(row))]
 
 
 def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings, *, dry_run: bool = False,

@@ -24,6 +24,7 @@ from .report_row import AnyRow, ReportAnswer, ReportRow
 from .row import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
+    REVIEW_WARNINGS,
     STATUSES,
     VERDICTS,
     AnswerRecord,
@@ -46,6 +47,7 @@ from .row import (
     Status,
     Verdict,
     metric_problem,
+    review_kinds,
 )
 from .run_files import (
     MANIFEST_FORMAT,
@@ -68,11 +70,12 @@ from .run_files import (
 from .schemas import published_schemas
 
 __all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS",
-           "QUOTE_CHARS", "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord", "Citation",
+           "QUOTE_CHARS", "REVIEW_WARNINGS", "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord",
+           "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
            "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
            "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",
            "QuoteValidation", "RerunRecord", "ReportAnswer", "ReportRow", "RescoredFromRecord", "RetrievedPassage",
            "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status",
            "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem",
-           "in_bulk", "metric_problem", "published_schemas"]
+           "in_bulk", "metric_problem", "published_schemas", "review_kinds"]

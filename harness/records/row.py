@@ -158,6 +158,19 @@ class CaseFields(_Record):
     expected: Expected
 
 
+# The words each reviewer warning of a row begins with (`harness.rows.reviewer_warnings`): what no check fails but
+# a reviewer should see. summary.json counts the rows carrying each (`Summary.warnings`), and the report and the
+# export show them.
+REVIEW_WARNINGS = ("empty answer", "duplicate citation", "quotes not checked", "negated fact",
+                   "instruction-like text")
+
+
+def review_kinds(warnings: tuple[str, ...]) -> tuple[str, ...]:
+    """The reviewer-warning kinds among a row's warnings, each once, in `REVIEW_WARNINGS` order."""
+    heads = {w.partition(":")[0] for w in warnings}
+    return tuple(k for k in REVIEW_WARNINGS if k in heads)
+
+
 class Row(CaseFields):
     """One case's result: the case, what the system did, every metric (None: not applicable) and why it failed.
     One JSON object per line of rows.jsonl."""

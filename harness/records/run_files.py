@@ -85,6 +85,9 @@ class Summary(BaseModel):
                                   "over each group, since the model that drafted a case may be the one answering")
     judge: JudgeSummary | None = Field(default=None, description="when a judge rated the answers")
     judged_passed: JudgedPassedSummary | None = Field(default=None, description="when the run asked --judged-passed")
+    warnings: dict[str, int] | None = Field(
+        default=None, description="rows carrying each reviewer warning (`REVIEW_WARNINGS`, every kind listed); "
+                                  "absent in summaries written before it was counted")
 
     def mean(self, metric: str) -> float | None:
         found = self.metrics.get(metric)
@@ -92,7 +95,7 @@ class Summary(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         # repeat_stability and judge are absent unless a case was repeated or judged; a metric's null mean stays
-        absent = {k for k in ("repeat_stability", "judge", "judged_passed") if getattr(self, k) is None}
+        absent = {k for k in ("repeat_stability", "judge", "judged_passed", "warnings") if getattr(self, k) is None}
         return self.model_dump(mode="json", exclude=absent or None)
 
 

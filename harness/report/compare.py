@@ -4,10 +4,10 @@ Definitions (B is compared with A; which way is better is the registry's `higher
 - A metric is paired on a case when it is non-null in both runs. Means, delta and the tests use paired cases
   only, so `delta == mean_b - mean_a` exactly. A case answered several times (`repeat`) contributes the mean of
   its repeats, so the unit of resampling is always the case.
-- Interval, 95 %: when 16 or fewer cases differ, the inverted sign-flip test (the deltas the exact test does not
-  reject; it excludes 0 exactly when p <= 0.05); otherwise the paired bootstrap: resample the n per-case
-  differences d = b - a with replacement, `resamples` times, take the mean of each resample, and report the 2.5th
-  and 97.5th percentiles (percentile method). `ci_method` says which, per metric.
+- Interval, 95 %: a score interval of the mean per-case difference d = b - a that lets the number of differing
+  cases vary (`harness/stats/score_interval.py`): Tango's for 0/1 metrics (`ci_method` `Tango score`), the same
+  with wins and losses counted in units of the differing cases' size for the others (`scaled score`). Computed,
+  not drawn: no seed.
 - p-value: paired randomisation (sign-flip) test, two-sided, over the cases that differ (a tie counts for nothing):
   exact two-sided binomial when every differing case differs by the same amount (0/1 metrics), exact over every
   sign vector when 16 or fewer cases differ, Monte-Carlo sign flips above; `p_method` (`exact-binomial`, `exact`,
@@ -19,6 +19,8 @@ Definitions (B is compared with A; which way is better is the registry's `higher
   `judged` (--judged-passed), the judge's in both, once each run's judge has earned it and one judge (name and
   prompt) judged both (`harness.judged.judge_refusal`), else JudgeRefused and no comparison.
 - The p-values are per metric and not corrected across metrics; the primary metric is the one to decide on.
+- notes, per metric: where its interval and p tell different stories at 0.05 (`harness.stats.paired.disagreement`),
+  the same words in the text table, Markdown and --json.
 - win / tie / loss: cases where B is better / equal / worse than A. The cases behind wins are `fixed` (for a
   0/1 metric: 0 in A, 1 in B), those behind losses `broke`.
 """
@@ -39,7 +41,7 @@ from ..records import Manifest
 from ..runs import LoadedRun, read_manifest_noting
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.mde import minimum_detectable_difference
-from ..stats.paired import at_floor, paired_stats
+from ..stats.paired import at_floor, disagreement, paired_stats
 from .columns import Key, RunColumns, columns_of_dir, columns_of_run
 from .settings_diff import manifest_diff
 
@@ -71,15 +73,16 @@ class MetricComparison:
     mde_status: str | None = None  # harness.stats.mde: ok, not detectable with these cases, no case differs, ...
     p_method: str | None = None  # exact-binomial, exact (every sign vector) or monte-carlo (random sign vectors)
     differing: int = 0  # D: cases whose values differ (the only ones the sign-flip test sees)
-    ci_method: str | None = None  # inverted sign-flip (16 or fewer cases differ) or bootstrap
+    ci_method: str | None = None  # Tango score (0/1 differences) or scaled score (harness.stats.score_interval)
     mde_method: str | None = None  # harness.stats.mde: exact sign test (0/1), sign-flip, exact or simulated
+    notes: tuple[str, ...] = ()  # what a reader must know to read this row (interval and p disagreeing)
 
     def p_at_floor(self, resamples: int) -> bool:
         """A Monte-Carlo p at its floor 1 / (1 + resamples): no random sign vector was as extreme."""
         return at_floor(self.p_value, self.p_method, resamples)
 
     def to_dict(self) -> dict:
-        return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke)}
+        return asdict(self) | {"fixed": list(self.fixed), "broke": list(self.broke), "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -287,6 +290,7 @@ def _compare_metric(name: str, pairing: _Pairing, a: RunColumns, b: RunColumns, 
     fixed = tuple(ids[i] for i in np.nonzero(diff > _EPS)[0])
     broke = tuple(ids[i] for i in np.nonzero(diff < -_EPS)[0])
     mde = minimum_detectable_difference(mean_a, mean_b, seed=seed)
+    odd = disagreement(s.ci_low, s.ci_high, s.p_value)
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
-                            mde.status, s.p_method, s.differing, s.ci_method, mde.method)
+                            mde.status, s.p_method, s.differing, s.ci_method, mde.method, (odd,) if odd else ())

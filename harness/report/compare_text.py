@@ -10,15 +10,15 @@ from dataclasses import replace
 from typing import Any
 
 from ..chart import floor_text, p_text
-from ..judged import judge_note
+from ..judged import MIN_PER_VERDICT, MIN_RECALL, judge_note
 from ..metrics import JUDGED_METRICS, TWIN_NOTE, shown_once
 from ..stats.mde import NOT_DETECTABLE
-from ..stats.paired import EXACT, EXACT_BINOMIAL, INVERTED, MONTE_CARLO
+from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO, P_FLOOR, TANGO
 from ..stats.signs import MAX_ENUMERATED
 from .compare import Comparison, MetricComparison
 from .settings_diff import NOT_SETUP
 
-__all__ = ["FLIPS_SHOWN", "capped", "render_markdown", "render_table"]
+__all__ = ["FLIPS_SHOWN", "capped", "p_shown", "render_markdown", "render_table"]
 
 FLIPS_SHOWN = 20  # case ids listed per metric and direction before "and N more (see --json)"
 _WIDTH = 100
@@ -39,8 +39,21 @@ def _ci(m: MetricComparison) -> str:
 
 
 def _p(m: MetricComparison, resamples: int) -> str:
-    """The p to four decimals; a Monte-Carlo p at its floor as `< 1e-4` (at 10,000 resamples), never 0."""
-    return p_text(m.p_value, floor_of=resamples if m.p_at_floor(resamples) else None)
+    """The p to four decimals; a Monte-Carlo p at its floor as `< 1e-4` (at 10,000 resamples), an exact p too small
+    for a float as `< 1e-300`: never 0."""
+    return p_shown(m.p_value, floor_of=resamples if m.p_at_floor(resamples) else None)
+
+
+def p_shown(p: float | None, *, floor_of: int | None = None) -> str:
+    """`harness.chart.p_text`, with an exact p at `P_FLOOR` (or below) as `< 1e-300`."""
+    if p is not None and p <= P_FLOOR:
+        return f"< {P_FLOOR:.0e}"
+    return p_text(p, floor_of=floor_of)
+
+
+def _wtl(m: MetricComparison) -> str:
+    """win/tie/loss as one field: digits with thousands commas, no spaces."""
+    return f"{m.wins:,}/{m.ties:,}/{m.losses:,}"
 
 
 def _value(value: Any) -> str:
@@ -65,14 +78,15 @@ def _p_method(c: Comparison) -> str:
 
 
 def _ci_method(c: Comparison) -> str:
-    """Which metrics' interval inverts the exact test and which is the bootstrap."""
-    inverted = [name for m, name in _rows(c) if m.ci_method == INVERTED]
-    rule = (f"interval: the inverted sign-flip test when {MAX_ENUMERATED} or fewer cases differ (it excludes 0 "
-            "exactly when p <= 0.05), the paired bootstrap over cases above")
-    if not inverted:
-        return f"{rule}; here all bootstrap"
-    return f"{rule}; here inverted for {', '.join(inverted)}" + ("" if len(inverted) == len(_rows(c)) else
-                                                                 ", bootstrap for the others")
+    """Which metrics' interval is Tango's and which the scaled one."""
+    tango = [name for m, name in _rows(c) if m.ci_method == TANGO]
+    rule = ("interval: a score interval that lets the number of differing cases vary (its far end can pass the "
+            "observed delta), Tango's for 0/1 metrics, the same in units of the differing cases' size for the "
+            "others; computed, not drawn")
+    if not tango:
+        return f"{rule}; here all scaled"
+    return f"{rule}; here Tango for {', '.join(tango)}" + ("" if len(tango) == len(_rows(c)) else
+                                                           ", scaled for the others")
 
 
 def _header(c: Comparison) -> list[str]:
@@ -104,8 +118,10 @@ def _judged_passed_lines(c: Comparison) -> list[str]:
     standings = c.judge.get("judged_passed")
     if standings:
         a, b = standings["a"], standings["b"]
-        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's lower bound >= "
-                f"{a['min_kappa']:g} over >= {a['min_shared']} shared claims); A: {a['text']}; B: {b['text']}"]
+        return [f"--judged-passed: `passed` reads claim_support_judged in A and B (floor: kappa's analytic lower "
+                f"bound >= {a['min_kappa']:g} over >= {a['min_shared']} shared claims, people's supported and "
+                f"unsupported >= {MIN_PER_VERDICT} each, the judge's recall of each >= {MIN_RECALL:g} at its Wilson "
+                f"lower bound); A: {a['text']}; B: {b['text']}"]
     recorded = c.judge.get("people_passed")
     if recorded:
         runs = " and ".join(side.upper() for side in recorded)
@@ -123,9 +139,12 @@ def _judge_lines(c: Comparison, name: str) -> list[str]:
 
 def _mde_notes(c: Comparison) -> list[str]:
     lines = ["MDE: the smallest true difference these cases would detect (80% power, two-sided alpha 0.05) with the "
-             "test compare runs: for 0/1 metrics the exact sign test at the observed share of differing cases; for "
-             "the others the sign-flip test with the differing cases keeping their sizes, each going either way "
-             f"(exact up to {MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Never above the largest "
+             "test compare runs. Two models, because the test differs: for 0/1 metrics the exact sign test depends "
+             "on the wins among the differing cases alone, so the power is exact with the number of differing cases "
+             "itself random (the observed share of them); for the others the test depends on the sizes of the "
+             "differing cases, so those cases are held fixed and each goes either way (exact up to "
+             f"{MAX_ENUMERATED} of them, simulated with seed {c.seed} above). Held fixed, the power is what these "
+             "cases give; over new cases it is lower when few differ (docs/daily-compare.md). Never above the largest "
              "difference the cases allow (all that differ going one way); a smaller delta needs more cases "
              "(`rag-eval draft`)."]
     blind = [(m, name) for m, name in _rows(c) if m.mde_status == NOT_DETECTABLE]
@@ -137,16 +156,34 @@ def _mde_notes(c: Comparison) -> list[str]:
     return lines
 
 
+_COLUMNS = ("n", "A", "B", "delta", "95% CI", "p", "W/T/L", "MDE")
+_LEFT = {"95% CI"}  # the others are right-aligned
+
+
+def _cells(m: MetricComparison, resamples: int) -> list[str]:
+    return [f"{m.n:,}", _num(m.mean_a), _num(m.mean_b), _num(m.delta, True), _ci(m), _p(m, resamples), _wtl(m),
+            _mde(m)]
+
+
+def _table_lines(c: Comparison, shown: list[tuple[MetricComparison, str]]) -> list[tuple[str, MetricComparison | None]]:
+    """The header and one line per metric, each column as wide as its widest cell, two spaces between."""
+    rows = [["metric", *_COLUMNS]] + [[label, *_cells(m, c.resamples)] for m, label in shown]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+
+    def line(row: list[str]) -> str:
+        return "  ".join(cell.ljust(w) if i == 0 or rows[0][i] in _LEFT else cell.rjust(w)
+                         for i, (cell, w) in enumerate(zip(row, widths))).rstrip()
+
+    return [(line(rows[0]), None)] + [(line(row), m) for row, (m, _) in zip(rows[1:], shown)]
+
+
 def render_table(c: Comparison) -> str:
     """The terminal view: header, metric table, flips per metric, manifest diff."""
     shown = _shown(c)
-    width = max([len("metric"), *(len(label) for _, label in shown)]) + 1
-    lines = _header(c) + ["", f"{'metric':<{width}}{'n':>4}{'A':>8}{'B':>8}{'delta':>8}  {'95% CI':<18}{'p':>7}"
-                              f"{'W/T/L':>10}{'MDE':>8}"]
-    for m, label in shown:
-        lines.append(f"{label:<{width}}{m.n:>4}{_num(m.mean_a):>8}{_num(m.mean_b):>8}{_num(m.delta, True):>8}  "
-                     f"{_ci(m):<18}{_p(m, c.resamples):>7}{f'{m.wins}/{m.ties}/{m.losses}':>10}{_mde(m):>8}")
-        lines += _judge_lines(c, m.metric)
+    lines = _header(c) + [""]
+    for text, m in _table_lines(c, shown):
+        lines.append(text)
+        lines += _judge_lines(c, m.metric) if m is not None else []
     if c.primary:
         lines.append("* primary metric")
     if any(m.metric != label.removesuffix(" *") for m, label in shown):
@@ -186,15 +223,8 @@ def _flip_lines(m: MetricComparison, name: str) -> list[str]:
 
 
 def _disagreements(c: Comparison) -> list[str]:
-    """Metrics whose interval excludes 0 while p > 0.05: say why, so nobody reads them as a clear result."""
-    odd = [m for m in c.metrics if m.ci_low is not None and m.ci_high is not None and m.p_value is not None
-           and (m.ci_low > 0 or m.ci_high < 0) and m.p_value > 0.05]
-    if not odd:
-        return []
-    names = ", ".join(f"{m.metric} (p {_p(m, c.resamples)}, {m.p_method}, {m.differing} cases differ)" for m in odd)
-    return [f"note: for {names} the bootstrap interval excludes 0 but p > 0.05. Near 0.05 the percentile "
-            "bootstrap is a little too narrow, while the sign-flip p holds its level; read these as not yet shown, "
-            "and add cases."]
+    """Each metric's notes (`MetricComparison.notes`, as --json carries them), one line each."""
+    return [f"note: {name}: {note}" for m, name in _rows(c) for note in m.notes]
 
 
 def _diff_lines(c: Comparison) -> list[str]:
@@ -234,7 +264,7 @@ def render_markdown(c: Comparison) -> str:
     for m, label in _shown(c, primary=" (primary)"):
         name = f"**{label.removesuffix(' (primary)')}** (primary)" if m.metric == c.primary else label
         lines.append(f"| {_md(name)} | {m.n} | {_num(m.mean_a)} | {_num(m.mean_b)} | {_num(m.delta, True)} | "
-                     f"{_ci(m)} | {_p(m, c.resamples)} | {m.wins}/{m.ties}/{m.losses} | {_mde(m)} |")
+                     f"{_ci(m)} | {_p(m, c.resamples)} | {_wtl(m)} | {_mde(m)} |")
     if any(m.metric in JUDGED_METRICS for m in c.metrics):
         lines += ["", *(f"judged metrics, {s.upper()}: {_md(judge_note(c.judge.get(s)))}  " for s in ("a", "b"))]
     lines += ["", *_mde_notes(c), *_disagreements(c)]

@@ -4,15 +4,17 @@ The funnel reads only what a row stores (its `failure_reasons`, `error`, answer 
 text), so it can be redone by hand from rows.jsonl. A case counts at the FIRST stage it fails, in this order:
 
 1. `retrieval`: an evidence item was not among the passages retrieved (a reason "expected X, not retrieved in the
-   top N"). An item retrieved below rank 1 ("first retrieved at rank N") is noted, but is not a loss: the
-   passage reached the answerer.
+   top N"). An item whose first rank exceeds the number of evidence items ("first retrieved at rank N": two items
+   cannot both be first) is noted, but is not a loss: the passage reached the answerer.
 2. `facts`: the system wrote an answer (its answer text, shown or not, is not empty) and a labelled fact is
    missing from it ("fact … not in answer"), or a human-reviewed claim is not supported ("claim … unsupported",
    "answered, but no claim is annotated").
 3. `citation`: a citation failed quote validation ("citation: …", status `invalid_citation`), a cited page was
    not retrieved ("cited X, not retrieved"), or, for an answerable case, not an evidence page ("cited X, not
-   expected"); or the system wrote an answer without citing a passage ("no passage cited"). Citing a page that
-   is not evidence is left to the next stage when the case should abstain: there, no page is evidence.
+   expected"); or the system wrote an answer without citing a passage ("no passage cited"); or a fact the answer
+   states is in none of its valid cited quotes ("fact … is in the answer but in no valid cited quote", `grounded`).
+   Citing a page that is not evidence is left to the next stage when the case should abstain: there, no page is
+   evidence.
 4. `decision`: the answer/abstain decision was wrong ("answered an unanswerable question", "gave no answer to an
    answerable question"), or the reply was malformed (status `malformed_output`), so nothing could be shown.
 5. `errored`: answering failed ("error: …"; the row has no metrics). An errored row carries no other reason.
@@ -63,7 +65,8 @@ def _k(key: str, label: str, pattern: str) -> Kind:
 KINDS: tuple[Kind, ...] = (
     _k("error", "answering failed (error)", r"^error: "),
     _k("not-retrieved", "evidence not retrieved", r"^expected .*, not retrieved in the top \d+$"),
-    _k("low-rank", "evidence retrieved below rank 1 (a note)", r"^expected .*, first retrieved at rank \d+$"),
+    _k("low-rank", "evidence ranked below the number of evidence items (a note)",
+       r"^expected .*, first retrieved at rank \d+$"),
     _k("answered-unanswerable", "answered an unanswerable question", r"^answered an unanswerable question$"),
     _k("no-answer", "no answer to an answerable question", r"^gave no answer to an answerable question"),
     _k("quote-invalid", "citation failed quote validation", r"^citation: "),
@@ -71,6 +74,7 @@ KINDS: tuple[Kind, ...] = (
     _k("cited-not-expected", "cited a page that is not evidence", r"^cited .*, not expected$"),
     _k("no-citation", "no passage cited", r"^no passage cited$"),
     _k("malformed", "malformed reply", r"^the system's reply was malformed$"),
+    _k("not-grounded", "fact in the answer but in no valid cited quote", r"^fact .* in no valid cited quote"),
     _k("fact-missing", "fact missing from the answer", r"^fact .*not in answer"),
     _k("claim-disagreement", "claim reviewers disagree on (pending; a note)",
        r"^claim .* in disagreement between reviewers$"),
@@ -85,13 +89,14 @@ STAGES: tuple[Stage, ...] = (
                                                  "it, or a human-reviewed claim is not supported"),
     Stage("citation", "lost at citation validation",
           "a citation failed quote validation, cites a page that was not retrieved or (for an answerable case) "
-          "is not evidence, or an answer was written without citing any passage"),
+          "is not evidence, an answer was written without citing any passage, or a fact the answer states is in "
+          "none of its valid cited quotes"),
     Stage("decision", "lost at the answer/abstain decision",
           "answered an unanswerable question, gave no answer to an answerable one, or the reply was malformed"),
     Stage("errored", "errored", "answering failed: the row has an error and no metrics"),
     Stage("other", "other failure", "a failure reason of a kind this report does not know"),
     Stage("passed", "passed every check", "none of the above (a passing case may carry the note that its "
-                                          "evidence was retrieved below rank 1)"),
+                                          "evidence ranked below the number of evidence items)"),
 )
 _STAGE_KEYS = [s.key for s in STAGES]
 
@@ -112,7 +117,7 @@ def stage_of(row: AnyRow) -> str:
         return "retrieval"
     if wrote and kinds & {"fact-missing", "claim"}:
         return "facts"
-    if (kinds & {"quote-invalid", "cited-not-retrieved"} or row.answer.status == "invalid_citation"
+    if (kinds & {"quote-invalid", "cited-not-retrieved", "not-grounded"} or row.answer.status == "invalid_citation"
             or ("cited-not-expected" in kinds and not row.expected.abstain) or (wrote and "no-citation" in kinds)):
         return "citation"
     if kinds & {"answered-unanswerable", "no-answer", "malformed"} or row.answer.status == "malformed_output":

@@ -23,7 +23,7 @@ from chatbot.text import clip
 from ..inputs import Problems, csv_text, open_csv
 from ..records import Row, Verdict
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
-from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, sentence_split
+from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, offered_claims
 
 __all__ = ["CSV_COLUMNS", "RESOLVE_COLUMNS", "export_csv", "export_disagreements_csv", "import_csv",
            "passages_by_answer"]
@@ -64,7 +64,7 @@ def _claim_lines(row: Row, reviews: ReviewBook, reviewer: str) -> list[list[str]
     base = [*_answer_cells(row), reviewer]
     review = reviews.review_of(answer_key(row), reviewer)
     if review is None:
-        return [base + [sentence, "", "", "", ""] for sentence in sentence_split(row.answer.model_answer) or [""]]
+        return [base + [sentence, "", "", "", ""] for sentence in offered_claims(row) or [""]]
     if not review.claims:
         return [base + ["", NO_CLAIMS, "", "", ""]]
     return [base + [c.claim, c.verdict, c.source_id or "", c.note, ""] for c in review.claims]

@@ -45,9 +45,8 @@ from .book import (
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
            "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
-           "is_judge", "load_reviews", "read_reviews", "distinct_answers", "reviews_path", "run_judge",
-           "save_reviews",
-           "sentence_split"]
+           "is_judge", "load_reviews", "read_reviews", "distinct_answers", "offered_claims", "reviews_path",
+           "run_judge", "save_reviews", "sentence_split", "withheld"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
 _SHA = re.compile(r"^[0-9a-f]{64}$")
@@ -205,3 +204,17 @@ def run_judge(manifest: Manifest) -> str | None:
 def sentence_split(text: str) -> list[str]:
     """The answer cut into sentences, as claims to offer the reviewer; [] for an empty answer."""
     return split_sentences(normalize(text))
+
+
+def withheld(row: Row) -> bool:
+    """Whether a user was shown something other than the system's answer: the bundled chatbot's fixed message in
+    place of an answer without a valid citation, an abstaining system's empty screen. An `answered` row was shown
+    its answer; any other row was if what it showed is the answer itself."""
+    return row.answer.status != "answered" and normalize(row.answer.text) != normalize(row.answer.model_answer)
+
+
+def offered_claims(row: Row) -> list[str]:
+    """The claims offered to a reviewer, in the terminal or the CSV, and to a judge: the sentences of the answer
+    a user was shown; none when it was withheld (a sentence no one read claims nothing to the user; a reviewer
+    may still type claims)."""
+    return [] if withheld(row) else sentence_split(row.answer.model_answer)

@@ -25,7 +25,7 @@ from annotated_types import Len
 from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
 
 from ..errors import InputError
-from ..inputs import NotText, decode_sheet, delimiter_problem
+from ..inputs import NotText, decode_sheet, delimiter_problem, lone_surrogate
 from .records import InputFile, SavedCase, SavedChunk, SavedClaim
 
 if TYPE_CHECKING:
@@ -334,6 +334,10 @@ class Reading:
         for line, content in enumerate(text, start=1):
             if not content.strip():
                 continue
+            if (problem := lone_surrogate(content)) is not None:
+                self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
+                complete = False
+                continue
             try:
                 yield line, kind.fast.model_validate_json(content).record()
                 continue
@@ -352,6 +356,10 @@ class Reading:
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             self.problems.add(where, line, "(json)", f"{exc.msg} at column {exc.colno}")
+            return None
+        except RecursionError:
+            self.problems.add(where, line, "(json)", "nested too deeply to read (over about 1,000 levels); no "
+                                                     "saved record nests more than three")
             return None
         errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
         first: dict[str, Problem] = {}  # one problem per field: "" breaks both minLength and pattern

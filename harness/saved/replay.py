@@ -1,9 +1,11 @@
 """Record and replay: every run also writes its outputs in the saved layout `rag-eval score` reads.
 
 `<run>/saved/cases.jsonl` holds per case the question, labels and what the system did (retrieved ids, answer,
-cited ids, abstained), with the evidence quotes and citation quotes in `metadata`; `<run>/saved/chunks.jsonl`
-holds every retrieved passage once. `rag-eval score --cases <run>/saved/cases.jsonl` then recomputes the run's
-retrieval and answer checks from these files alone. Errored rows are left out: there is nothing to score.
+cited ids, abstained), with the evidence quotes and citation quotes in `metadata` (`citations`: one {source_id,
+quote} per citation, in the citations' order, so two citations of one page keep their own quotes);
+`<run>/saved/chunks.jsonl` holds every retrieved passage once. `rag-eval score --cases <run>/saved/cases.jsonl`
+then recomputes the run's retrieval and answer checks from these files alone.
+Errored rows are left out: there is nothing to score.
 """
 
 from __future__ import annotations

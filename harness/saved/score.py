@@ -26,7 +26,7 @@ from chatbot.versions import software_versions
 
 from ..chart import fmt, svg_bars
 from ..errors import command
-from ..metrics import REGISTRY, TUTORIAL_CHECKS, metric_names
+from ..metrics import PASS_CHECKS, REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
@@ -34,10 +34,12 @@ from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream
 from .records import InputFile
 from .scoring import KS, Batch, Lexical, Setup, score_rows, scored_batches
 
-__all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "Sample", "ScoreResult", "ScoredRun", "chart_bars", "failed_table",
-           "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
+__all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "PASS_LABELS", "Sample", "ScoreResult", "ScoredRun", "chart_bars",
+           "failed_table", "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
 
 CHECK_LABELS = {name: REGISTRY[name].label for name in TUTORIAL_CHECKS}
+# Every check `passed` reads, printed: the tutorial's five by their labels, then the harness's own by their names.
+PASS_LABELS = CHECK_LABELS | {name: name for name in PASS_CHECKS if name not in CHECK_LABELS}
 FAILED_TABLE, CHART = "failed.txt", "chart.svg"
 FAILED_SHOWN = 50  # failed cases shown with their checks and reasons; every row: `rag-eval export`
 LEXICAL_SHOWN = 20  # case ids named as scored with the lexical retriever's ids
@@ -217,12 +219,13 @@ def chart_title(summary: Summary) -> str:
 
 
 _SHORT = {"retrieval_recall": "recall", "citation_precision": "citation", "claim_support": "claims",
-          "key_point_coverage": "points", "abstention": "abstain"}
+          "key_point_coverage": "points", "abstention": "abstain", "quote_valid": "quote", "grounded": "grounded"}
 
 
 def failed_table(scored: ScoredRun) -> str:
-    """The failed cases (the first `FAILED_SHOWN`) with every check's value and the reasons beneath each, under a
-    line saying how many failed and, when not all are shown, how to get every row."""
+    """The failed cases (the first `FAILED_SHOWN`) with the value of every check `passed` reads, the columns that
+    failed (`failed`: below 1, n/a never fails) and the reasons beneath each, under a line saying how many failed
+    and, when not all are shown, how to get every row."""
     failed, total = scored.failed, scored.summary.rows
     if not failed.total:
         return f"failed cases: 0 of {total}"
@@ -232,11 +235,14 @@ def failed_table(scored: ScoredRun) -> str:
                   f"{command('export', scored.run_dir, '--csv', 'rows.csv')})")
     id_width = max(len("case"), *(len(r.case_id) for r in failed.items))
     widths = [max(5, len(short)) for short in _SHORT.values()]
-    header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths))])
+    header = "  ".join([f"{'case':<{id_width}}", *(f"{s:>{w}}" for s, w in zip(_SHORT.values(), widths)), "failed"])
     lines = [title, header]
     for row in failed.items:
         values = (fmt(row.metrics.get(name)) for name in _SHORT)
-        lines.append("  ".join([f"{row.case_id:<{id_width}}", *(f"{v:>{w}}" for v, w in zip(values, widths))]))
+        failing = ",".join(short for name, short in _SHORT.items() if (v := row.metrics.get(name)) is not None
+                           and v < 1.0) or "-"
+        lines.append("  ".join([f"{row.case_id:<{id_width}}", *(f"{v:>{w}}" for v, w in zip(values, widths)),
+                                failing]))
         lines += [f"{'':<{id_width}}  - {reason}" for reason in row.failure_reasons]
     return "\n".join(lines)
 

@@ -5,17 +5,15 @@ A batch comes back as what the run directory takes of its rows (`Batch`): their 
 summary (`harness.summary.Tally`, summed in row order, so the summary is the same whatever the number of workers),
 the first failed cases and the first cases scored with the lexical retriever, each with its count. Batches come back
 in the order of the cases; at most `IN_FLIGHT` per worker are out, so memory does not grow with the cases. Workers
-are forked from a fork server (`multiprocessing`'s "forkserver"): a clean process, whatever threads the caller runs.
+are forked from a fork server (`multiprocessing`'s "forkserver"): a clean process, whatever threads the caller runs;
+`harness.saved.workers` runs them, and ends them whatever stops the scoring.
 """
 
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import os
-from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -27,6 +25,7 @@ from ..records import Citation, ClaimRecord, Manifest, Passage, Row, SystemAnswe
 from ..rows import Judging, build_row
 from ..summary import Tally, tally
 from .records import SavedCase, SavedChunk, SavedClaim
+from .workers import in_order
 
 __all__ = ["BATCH", "KS", "Batch", "FailedCase", "Lexical", "RowMaker", "Setup", "default_workers", "score_rows",
            "scored_batches"]
@@ -142,11 +141,35 @@ class _Passages:
 
 
 def _answer(case: SavedCase, retrieved: Sequence[str], passages: _Passages) -> SystemAnswer:
-    quotes = {c["source_id"]: c["quote"] for c in (case.metadata or {}).get("citations", ())}
+    quotes = citation_quotes(case.cited_chunk_ids, (case.metadata or {}).get("citations"))
     return SystemAnswer(
         answer=case.candidate_answer, abstained=case.candidate_abstains, usage={}, raw="", malformed=None,
         error=None, details={}, retrieved=tuple(passages(cid, i) for i, cid in enumerate(retrieved, 1)),
-        citations=tuple(Citation(source_id=cid, quote=quotes.get(cid, "")) for cid in case.cited_chunk_ids))
+        citations=tuple(Citation(source_id=cid, quote=q) for cid, q in zip(case.cited_chunk_ids, quotes)))
+
+
+def citation_quotes(cited: Sequence[str], saved: Any) -> tuple[str, ...]:
+    """The quote of each cited id, in order, from a case's `metadata.citations`: an ordered list of
+    `{"source_id", "quote"}` gives the n-th citation of an id the n-th entry of that id (a replay writes the list in
+    the citations' order, so each citation keeps its own quote, two of one page included); an object keyed by source
+    id (`{"a.pdf#p2": "quote"}`, how quotes were once looked up) gives each citation of an id that id's one quote. A
+    citation with no entry left has the empty quote (it fails validation, as a citation without a quote does)."""
+    if saved is None:  # no quotes saved (the CSV layout)
+        return ("",) * len(cited)
+    if isinstance(saved, dict):
+        return tuple(q if isinstance(q := saved.get(cid), str) else "" for cid in cited)
+    queues: dict[str, list[str]] = {}
+    for entry in saved if isinstance(saved, (list, tuple)) else ():
+        if isinstance(entry, dict) and isinstance(entry.get("source_id"), str):
+            quote = entry.get("quote")
+            queues.setdefault(entry["source_id"], []).append(quote if isinstance(quote, str) else "")
+    taken: dict[str, int] = {}
+    out = []
+    for cid in cited:
+        n = taken[cid] = taken.get(cid, -1) + 1
+        queue = queues.get(cid, ())
+        out.append(queue[n] if n < len(queue) else "")
+    return tuple(out)
 
 
 def _claim_records(claims: Sequence[SavedClaim]) -> list[ClaimRecord]:
@@ -231,22 +254,14 @@ def scored_batches(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]], setu
     first = list(itertools.islice(batches, 2))
     if workers < 2 or len(first) < 2:
         maker = _Worker(setup)
-        yield from (maker.batch(b) for b in itertools.chain(first, batches))
+        yield from (maker(b) for b in itertools.chain(first, batches))
         return
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])  # the workers fork with this module (and the row builder) imported
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(setup,)) as pool:
-        pending: deque[Future[Batch]] = deque()
-        try:
-            for batch in itertools.chain(first, batches):
-                pending.append(pool.submit(_score, batch))
-                if len(pending) >= IN_FLIGHT * workers:
-                    yield pending.popleft().result()
-            while pending:
-                yield pending.popleft().result()
-        finally:  # bad input found at the end of the reading, or the caller stopped: the rest is not needed
-            for future in pending:
-                future.cancel()
+    yield from in_order(itertools.chain(first, batches), _Worker, setup, workers=workers, in_flight=IN_FLIGHT,
+                        preload=(__name__,), what=_cases_of)
+
+
+def _cases_of(n: int) -> str:
+    return f"batch {n + 1} (cases {n * BATCH + 1:,} to {(n + 1) * BATCH:,})"
 
 
 def _chunked(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]]) -> Iterator[list]:
@@ -256,25 +271,11 @@ def _chunked(cases: Iterable[tuple[SavedCase, Sequence[SavedClaim]]]) -> Iterato
 
 
 class _Worker:
+    """Scores batches: one per process (a worker's, or the caller's with one worker), kept across its batches."""
+
     def __init__(self, setup: Setup):
         self.setup, self.maker = setup, RowMaker(setup.chunks, setup.has_claims, setup.k)
         self.by_lexical = Lexical.warning_for(setup.k)
 
-    def batch(self, cases: list[tuple[SavedCase, Sequence[SavedClaim]]]) -> Batch:
+    def __call__(self, cases: list[tuple[SavedCase, Sequence[SavedClaim]]]) -> Batch:
         return Batch.of((self.maker(case, claims) for case, claims in cases), self.setup, self.by_lexical)
-
-
-_WORKER: _Worker | None = None  # in a worker process: its maker, kept across its batches
-
-
-def _start(setup: Setup) -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the caller's to handle: it stops the pool
-    global _WORKER
-    _WORKER = _Worker(setup)
-
-
-def _score(cases: list[tuple[SavedCase, Sequence[SavedClaim]]]) -> Batch:
-    assert _WORKER is not None, "a worker process scores only after _start"
-    return _WORKER.batch(cases)

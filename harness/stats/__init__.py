@@ -1,11 +1,14 @@
-"""Pure statistics, numbers in and numbers out: paired comparison (bootstrap interval, sign-flip p, Holm), the
-minimum detectable difference, agreement between raters.
+"""Pure statistics, numbers in and numbers out: paired comparison (score interval, sign-flip p, Holm), the
+minimum detectable difference, agreement between raters, the judge floor.
 """
 
 from chatbot.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "paired": ("holm", "mean_interval", "paired_stats", "sign_flip_p"),
+    "score_interval": ("paired_score_interval", "tango_interval"),
+    "kappa_interval": ("kappa_interval",),
+    "judge_floor": ("floor_check",),
     "mde": ("minimum_detectable_difference",),
     "precision_recall": ("per_category", "wilson_interval"),
     "agreement": ("Agreement", "AgreementReport", "measure_agreement"),

@@ -1,5 +1,6 @@
-"""The random draws behind compare's bootstrap interval and Monte-Carlo sign-flip p, in time and memory that do not
-grow with cases x resamples.
+"""The random draws behind compare's Monte-Carlo sign-flip p and the bootstrap interval of a mean (`mean_interval`:
+a sweep cell's own mean), in time and memory that do not grow with cases x resamples. (Compare's interval of the
+difference is computed, not drawn: `harness/stats/score_interval.py`.)
 
 For n per-case differences d (D of them nonzero) and R resamples, each draw is made one of two ways, equal in
 distribution:

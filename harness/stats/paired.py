@@ -12,23 +12,26 @@ are in `harness/stats/signs.py`.
   - `exact` when D <= 16: every one of the 2**D sign vectors of the differing cases is enumerated;
   - `monte-carlo` otherwise: p = (1 + #{|mean(s * d)| >= |mean(d)|}) / (1 + resamples) over random sign
     vectors s of all n cases. Its floor is 1 / (1 + resamples): no draw was as extreme (`at_floor`).
-- Interval of the mean difference, 95 %; `ci_method` says which:
-  - `inverted sign-flip` when D <= 16: the deltas the exact test does not reject under the sign model
-    (`harness/stats/signs.py`: the differing cases keep their sizes, each goes B's way with probability q). It
-    excludes 0 exactly when p <= 0.05, and never reaches past the mean absolute difference;
-  - `bootstrap` otherwise: resample the n per-case differences with replacement, `resamples` times, take the
-    mean of each resample, and report the 2.5th and 97.5th percentiles (percentile method). `mean_interval`
-    does the same for one list of values.
-  With few differing cases the percentile bootstrap is too narrow: with D = 5 all one way it excludes 0 while no
-  test at 0.05 can (p = 2 / 32), and at D = 4, 8, 11 and 14 it excludes 0 for 12.5 %, 7.0 %, 6.5 % and 5.7 % of
-  the null's outcomes instead of at most 5 % (n = 200, 10,000 resamples). From 17 to 60 (the largest checked) the
-  excess stays within 1.4 points; it can still disagree with p near 0.05 there, and compare says so when it does.
+- Interval of the mean difference, 95 %: a score interval (`harness/stats/score_interval.py`), computed, never
+  drawn. `ci_method` is `Tango score` when every differing case differs by 1 (0/1 metrics: Tango's interval for
+  the difference of paired proportions) and `scaled score` otherwise (the same interval with wins and losses
+  counted in units of the differing cases' size). The number of differing cases is estimated, not held fixed, so
+  the far end can pass the observed delta (8 of 195 cases all better: [+0.021, +0.079]). At 0 the interval's test
+  is the normal approximation of the sign-flip test, while p is exact (or Monte-Carlo): near 0.05 the two can
+  disagree, and `disagreement` says so in words (6 better, 16 worse of 195: p 0.0525, interval
+  [-0.103, -0.004]).
+  Up to issue 41 the interval was the inverted exact sign-flip test when D <= 16 (the differing cases keeping
+  their sizes; it could never pass the observed mean absolute difference and covered 0.16 of the time when 8 %
+  of 195 cases all went one way) and the percentile bootstrap above.
 - Holm's step-down adjustment of several p-values (`holm`).
 
-One generator seeded with `seed` draws the bootstrap resamples (only for `bootstrap`), then the sign vectors
-(only for `monte-carlo`), so a method that did not change gives the same digits as before. The draws are made per
-case while n x resamples is at most 20 million, from the counts of the distinct differences above
-(`harness/stats/draws.py`): the same distributions in time that does not grow with n x resamples.
+A p below `P_FLOOR` (1e-300; an exact p of 1,365 of 1,365 cases one way is 2**-1364, which a float cannot hold)
+is reported as `P_FLOOR`, never 0; views print it `< 1e-300`.
+
+One generator seeded with `seed` draws the sign vectors (only for `monte-carlo`), per case while n x resamples is
+at most 20 million, from the counts of the distinct differences above (`harness/stats/draws.py`): the same
+distributions in time that does not grow with n x resamples. `mean_interval` (a percentile bootstrap of one
+list of values) draws with a generator of its own.
 """
 
 from __future__ import annotations
@@ -40,13 +43,16 @@ import numpy as np
 
 from .defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .draws import bootstrap_means, extreme_sign_flips
-from .signs import MAX_ENUMERATED, SignTable, inverted_interval, sign_table
+from .score_interval import paired_score_interval
+from .signs import SignTable, sign_table
 
-__all__ = ["BOOTSTRAP", "EXACT", "EXACT_BINOMIAL", "INVERTED", "MONTE_CARLO", "Paired", "at_floor", "differing",
-           "holm", "mean_interval", "paired_stats", "sign_flip_p"]
+__all__ = ["EXACT", "EXACT_BINOMIAL", "MONTE_CARLO", "P_FLOOR", "SCALED_SCORE", "TANGO", "Paired", "at_floor",
+           "differing", "disagreement", "holm", "mean_interval", "p_floored", "paired_stats", "sign_flip_p"]
 
 EXACT_BINOMIAL, EXACT, MONTE_CARLO = "exact-binomial", "exact", "monte-carlo"
-INVERTED, BOOTSTRAP = "inverted sign-flip", "bootstrap"
+TANGO, SCALED_SCORE = "Tango score", "scaled score"
+P_FLOOR = 1e-300  # the smallest p reported: below it a float p underflows to 0
+_ALPHA = 0.05
 _EPS = 1e-12
 
 
@@ -62,7 +68,7 @@ class Paired:
     ci_high: float | None
     p_value: float | None
     p_method: str | None  # exact-binomial, exact or monte-carlo
-    ci_method: str | None  # inverted sign-flip or bootstrap
+    ci_method: str | None  # Tango score (0/1 differences) or scaled score
     differing: int = 0
     resamples: int = DEFAULT_RESAMPLES
 
@@ -91,22 +97,16 @@ def paired_stats(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resa
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     nonzero = differing(d)
     table = sign_table(np.abs(nonzero))
-    rng = np.random.default_rng(seed)
-    if table is not None and len(nonzero) <= MAX_ENUMERATED:
-        low, high, ci_method = *inverted_interval(table, float(nonzero.sum()), n), INVERTED
-    else:
-        low, high = (float(x) for x in np.percentile(bootstrap_means(d, rng, resamples), [2.5, 97.5]))
-        ci_method = BOOTSTRAP
-    p, p_method = _p(d, nonzero, table, rng, resamples)
+    low, high = paired_score_interval(d)
+    ci_method = TANGO if bool(np.all(np.abs(np.abs(nonzero) - 1.0) <= _EPS)) else SCALED_SCORE
+    p, p_method = _p(d, nonzero, table, np.random.default_rng(seed), resamples)
     return Paired(float(np.mean(a)), float(np.mean(b)), float(d.mean()), low, high, p, p_method, ci_method,
                   len(nonzero), resamples)
 
 
 def sign_flip_p(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES
                 ) -> tuple[float, str]:
-    """The two-sided sign-flip p of paired values alone and how it was computed (no interval drawn: with
-    `monte-carlo` the sign vectors are the first draws of the generator, not those `paired_stats` makes after its
-    bootstrap)."""
+    """The two-sided sign-flip p of paired values alone and how it was computed (the p `paired_stats` gives)."""
     d = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
     nonzero = differing(d)
     return _p(d, nonzero, sign_table(np.abs(nonzero)), np.random.default_rng(seed), resamples)
@@ -115,8 +115,29 @@ def sign_flip_p(a: np.ndarray, b: np.ndarray, *, seed: int = DEFAULT_SEED, resam
 def _p(d: np.ndarray, nonzero: np.ndarray, table: SignTable | None, rng: np.random.Generator,
        resamples: int) -> tuple[float, str]:
     if table is not None:
-        return table.null_p(float(nonzero.sum())), EXACT_BINOMIAL if table.equal else EXACT
+        return p_floored(table.null_p(float(nonzero.sum()))), EXACT_BINOMIAL if table.equal else EXACT
     return (1 + extreme_sign_flips(d, rng, resamples)) / (1 + resamples), MONTE_CARLO
+
+
+def p_floored(p: float) -> float:
+    """p, or `P_FLOOR` when it is smaller (an exact p that underflowed to 0 included)."""
+    return max(p, P_FLOOR)
+
+
+def disagreement(ci_low: float | None, ci_high: float | None, p_value: float | None, *, alpha: float = _ALPHA
+                 ) -> str | None:
+    """Where the interval and p tell different stories at `alpha`: the interval excludes 0 while p > alpha, or
+    includes it while p <= alpha (module docstring); None when they agree or a figure is missing."""
+    if ci_low is None or ci_high is None or p_value is None:
+        return None
+    excludes = ci_low > 0 or ci_high < 0
+    if excludes and p_value > alpha:
+        return (f"the interval excludes 0 but p > {alpha:g}: the interval's test is the normal approximation of the "
+                "sign-flip test, p the test itself; read it as not yet shown and add cases")
+    if not excludes and p_value <= alpha:
+        return (f"p <= {alpha:g} but the interval includes 0: the interval's test is the normal approximation of "
+                "the sign-flip test, p the test itself; the difference is significant, its size is uncertain")
+    return None
 
 
 def mean_interval(values: Sequence[float] | np.ndarray, *, seed: int = DEFAULT_SEED, resamples: int = DEFAULT_RESAMPLES

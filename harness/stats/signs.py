@@ -10,16 +10,11 @@ differing cases count, through their sizes m_i = |d_i| and the statistic T = sum
   number of + signs, W ~ Binomial(D, 1/2) under the null: the exact two-sided binomial (McNemar) test, at any D.
   Otherwise, for D <= MAX_ENUMERATED, every one of the 2**D sign vectors is enumerated. Beyond that compare draws
   random sign vectors.
-- The sign model, the alternative the inverted interval and the power (for the minimum detectable difference,
-  `harness/stats/mde.py`) are computed under: the ties stay ties, the differing cases keep their observed sizes,
+- The sign model, the alternative under which the power is computed (for the minimum detectable difference of
+  metrics that are not 0/1, `harness/stats/mde.py`): the ties stay ties, the differing cases keep their observed sizes,
   and each goes B's way with probability q, independently. The true mean difference is then delta = (2q - 1) * mad,
   where mad = sum_i m_i / n is the mean absolute difference over all n cases: the largest difference these cases
   allow (every differing case going B's way). For 0/1 values q is the share of discordant cases B wins.
-- The inverted interval (`inverted_interval`): the deltas whose q the exact test of "T comes from the sign model
-  with this q" does not reject, two-sided with equal tails: P_q(T >= t) and P_q(T <= t) both at least
-  (1 - level) / 2. At q = 1/2 that test is the null test above, so the interval excludes 0 exactly when
-  p <= 1 - level. P_q(T >= t) grows with q (turning a - into a + only raises T), so the set is an interval, found by
-  bisection; it never reaches past +-mad. For equal sizes it is the Clopper-Pearson interval of q, mapped to delta.
 - Power (`SignTable.power`): P_q(the test at level alpha rejects), exact from the table; beyond it, simulated with
   a fixed seed (`SimulatedPower`): the critical value from random null sign vectors, as compare's Monte-Carlo
   test draws them, then for each number K of cases going B's way the share of random K-subsets that reach it,
@@ -29,19 +24,17 @@ differing cases count, through their sizes m_i = |d_i| and the statistic T = sum
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from .draws import PER_CASE_CELLS, null_sums
 
-__all__ = ["MAX_ENUMERATED", "SIMULATED_DRAWS", "SignTable", "SimulatedPower", "inverted_interval", "sign_table",
-           "smallest_p"]
+__all__ = ["MAX_ENUMERATED", "SIMULATED_DRAWS", "SignTable", "SimulatedPower", "sign_table", "smallest_p"]
 
 MAX_ENUMERATED = 16  # 2**16 sign vectors at most are enumerated
 _REL_TOL = 1e-9  # two values of T closer than this share of sum(m) are the same value (float sums)
-_BISECT_STEPS = 50  # q to within 2**-50
 SIMULATED_DRAWS = 4000  # random orders of the differing cases for a simulated power
 _NULL_DRAWS = 10_000  # sign vectors drawn under the null for the simulated critical value (compare's default)
 _BLOCK_CELLS = 2_000_000  # draws x cases per numpy block: bounds memory
@@ -84,14 +77,6 @@ class SignTable:
     def null_p(self, t_observed: float) -> float:
         """The two-sided sign-flip p: P(|T| >= |t_observed|) under the null."""
         return self.prob(0.5, np.abs(self.t) >= abs(t_observed) - self._tol())
-
-    def upper(self, q: float, t_observed: float) -> float:
-        """P_q(T >= t_observed)."""
-        return self.prob(q, self.t >= t_observed - self._tol())
-
-    def lower(self, q: float, t_observed: float) -> float:
-        """P_q(T <= t_observed)."""
-        return self.prob(q, self.t <= t_observed + self._tol())
 
     def rejected(self, alpha: float) -> np.ndarray:
         """Mask of the entries the two-sided test at level alpha rejects (their null p <= alpha)."""
@@ -217,30 +202,3 @@ def _null_sums(m: np.ndarray, rng: np.random.Generator, draws: int) -> Iterator[
     block = max(1, _BLOCK_CELLS // max(len(m), 1))
     for start in range(0, draws, block):
         yield np.where(rng.random((min(block, draws - start), len(m))) < 0.5, 1.0, -1.0) @ m
-
-
-def inverted_interval(table: SignTable, t_observed: float, n: int, *, level: float = 0.95) -> tuple[float, float]:
-    """The interval of the true mean difference over n paired cases that the exact sign test does not reject under
-    the sign model (module docstring), in the metric's units."""
-    if table.differing == 0:
-        return 0.0, 0.0
-    tail = (1 - level) / 2
-    q_low = _boundary(lambda q: table.upper(q, t_observed) >= tail, rising=True)
-    q_high = _boundary(lambda q: table.lower(q, t_observed) >= tail, rising=False)
-    mad = table.sizes_total / n
-    return (2 * q_low - 1) * mad, (2 * q_high - 1) * mad
-
-
-def _boundary(inside: Callable[[float], bool], *, rising: bool) -> float:
-    """Where `inside` starts to hold on [0, 1] (`rising`: it holds from some q on; the smallest such q) or stops
-    holding (it holds up to some q; the largest such q), by bisection."""
-    if inside(0.0 if rising else 1.0):
-        return 0.0 if rising else 1.0
-    low, high = 0.0, 1.0
-    for _ in range(_BISECT_STEPS):
-        mid = (low + high) / 2
-        if inside(mid) == rising:
-            high = mid
-        else:
-            low = mid
-    return high if rising else low

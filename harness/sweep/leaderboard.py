@@ -5,9 +5,9 @@ Definitions (per cell c, compared with the baseline b on the primary metric):
   the mean of its repeats; the caller passes one value per case). `n` counts them. An errored case counts 0 on
   the primary metric (`harness.summary.errored_value`, the rule `rag-eval compare` uses too); `errored`
   counts a cell's errored cases among those it is ranked on.
-- mean, baseline_mean, delta, the 95 % interval of the delta (`ci_method`: the inverted sign-flip test when 16
-  or fewer cases differ, else the bootstrap) and the two-sided sign-flip p-value (`p_method`: exact binomial,
-  exact or Monte-Carlo) come from `harness.stats.paired.paired_stats`, exactly as `rag-eval
+- mean, baseline_mean, delta, the 95 % interval of the delta (`ci_method`: Tango's score interval for 0/1 metrics,
+  the scaled score interval otherwise, `harness/stats/score_interval.py`) and the two-sided sign-flip p-value
+  (`p_method`: exact binomial, exact or Monte-Carlo) come from `harness.stats.paired.paired_stats`, exactly as `rag-eval
   compare` computes them, with the same seed.
 - mean_ci_low/high: the 95 % bootstrap interval of the cell's own mean over its paired cases
   (`harness.stats.paired.mean_interval`, the same draws), drawn on the chart.
@@ -77,7 +77,7 @@ class Entry:
     errored: int = 0  # the cell's errored cases among those it is ranked on (each counted 0 on the primary metric)
     judge: str | None = None  # when the primary metric reads judged verdicts: the judge's agreement with people
     p_method: str | None = None  # how p was computed (harness.stats.paired): exact-binomial, exact or monte-carlo
-    ci_method: str | None = None  # the delta's interval: inverted sign-flip (16 or fewer cases differ) or bootstrap
+    ci_method: str | None = None  # the delta's interval: Tango score (0/1 metrics) or scaled score
 
 
 @dataclass(frozen=True)

@@ -99,8 +99,8 @@ def _about(board: Leaderboard) -> str:
     subset = f" on the {board.cases} baseline cases tagged {board.tag!r}" if board.tag else f" on {board.cases} cases"
     return (f"primary metric {board.primary} ({direction} is better){subset}; baseline {board.baseline}; "
             f"alpha {board.alpha:g} after Holm's correction over {sum(not e.is_baseline for e in board.entries)} "
-            f"comparisons; 95% intervals (the inverted sign-flip test when 16 or fewer cases differ, else the paired "
-            f"bootstrap) and sign-flip p-values, seed {board.seed}, "
+            f"comparisons; 95% score intervals (Tango's for 0/1 metrics, scaled for the others) and sign-flip "
+            f"p-values, seed {board.seed}, "
             f"{board.resamples} resamples; an errored case counts 0 on {board.primary} (column errored)")
 
 

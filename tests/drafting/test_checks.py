@@ -3,6 +3,8 @@ difference, export tags and the report. No server."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from chatbot.text import fold
@@ -47,6 +49,16 @@ def codes(checked) -> list[str]:
 ])
 def test_check_draft_reasons(question, quote, facts, expected):
     assert codes(check_draft(question, quote, facts, "a.pdf#p1", VIEW)) == expected
+
+
+def test_a_copied_question_names_what_was_measured_and_the_limits():
+    """Issue #44 item 7: a reason carries its numbers. "Hotel costs are reimbursed up to" is 6 words in a row of
+    the quote; the question's content words (hotel, costs, reimbursed, night) are all in it."""
+    checked = check_draft("Hotel costs are reimbursed up to what per night?",
+                          "Hotel costs are reimbursed up to EUR 160 per night", ["EUR 160"], "a.pdf#p1", VIEW)
+    assert [r.message for r in checked.reasons] == [
+        "the question is a near copy of its quote: 6 words in a row and 100% of its content words are in the quote "
+        "(a copy: 5 words in a row, or 80% and 3 in a row)"]
 
 
 def test_a_quote_on_several_pages_makes_them_all_evidence():
@@ -104,7 +116,7 @@ def test_unanswerable_terms_and_threshold():
     assert distinguishing_terms("EUR 160", "EUR 175") == ["175"]
     assert distinguishing_terms("London", "the Tokyo office") == ["tokyo", "office"]
     pages = {"a.pdf#p1": fold(PAGE_A)}
-    sentences = Sentences.of([PAGE_A])
+    sentences = Sentences.of([("a.pdf#p1", PAGE_A)])
     reasons, score = check_unanswerable("Which office in Tokyo runs the cafeteria?", "Mileage", "Tokyo cafeteria",
                                         "a.pdf#p1", pages, sentences, 2.5)
     assert reasons == [] and score < 2.5
@@ -180,3 +192,17 @@ def test_drafted_and_hand_written_rows_are_summarised_apart():
 def test_quotation_marks_and_ellipses_around_a_quote_are_dropped(given, kept):
     from harness.drafting.verify import strip_wrapping
     assert strip_wrapping(given) == kept
+
+
+def test_a_case_whose_facts_a_human_changed_drops_the_models_type_tag():
+    """Issue #44: the model's `draft:<type>` describes its facts; an edit that changes them drops the tag (the
+    notes say so), one that rewords only the question keeps it."""
+    base = _draft("accepted")
+    original = {"question": base.question, "quote": base.quote, "facts": list(base.facts)}
+    reworded = replace(base, question="How much is a hotel night refunded?", original=original)
+    rewritten = replace(base, question="Which meal is included in the hotel cost?", facts=("breakfast",),
+                        original=original)
+    assert "draft:number" in to_case(base)["tags"] and "draft:number" in to_case(reworded)["tags"]
+    assert not [t for t in to_case(rewritten)["tags"] if t.startswith("draft:")]
+    assert "(the model's type draft:number dropped: the facts changed)" in to_case(rewritten)["notes"]
+    assert "dropped" not in to_case(reworded)["notes"]

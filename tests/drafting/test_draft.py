@@ -10,6 +10,7 @@ deictic question; the tests check that each is rejected with its reason, and tha
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import Decision, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
-from tests.conftest import HANDBOOK, REPO
+from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS
 from tests.fake_ollama import ChatReply, FakeOllama
 from tests.support import draft_rules as rules
 
@@ -372,3 +373,66 @@ def test_runaway_draft_replies_fail_and_the_drafts_file_stays_small(drafting, tm
     assert passed and all(len(d.verification.parametric_answer or "") == 2_000 for d in passed)
     write_drafts(tmp_path / "drafts.jsonl", list(run.drafts))  # as `rag-eval draft` writes them
     assert (tmp_path / "drafts.jsonl").stat().st_size < 100_000
+
+
+def test_a_page_without_a_text_layer_says_ocr_it_first(server, tmp_path, make_pdf, capsys):
+    """Issue #44: a scanned page (one picture and no text layer: pages of the bundled facilities-notices.pdf) is
+    skipped with "OCR it first", even with --min-page-words 0; when nothing else is left the command says to OCR,
+    not to lower --min-page-words; a page with a few words still gets that advice."""
+    server.chat_rule = rules.draft_rule
+    scanned = SAMPLE_DOCS / "collection" / "facilities-notices.pdf"
+    empty = read_documents(scanned)[0].empty_pages
+    assert empty
+    docs = make_pdf("short.pdf", ["Only a cover page.", read_documents(HANDBOOK)[0].pages[3].text]).parent
+    shutil.copy(scanned, docs / scanned.name)
+    scans = [f"{scanned.name}#p{n}" for n in empty]
+    out = tmp_path / "d.jsonl"
+    base = ["draft", "--docs", str(docs), "--out", str(out), "--host", server.url, "--no-parametric",
+            "--unanswerable", "0"]
+    for extra in ([], ["--min-page-words", "0"]):
+        assert main([*base, "--pages", *scans, *extra]) == 2
+        err = capsys.readouterr().err
+        assert (f"{docs}: none of its {len(scans)} page(s) has a text layer to draft from (scanned or image-only "
+                "PDFs?); OCR them first, e.g. `ocrmypdf in.pdf out.pdf`, and draft from the copies") in err
+        assert "--min-page-words" not in err
+    assert main([*base, "--pages", "short.pdf#p1", *scans]) == 2
+    assert (f"no page has at least 20 words; lower --min-page-words ({len(scans)} page(s) have no text layer at all: "
+            "OCR them first") in capsys.readouterr().err
+    assert main([*base, "--pages", "short.pdf#p2", *scans]) == 0
+    report = capsys.readouterr().out
+    for page in scans:
+        assert (f"skipped {page}: no text layer (a scanned or image-only page?): OCR it first, e.g. `ocrmypdf "
+                "in.pdf out.pdf`, and draft from the copy") in report
+    assert "drafts from 1 pages" in report
+    failed = sum(not d.verification.passed for d in read_drafts(out))
+    assert failed and (f"next: rag-eval draft review {out} (then --failed, to fix or reject the {failed} that failed "
+                       "verification)") in report
+
+
+def test_the_hint_after_a_reply_cut_off_at_num_predict_is_true(drafting, tmp_path, capsys):
+    """Issue #44: --num-predict is part of each cached reply's key, so the hint after a cut-off reply says that
+    raising it redrafts every page, and names --pages for the cut-off ones; followed, it drafts only those."""
+    def cut_on_page_2(body):
+        reply = rules.draft_rule(body)
+        if "Section 2: Business Travel" in body["messages"][-1]["content"] and "drafts" in reply:
+            return ChatReply(json.dumps(reply), done_reason="length")
+        return reply
+
+    drafting.chat_rule = cut_on_page_2
+    out = tmp_path / "d.jsonl"
+    command = ["draft", "--docs", str(HANDBOOK), "--out", str(out), "--host", drafting.url, "--no-parametric",
+               "--unanswerable", "0"]
+    assert main(command) == 0
+    err = capsys.readouterr().err
+    assert ("warning: 1 page(s) could not be drafted (see `error` entries); 1 were cut off at --num-predict: a "
+            "higher --num-predict is another cache key, so given to the whole command it drafts every page again; "
+            "to draft only those again, add --num-predict N --pages 'handbook.pdf#p2' to the same command") in err
+    assert "finished pages come from the cache" not in err
+    drafting.chat_rule = rules.draft_rule
+    assert main([*command, "--num-predict", "6000", "--pages", "handbook.pdf#p2"]) == 0  # as the hint says
+    assert "; 1 chat calls, 0 pages from the cache" in capsys.readouterr().out
+    drafts = read_drafts(out)
+    assert {d.source_id for d in drafts} == {f"handbook.pdf#p{n}" for n in range(1, 5)}
+    assert not [d for d in drafts if d.kind == "error"]
+    assert main([*command, "--num-predict", "5000", "--out", str(tmp_path / "all.jsonl")]) == 0
+    assert "; 4 chat calls, 0 pages from the cache" in capsys.readouterr().out  # what the hint warns of

@@ -7,8 +7,10 @@ The drafts come from the test server with the scripted rule of tests/support/dra
 from __future__ import annotations
 
 import json
+import re
 
 from chatbot.pdfs import read_documents
+from chatbot.text import fold
 from harness.cli import main
 from harness.drafting.records import read_drafts
 from tests.conftest import HANDBOOK
@@ -57,11 +59,14 @@ def test_csv_problems_are_all_reported_and_nothing_changes(drafts_file, tmp_path
     rules.find_row(rows, rules.GOOD_LAPTOP).update(decision="accepted",
                                                    question="What does this document say about laptops?")
     rules.find_row(rows, rules.GOOD_PASSWORD)["decision"] = "maybe"
+    rules.find_row(rows, rules.NEAR_DUPLICATE)["decision"] = "edited"  # unchanged: dedupe would not be re-run
     rows[0]["draft_id"] = "no-such-draft"
     rules.write_csv(sheet, rows)
     assert main(["draft", "review", str(drafts_file), "--import", str(sheet), "--reviewer", "ann"]) == 2
     err = capsys.readouterr().err
-    assert "5 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
+    assert "6 problem(s)" in err and "needs a reason" in err and "quote_not_found" in err
+    assert "`edited` but question, quote and facts are as drafted, and it failed verification (near_duplicate: " \
+           "cosine" in err
     assert "deictic_question" in err and "'maybe'" in err and "no-such-draft" in err
     assert drafts_file.read_text() == before
 
@@ -104,7 +109,8 @@ def test_the_terminal_review_says_which_drafts_it_shows_and_why(drafts_file, mon
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     assert main(["draft", "review", str(drafts_file), "--reviewer", "ann"]) == 0
     assert (f"showing {passed} of {len(drafts)} draft(s): those that passed verification and ann has not decided "
-            f"on (not shown: {len(drafts) - passed} failed verification, 0 already decided by ann; `rag-eval draft "
+            f"on (not shown: {len(drafts) - passed} failed verification (--failed walks them, to edit or reject), 0 "
+            f"already decided by ann; `rag-eval draft "
             f"review {drafts_file} --export FILE.csv` lists every draft") in capsys.readouterr().out
     monkeypatch.setattr("builtins.input", lambda prompt="": "q")
     assert main(["draft", "review", str(drafts_file), "--reviewer", "ann"]) == 0
@@ -197,3 +203,81 @@ def test_importing_the_same_sheet_twice_keeps_an_edit_an_edit(drafts_file, tmp_p
         edited = {d.question: d for d in read_drafts(drafts_file)}[new_question]
         assert (edited.decision.status, edited.decision.by) == ("edited", "ann")
         assert edited.original["question"] == rules.GOOD_CARRY["question"]
+
+
+def test_the_terminal_review_opens_failed_drafts_to_fix_or_reject_them(drafts_file, monkeypatch, capsys):
+    """Issue #44 item 6: `--failed` walks the drafts that failed verification. Accepting one as it is is refused
+    with what the checks found; an edit that still fails is not saved and the next edit starts from it; an edit
+    that passes is saved as the reviewer's edit; a rejection needs a reason."""
+    failed = [d for d in read_drafts(drafts_file) if d.kind != "error" and not d.verification.passed]
+    at = next(i for i, d in enumerate(failed) if d.question == rules.DEICTIC["question"])  # walked in file order
+    assert at >= 1
+    fixed = "How far ahead must holidays be requested?"
+    answers = iter(["r the quote is not on the page"] + ["s"] * (at - 1) + ["a",  # refused: it failed
+                    "e", "", "", "",  # nothing changed: not an edit
+                    "e", fixed, "Leave must be requested at least 3 weeks in advance", "",  # a typo: still fails
+                    "e", "", rules.DEICTIC["quote"], "",  # Enter keeps the question typed before
+                    "q"])
+    prompts: list[str] = []
+
+    def answer(prompt=""):
+        prompts.append(prompt)
+        return next(answers)
+
+    monkeypatch.setattr("builtins.input", answer)
+    assert main(["draft", "review", str(drafts_file), "--reviewer", "bob", "--failed"]) == 0
+    out = capsys.readouterr().out
+    assert (f"showing {len(failed)} of {len(read_drafts(drafts_file))} draft(s): those that failed verification, "
+            "to edit until the checks pass or to reject, and bob has not decided on") in out
+    assert prompts[0].startswith("e edit (until the checks pass) · r REASON reject")
+    assert (f"{failed[at].draft_id}: failed verification (deictic_question: the question says 'According to the "
+            "text', which only makes sense to someone looking at the page); edit it until the checks pass, or "
+            "reject it") in out
+    assert "nothing changed, so nothing to save: change a field, or reject or skip" in out
+    assert "quote_not_found" in out and "is not saved; edit again (Enter keeps what you typed)" in out
+    assert f"question [{fixed}]> " in prompts  # the second edit offers the first edit's question
+    after = {d.draft_id: d for d in read_drafts(drafts_file)}
+    edited = after[failed[at].draft_id]
+    assert (edited.decision.status, edited.decision.by, edited.question) == ("edited", "bob", fixed)
+    assert edited.verification.passed and edited.original["question"] == rules.DEICTIC["question"]
+    rejected = after[failed[0].draft_id]
+    assert (rejected.decision.status, rejected.decision.reason) == ("rejected", "the quote is not on the page")
+    assert all(after[d.draft_id].decision.status == "pending" for d in failed[1:at] + failed[at + 1:])
+    capsys.readouterr()
+    monkeypatch.setattr("builtins.input", lambda prompt="": "q")
+    assert main(["draft", "review", str(drafts_file), "--reviewer", "bob", "--failed"]) == 0
+    again = capsys.readouterr().out
+    # the fixed draft passes now, so it is among the passed ones; the rejected one is decided
+    total = len(read_drafts(drafts_file))
+    assert (f"showing {len(failed) - 2} of {total} draft(s): those that failed verification, to edit until the "
+            f"checks pass or to reject, and bob has not decided on (not shown: {total - len(failed) + 1} passed "
+            "verification (without --failed), 1 already decided by bob;") in again
+
+
+def test_failed_goes_only_with_review(drafts_file, capsys):
+    assert main(["draft", "report", str(drafts_file), "--failed"]) == 2
+    assert "--failed goes with `rag-eval draft review DRAFTS --failed`" in capsys.readouterr().err
+
+
+def test_a_refused_edit_says_what_the_checks_found(server, tmp_path, capsys):
+    """Issue #44 item 7: an edited unanswerable draft refused on import names the score, the threshold, the page
+    and the sentence the BM25 check found, not only its code."""
+    server.chat_rule = rules.draft_rule
+    drafts, sheet = tmp_path / "d.jsonl", tmp_path / "d.csv"
+    assert main(["draft", "--docs", str(HANDBOOK), "--out", str(drafts), "--host", server.url, "--unanswerable",
+                 "4", "--no-parametric"]) == 0
+    assert main(["draft", "review", str(drafts), "--export", str(sheet)]) == 0
+    rows = rules.csv_rows(sheet)
+    row = next(r for r in rows if r["question"] == rules.UNANSWERABLE["Section 1: Annual Leave"]["question"])
+    row.update(decision="accepted", question="What is the hotel limit per night in London and Paris?")
+    rules.write_csv(sheet, rows)
+    capsys.readouterr()
+    assert main(["draft", "review", str(drafts), "--import", str(sheet), "--reviewer", "ann"]) == 2
+    err = capsys.readouterr().err
+    found = re.search(r"the edited draft fails verification \(bm25_above_threshold: score (\d+\.\d\d) >= "
+                      r"threshold 2\.5 on (handbook\.pdf#p\d): '([^']+)'\)", err)
+    assert found, err
+    score, page, sentence = float(found[1]), found[2], found[3]
+    assert score >= 2.5 and page == "handbook.pdf#p2"  # "London and Paris" is on page 2 alone
+    pages = {p.source_id: fold(p.text) for p in read_documents(HANDBOOK)[0].pages}
+    assert "london and paris" in fold(sentence) and fold(sentence) in pages[page]

@@ -29,7 +29,7 @@ def test_an_offline_run_exports_one_line_per_case(tmp_path, capsys):
     metrics = read_manifest(run_dir).metrics
     assert len(lines) == len(rows) == 21
     assert list(lines[0])[:6] == ["case_id", "repeat", "question", "tags", "status", "error"]
-    assert list(lines[0])[6:] == [*metrics, "failure_stage", "failure_reasons"]
+    assert list(lines[0])[6:] == [*metrics, "failure_stage", "failure_reasons", "warnings"]
     for line, row in zip(lines, rows):
         assert (line["case_id"], line["status"], line["tags"]) == (row.case_id, row.answer.status,
                                                                    " | ".join(row.tags))
@@ -38,6 +38,7 @@ def test_an_offline_run_exports_one_line_per_case(tmp_path, capsys):
             assert line[name] == ("" if value is None else repr(float(value)))  # not applicable stays empty
         assert line["failure_stage"] == ("" if row.metrics.get("passed") == 1.0 else stage_of(row))
         assert line["failure_reasons"] == " | ".join(row.failure_reasons)
+        assert line["warnings"] == " | ".join(row.warnings)
     assert "" in {line["failure_stage"] for line in lines} and "passed" not in {line["failure_stage"] for line in lines}
 
 

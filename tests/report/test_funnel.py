@@ -45,12 +45,18 @@ SCENARIOS = {
     "citation-quote": (_case(), _answer("EUR 160", cite=("h.pdf#p1", "up to EUR 999 per night"))),
     "citation-page": (_case(), _answer("EUR 160", cite=("h.pdf#p2", P2))),
     "citation-none": (_case(), _answer("EUR 160", abstained=True)),
+    # a valid quote of the right page that does not hold the fact the answer states (`grounded`)
+    "citation-grounding": (_case(), _answer("EUR 160", cite=("h.pdf#p1", "Hotel costs are reimbursed"))),
     "decision-silent": (_case(), _answer("")),
     "decision-answered": (_case(abstain=True), _answer("EUR 45", cite=("h.pdf#p2", P2))),
     "decision-malformed": (_case(abstain=True), _answer("", malformed="not JSON")),
     "errored": (_case(), _answer("", error="timeout after 300 s")),
     "passed-low-rank": (_case(), _answer("EUR 160", retrieved=("h.pdf#p2", "h.pdf#p1"), cite=GOOD_CITE)),
     "passed-abstained": (_case(abstain=True), _answer("")),
+    # two evidence pages at ranks 2 and 1: a perfect retrieval, no rank note
+    "passed-two-pages": (Case(id="c", question="What is the hotel limit?", abstain=False, facts=(("160",),),
+                              tags=("t",), evidence=(Evidence("h.pdf#p1"), Evidence("h.pdf#p2"))),
+                         _answer("EUR 160", retrieved=("h.pdf#p2", "h.pdf#p1"), cite=GOOD_CITE)),
 }
 
 
@@ -79,7 +85,12 @@ def test_every_reason_written_in_the_scenarios_has_a_known_kind():
     kinds = {kind_of(r).key for r in reasons}
     assert "other" not in kinds, [r for r in reasons if kind_of(r).key == "other"]
     assert kinds >= {"error", "not-retrieved", "low-rank", "answered-unanswerable", "no-answer", "quote-invalid",
-                     "cited-not-expected", "no-citation", "fact-missing"}
+                     "cited-not-expected", "no-citation", "fact-missing", "not-grounded"}
+
+
+def test_a_perfect_two_page_retrieval_carries_no_rank_reason_and_a_low_one_does():
+    assert _row("passed-two-pages").failure_reasons == ()
+    assert _row("passed-low-rank").failure_reasons == ("expected h.pdf#p1, first retrieved at rank 2",)
 
 
 @pytest.mark.parametrize("reason, key", [

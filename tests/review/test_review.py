@@ -412,3 +412,48 @@ def test_reviews_are_not_applied_while_the_run_is_being_written(tmp_path, cases_
         with pytest.raises(RunLocked, match="is being written by process"):
             apply_to_run(run, ReviewBook())
     apply_to_run(run, ReviewBook())  # once it is done, it goes through
+
+
+def _withheld_rows() -> list[Row]:
+    """A `no_answer` row (an answer without a citation) and an `invalid_citation` row, as the bundled chatbot
+    writes them: the user was shown its fixed message, not the model's answer."""
+    from chatbot.answer import NO_ANSWER
+    from harness.records import CitationResult
+    rows = []
+    for case_id, status, citations, reason in (
+            ("c1", "no_answer", (), "the answer has no citation"),
+            ("c2", "invalid_citation", (CitationResult(source_id="doc.pdf#p1.1", quote="EUR 999 per night",
+                                                       valid=False, reason="quote not in doc.pdf#p1.1"),),
+             "quote not in doc.pdf#p1.1")):
+        row = _row(case_id, answer="The limit is EUR 999. Breakfast is extra.", retrieved=["doc.pdf#p1.1"])
+        answer = row.answer.model_copy(update={"status": status, "text": NO_ANSWER, "citations": citations,
+                                               "reasons": (reason,), "abstained": status == "no_answer"})
+        rows.append(row.model_copy(update={"answer": answer}))
+    return rows + [_row("c3", retrieved=["doc.pdf#p1.1"])]  # answered: shown, its claims offered
+
+
+def test_claims_are_offered_from_what_the_user_was_shown(tmp_path, monkeypatch, capsys):
+    """Issue #44: the terminal walk, the CSV and the judge offer no claims from an answer the user never saw (the
+    fixed message was shown instead); the screen says what was shown, and an invalid quote is shown, not hidden."""
+    from chatbot.answer import NO_ANSWER
+    from harness.cli.review_walk import walk
+    from harness.judge.run import _todo
+    rows = _withheld_rows()
+    path = tmp_path / "cases.reviews.jsonl"
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n\n\ns 1\nu\n"))  # accept what is offered on each answer
+    book = walk(rows, ReviewBook(), path, "ann")
+    out = capsys.readouterr().out
+    assert out.count("no claims offered (the answer was withheld from the user; e types claims)") == 2
+    assert (f"shown:    {NO_ANSWER} (the user was shown this, not the answer above: the answer has no "
+            "citation)") in out
+    assert ('  1. doc.pdf#p1.1 (quote not in doc.pdf#p1.1): "EUR 999 per night"; the passage: passage '
+            "doc.pdf#p1.1  (quote not found in this passage)") in out
+    assert "offered claims (sentence split):\n  1. The limit is EUR 160.\n  2. Breakfast is included." in out
+    claims = {row.case_id: [c.claim for c in book.review_of((row.case_id, row.answer.answer_sha256), "ann").claims]
+              for row in rows}
+    assert claims == {"c1": [], "c2": [], "c3": ["The limit is EUR 160.", "Breakfast is included."]}
+    sheet = list(csv.DictReader(io.StringIO(export_csv(rows, ReviewBook(), reviewer="bob"))))
+    assert [(r["case_id"], r["claim"]) for r in sheet] == [("c1", ""), ("c2", ""), ("c3", "The limit is EUR 160."),
+                                                          ("c3", "Breakfast is included.")]
+    assert [(row.case_id, claims) for row, claims in _todo(rows)] == [
+        ("c3", ["The limit is EUR 160.", "Breakfast is included."])]

@@ -111,7 +111,10 @@ def test_citing_an_unknown_chunk_is_a_result_not_a_broken_file(workshop):
     _set_cell(workshop / "cases.csv", "W04", "cited_chunk_ids", "P42")
     row = next(r for r in score_saved(workshop / "cases.csv").rows if r.case_id == "W04")
     assert row.metrics["citation_precision"] == 0.0
-    assert any(reason.startswith("cited P42, not retrieved") for reason in row.failure_reasons)
+    # one reason per fact about the citation, not two wordings of "not retrieved" (issue 40)
+    assert "citation: cited 'P42' was not among the retrieved passages" in row.failure_reasons
+    assert "cited P42, not expected" in row.failure_reasons
+    assert not any(reason.startswith("cited P42, not retrieved") for reason in row.failure_reasons)
 
 
 def test_a_broken_header_does_not_flood_the_other_files_with_unknown_references(workshop):

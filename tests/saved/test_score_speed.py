@@ -13,6 +13,7 @@ from harness.saved.score import score_rows, score_saved, score_to_run
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 COPIES = 3
+LEXICAL = score_module.Lexical.warning_for(2)
 
 
 def _replicated(folder: Path) -> Path:
@@ -33,7 +34,7 @@ def test_a_repeated_case_scores_to_the_bytes_of_its_first_copy(tmp_path):
     scored = score_to_run(_replicated(tmp_path / "saved"), out=tmp_path / "out")
     lines = (scored.run_dir / "rows.jsonl").read_text(encoding="utf-8").splitlines()
     workshop = score_saved(WORKSHOP / "cases.csv").rows
-    assert len(lines) == COPIES * len(workshop) and sum(1 for r in workshop if r.warnings) == 3  # lexical cases
+    assert len(lines) == COPIES * len(workshop) and sum(1 for r in workshop if LEXICAL in r.warnings) == 3
     for n in range(COPIES):
         copy = lines[n * len(workshop):(n + 1) * len(workshop)]
         assert [line.replace(f'"case_id":"{r.case_id}~{n}"', f'"case_id":"{r.case_id}"', 1)

@@ -1,6 +1,6 @@
 """A fixed pair of hand-made runs that exercises every method compare has: 0/1 metrics with many discordant cases
-(exact binomial p, bootstrap interval, exact MDE), a metric of few distinct unequal differences among many cases
-(Monte-Carlo p, bootstrap, simulated MDE), one with 16 or fewer differing cases (exact p, inverted interval),
+(exact binomial p, Tango's interval, exact MDE), a metric of few distinct unequal differences among many cases
+(Monte-Carlo p, scaled score interval, simulated MDE), one with 16 or fewer differing cases (exact p),
 repeats averaged per case, an errored row and a metric missing on some cases."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from harness.report.compare import compare_rows, compare_runs, manifest_diff
 from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
 from harness.stats.mde import NOT_DETECTABLE
-from harness.stats.paired import paired_stats
+from harness.stats.paired import paired_stats, sign_flip_p
 from tests.support.rowkit import make_row as _row
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,72 +55,45 @@ def test_hand_made_pair_means_deltas_and_flips():
     assert (c.seed, c.resamples, c.cases) == (0, 10_000, 4)
 
 
-def test_identical_runs_have_p_one_and_a_zero_interval():
+def test_identical_runs_have_p_one_and_an_interval_that_does_not_collapse():
+    # No case differs among 4: Tango's interval for W = L = 0 solves n delta / (1 - delta) = z**2 at each end
+    # (the restricted loss probability is 0 above 0), so it is +-z**2 / (n + z**2) = +-0.490, not [0, 0]: no
+    # difference seen in 4 cases does not show there is none.
     m = compare_rows(A, A).metrics[0]
-    assert (m.delta, m.ci_low, m.ci_high, m.p_value) == (0.0, 0.0, 0.0, 1.0)
-    assert (m.wins, m.ties, m.losses) == (0, 4, 0)
-
-
-@pytest.mark.parametrize("n, expected", [
-    (5, 2 / 32),  # exact: only the all-plus and all-minus sign vectors reach |mean| = 1
-    (10, 2 / 1024),
-    (20, 2 / 2**20),  # 0/1 differences: the exact binomial at any n, never a Monte-Carlo floor
-])
-def test_exact_sign_flip_p_when_every_case_improves(n, expected):
-    s = paired_stats(np.zeros(n), np.ones(n))
-    assert (s.delta, s.differing, s.p_method) == (1.0, n, "exact-binomial")
-    assert s.p_value == pytest.approx(expected, rel=1e-12)
-
-
-def test_ties_count_for_nothing_and_16_differing_cases_are_enumerated():
-    # 200 cases of which 16 differ by unequal amounts: every one of the 2**16 sign vectors of those 16 is
-    # enumerated, whatever n; the p is the share of them at least as extreme (worked out here by brute force).
-    rng = np.random.default_rng(5)
-    d = np.zeros(200)
-    d[:16] = rng.choice([-1.0, 1.0], 16) * rng.uniform(0.1, 1.0, 16)
-    s = paired_stats(np.zeros(200), d)
-    signs = np.array(np.meshgrid(*[[1.0, -1.0]] * 16)).reshape(16, -1).T
-    assert (s.differing, s.p_method) == (16, "exact")
-    assert s.p_value == pytest.approx(np.mean(np.abs(signs @ d[:16]) >= abs(d.sum()) - 1e-12), rel=1e-12)
-    d[16] = 0.05  # a 17th differing case of another size: random sign vectors
-    assert paired_stats(np.zeros(200), d).p_method == "monte-carlo"
-
-
-def test_monte_carlo_p_is_smoothed():
+    z2 = 1.959963984540054 ** 2
+    assert (m.delta, m.p_value, m.ci_method) == (0.0, 1.0, "Tango score")
+    assert (m.ci_low, m.ci_high) == (pytest.approx(-z2 / (4 + z2)), pytest.approx(z2 / (4 + z2)))
     # 20 cases better by unequal amounts: 2**20 sign vectors, drawn at random; the two extreme vectors are (almost
     # surely) never drawn, so p is the +1-smoothed floor 1 / (resamples + 1), never 0.
     s = paired_stats(np.zeros(20), 1 + np.arange(20) / 100)
     assert s.p_method == "monte-carlo" and s.p_value == pytest.approx(1 / 10_001) and s.at_floor
 
 
-def test_a_method_that_did_not_change_keeps_its_digits():
-    # Golden numbers from paired_stats at commit badb7fc (before issue #29), same inputs and seeds: the percentile
-    # bootstrap and the Monte-Carlo p of 40 unequal differences among 60, and the bootstrap of a 0/1 metric whose
-    # 40 differing cases are more than 16 (its p, Monte-Carlo then, is now the exact binomial).
+def test_the_monte_carlo_p_is_seeded_and_is_sign_flip_ps():
+    # 40 unequal differences among 60: the Monte-Carlo p of paired_stats is the one sign_flip_p draws (the sign
+    # vectors are the generator's first draws in both), another seed moves it, and the interval has no seed.
     rng = np.random.default_rng(29)
     a = np.round(rng.random(60), 2)
     b = a.copy()
     b[:40] = np.round(rng.random(40), 2)
     s = paired_stats(a, b, seed=3)
-    assert (s.p_method, s.ci_method) == ("monte-carlo", "bootstrap")
-    assert (s.ci_low, s.ci_high, s.p_value) == (-0.10283333333333333, 0.059166666666666666, 6019 / 10_001)
-    a, b = np.zeros(120), np.zeros(120)
-    b[:15], a[15:30], b[30:40] = 1.0, 1.0, 1.0
-    s = paired_stats(a, b, seed=5)
-    assert (s.ci_low, s.ci_high) == (-0.025, 0.18333333333333332) and s.p_method == "exact-binomial"
+    assert (s.p_method, s.ci_method) == ("monte-carlo", "scaled score")
+    assert (s.p_value, s.p_method) == sign_flip_p(a, b, seed=3)
+    other = paired_stats(a, b, seed=4)
+    assert other.p_value != s.p_value and (other.ci_low, other.ci_high) == (s.ci_low, s.ci_high)
 
 
-def test_bootstrap_width_matches_the_normal_approximation_and_is_seeded():
+def test_with_many_cases_the_interval_is_the_normal_approximation():
+    # 400 cases, a 0/1 metric 0 in A and about 30 % 1 in B: Tango's interval is then close to delta +- 1.96 se.
     rng = np.random.default_rng(7)
     a, b = np.zeros(400), (rng.random(400) < 0.3).astype(float)
     s = paired_stats(a, b, seed=3)
     se = math.sqrt(b.mean() * (1 - b.mean()) / len(b))
     assert s.ci_low < s.delta < s.ci_high
-    assert (s.ci_high - s.ci_low) == pytest.approx(2 * 1.96 * se, rel=0.1)
-    c = rng.random(400)  # continuous values, so that another seed moves the percentiles
-    assert paired_stats(a, c, seed=3) == paired_stats(a, c, seed=3)
-    first, other = paired_stats(a, c, seed=3), paired_stats(a, c, seed=4)
-    assert (first.ci_low, first.ci_high) != (other.ci_low, other.ci_high)
+    assert (s.ci_high - s.ci_low) == pytest.approx(2 * 1.96 * se, rel=0.05)
+    c = rng.random(400)  # continuous differences: the scaled interval, near the t interval of the mean
+    s = paired_stats(a, c)
+    assert (s.ci_high - s.ci_low) == pytest.approx(2 * 1.96 * c.std() / math.sqrt(400), rel=0.05)
 
 
 def test_repeats_are_averaged_per_case():
@@ -269,53 +242,57 @@ def test_recall_with_one_differing_case_and_rr_with_three_print_not_detectable()
         assert "n/d: not detectable with these cases: recall@1 (1 differ), rr (3 differ)." in text
 
 
-def test_with_few_differing_cases_the_interval_inverts_the_exact_test():
-    # 195 cases, 5 better by 1 in B, the rest tied: the exact p is 2 / 2**5 = 0.0625, and the percentile bootstrap
-    # interval was [+0.005, +0.051], excluding 0 on the same line (issue #29). The inverted interval is the deltas
-    # whose q (the share of differing cases going B's way) the exact test does not reject: the low end solves
-    # q**5 = 0.025, delta = (2q - 1) * 5/195; the high end is every differing case B's way, 5/195.
+def test_eight_cases_all_better_reach_past_the_observed_delta():
+    # 195 cases, 8 better by 1 in B, the rest tied (issue 41): the inverted sign-flip interval of before was
+    # [+0.011, +0.041], its far end the observed delta 8/195 itself. Tango's lets the discordance be estimated:
+    # [+0.021, +0.079], and it agrees with p (exact 2 / 2**8 = 0.0078): no note.
+    from harness.report.compare_text import render_table
     a = _run("A", [_row(f"c{i}", {"hit@1": 0.0, "facts": 1.0}) for i in range(195)])
-    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 5 else 0.0, "facts": 1.0}) for i in range(195)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 8 else 0.0, "facts": 1.0}) for i in range(195)])
     c = compare_rows(a, b)
     hit = c.metrics[0]
-    assert (hit.p_value, hit.p_method, hit.ci_method, hit.differing) == (0.0625, "exact-binomial",
-                                                                        "inverted sign-flip", 5)
-    from harness.report.compare_text import render_table
-    assert ("interval: the inverted sign-flip test when 16 or fewer cases differ (it excludes 0 exactly when p <= "
-            "0.05), the paired bootstrap over cases above; here inverted for hit@1, facts") in render_table(c)
-    assert hit.ci_low == pytest.approx((2 * 0.025 ** (1 / 5) - 1) * 5 / 195, abs=1e-12) and hit.ci_low < 0
-    assert hit.ci_high == pytest.approx(5 / 195)
+    assert (hit.p_value, hit.ci_method, hit.differing, hit.notes) == (pytest.approx(2 / 2**8), "Tango score", 8, ())
+    assert hit.ci_high >= 0.07 and hit.ci_high == pytest.approx(0.0789, abs=1e-4)
+    assert hit.ci_low == pytest.approx(0.0209, abs=1e-4)
+    assert ("interval: a score interval that lets the number of differing cases vary (its far end can pass the "
+            "observed delta), Tango's for 0/1 metrics") in render_table(c)
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_the_inverted_interval_excludes_zero_exactly_when_p_is_at_most_005(seed):
-    # Random differences, up to 16 differing cases among 40, some of equal sizes: interval and p agree in kind.
+def test_the_interval_excludes_zero_exactly_when_the_normal_sign_flip_statistic_passes_196(seed):
+    # At delta = 0 the score statistic is sum(d) / sqrt(sum(d**2)) (McNemar's (W - L) / sqrt(W + L) for 0/1), so
+    # the interval excludes 0 exactly when that exceeds 1.96; and it always holds the observed delta.
     rng = np.random.default_rng(seed)
-    d = np.zeros(40)
-    differing = rng.integers(1, 17)
+    n = int(rng.integers(20, 400))
+    d = np.zeros(n)
+    differing = int(rng.integers(1, min(n, 60)))
     sizes = rng.choice([1.0, 0.5, 1 / 3, 0.25], differing) if seed % 2 else np.ones(differing)
     d[:differing] = sizes * np.where(rng.random(differing) < rng.uniform(0.5, 1.0), 1.0, -1.0)
-    s = paired_stats(np.zeros(40), d)
-    assert s.ci_method == "inverted sign-flip"
-    assert s.ci_low <= s.delta <= s.ci_high and -np.abs(d).mean() - 1e-12 <= s.ci_low
-    assert s.ci_high <= np.abs(d).mean() + 1e-12
-    assert (s.ci_low > 0 or s.ci_high < 0) == (s.p_value <= 0.05)
+    s = paired_stats(np.zeros(n), d)
+    assert s.ci_method == ("scaled score" if seed % 2 and len(set(sizes)) > 1 else "Tango score")
+    assert s.ci_low <= s.delta <= s.ci_high
+    statistic = abs(d.sum()) / math.sqrt((d * d).sum())
+    if abs(statistic - 1.959963984540054) > 1e-6:
+        assert (s.ci_low > 0 or s.ci_high < 0) == (statistic > 1.959963984540054)
 
 
-def test_an_interval_that_excludes_zero_with_p_above_005_is_explained():
-    # 200 cases, 14 better in B and 5 worse: 19 differ, so the interval is the percentile bootstrap, whose low end
-    # is +0.005 (seed 0), while the exact binomial p is 2 * P(X <= 5), X ~ Binomial(19, 1/2) = 0.0636. The table
-    # says why the two disagree instead of letting either read as a result.
+def test_six_better_sixteen_worse_carries_the_note_in_every_view(capsys, tmp_path):
+    # 195 cases, 6 better in B and 16 worse (issue 41): the exact binomial p is 2 * P(X <= 6), X ~ Binomial(22, 1/2)
+    # = 0.0525, while McNemar's statistic is 10 / sqrt(22) = 2.13 > 1.96, so Tango's interval excludes 0. The note
+    # says so beside the metric in the table, the Markdown and --json alike.
     from harness.report.compare_text import render_markdown, render_table
-    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0 if 14 <= i < 19 else 0.0, "facts": 1.0}) for i in range(200)])
-    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 14 else 0.0, "facts": 1.0}) for i in range(200)])
+    a = _run("A", [_row(f"c{i}", {"hit@1": 1.0 if 6 <= i < 22 else 0.0, "facts": 1.0}) for i in range(195)])
+    b = _run("B", [_row(f"c{i}", {"hit@1": 1.0 if i < 6 else 0.0, "facts": 1.0}) for i in range(195)])
     c = compare_rows(a, b)
     hit = c.metrics[0]
-    assert (hit.ci_method, hit.differing, hit.ci_low) == ("bootstrap", 19, pytest.approx(0.005))
-    assert hit.p_value == pytest.approx(2 * sum(math.comb(19, k) for k in range(6)) / 2**19)
+    assert hit.p_value == pytest.approx(2 * sum(math.comb(22, k) for k in range(7)) / 2**22)
+    assert f"{hit.p_value:.4f}" == "0.0525" and hit.ci_high < 0
+    assert (round(hit.ci_low, 3), round(hit.ci_high, 3)) == (-0.103, -0.004)
+    assert len(hit.notes) == 1 and hit.notes[0].startswith("the interval excludes 0 but p > 0.05")
+    assert hit.to_dict()["notes"] == list(hit.notes)
     for text in (render_table(c), render_markdown(c)):
-        assert ("note: for hit@1 (p 0.0636, exact-binomial, 19 cases differ) the bootstrap interval excludes 0 but "
-                "p > 0.05") in text
+        assert f"note: hit@1: {hit.notes[0]}" in text
+    assert c.metrics[1].notes == () and c.metrics[1].to_dict()["notes"] == []
 
 
 def test_p_method_follows_the_differing_cases():

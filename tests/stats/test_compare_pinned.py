@@ -1,6 +1,8 @@
 """compare's numbers on a fixed pair of runs (tests/stats/pinned_pair.py) are those it gave before issue 31 made it
-linear: every figure below is from `compare_rows` at commit 34cc99a, same inputs, seed 0 and 10,000 resamples.
-The pair is small enough (300 cases) for the draws to be made per case, as they were then
+linear: every figure below is from `compare_rows` at commit 34cc99a, same inputs, seed 0 and 10,000 resamples,
+except the intervals and rr's Monte-Carlo p, which issue 41 changed: the intervals are the score intervals
+(harness/stats/score_interval.py, computed, no draws), and with no bootstrap drawn first rr's sign vectors are the
+generator's first draws. The pair is small enough (300 cases) for the draws to be made per case, as they were then
 (harness/stats/draws.py), so every digit must stay; through the streaming reader of run directories too."""
 
 from __future__ import annotations
@@ -11,24 +13,25 @@ from tests.stats.pinned_pair import pinned_pair
 
 PINNED = {
     "hit@1": {"n": 299, "unpaired": 1, "mean_a": 0.5585284280936454, "mean_b": 0.6488294314381271,
-              "delta": 0.0903010033444816, "ci_low": 0.010033444816053512, "ci_high": 0.1705685618729097,
+              "delta": 0.0903010033444816, "ci_low": 0.010907395008350858, "ci_high": 0.16857718946331157,
               "p_value": 0.03164540941802382, "wins": 87, "ties": 152, "losses": 60, "mde": 0.1159874013435083,
-              "mde_status": "ok", "p_method": "exact-binomial", "differing": 147, "ci_method": "bootstrap",
+              "mde_status": "ok", "p_method": "exact-binomial", "differing": 147, "ci_method": "Tango score",
               "mde_method": "exact sign test"},
     "rr": {"n": 299, "unpaired": 1, "mean_a": 0.49637681159420294, "mean_b": 0.5013935340022296,
-           "delta": 0.00501672240802675, "ci_low": -0.039297658862876256, "ci_high": 0.04988851727982162,
-           "p_value": 0.8326167383261673, "wins": 110, "ties": 68, "losses": 121, "mde": 0.06345500116762907,
-           "mde_status": "ok", "p_method": "monte-carlo", "differing": 231, "ci_method": "bootstrap",
+           "delta": 0.00501672240802675, "ci_low": -0.03960986759018651, "ci_high": 0.049568642994926464,
+           "p_value": 0.8356164383561644, "wins": 110, "ties": 68, "losses": 121, "mde": 0.06345500116762907,
+           "mde_status": "ok", "p_method": "monte-carlo", "differing": 231, "ci_method": "scaled score",
            "mde_method": "sign-flip, simulated"},
     "facts": {"n": 271, "unpaired": 1, "mean_a": 0.5, "mean_b": 0.496309963099631, "delta": -0.0036900369003690036,
-              "ci_low": -0.012855266201382992, "ci_high": 0.007134579362363182, "p_value": 0.6027832031250001,
+              "ci_low": -0.01555005918983813, "ci_high": 0.007451955517024486, "p_value": 0.6027832031250001,
               "wins": 8, "ties": 257, "losses": 6, "mde": 0.013138640850672423, "mde_status": "ok",
-              "p_method": "exact", "differing": 14, "ci_method": "inverted sign-flip",
+              "p_method": "exact", "differing": 14, "ci_method": "scaled score",
               "mde_method": "sign-flip, exact"},
     "passed": {"n": 300, "unpaired": 0, "mean_a": 0.29333333333333333, "mean_b": 0.29,
-               "delta": -0.0033333333333333335, "ci_low": -0.07666666666666666, "ci_high": 0.07, "p_value": 1.0,
+               "delta": -0.0033333333333333335, "ci_low": -0.07766512555424102, "ci_high": 0.07102849514313478,
+               "p_value": 1.0,
                "wins": 64, "ties": 171, "losses": 65, "mde": 0.10844974517822265, "mde_status": "ok",
-               "p_method": "exact-binomial", "differing": 129, "ci_method": "bootstrap",
+               "p_method": "exact-binomial", "differing": 129, "ci_method": "Tango score",
                "mde_method": "exact sign test"},
 }
 FLIPS = {"hit@1": (("c0", "c4", "c13"), 87, ("c1", "c6", "c9"), 60),

@@ -1,6 +1,7 @@
 """Cross-check tier (`python -m pytest -m crosscheck`, needs `pip install -e '.[crosscheck]'`): compare's p, its
-inverted interval and the minimum detectable difference against scipy (`binomtest`, `permutation_test`,
-`binom`), and the judge's precision and recall against scikit-learn, on random tables."""
+interval for 0/1 metrics (Tango's, re-derived with scipy's optimiser and root finder) and the minimum detectable
+difference against scipy (`binomtest`, `permutation_test`, `binom`), and the judge's precision and recall against
+scikit-learn, on random tables."""
 
 from __future__ import annotations
 
@@ -67,19 +68,47 @@ def test_a_monte_carlo_p_is_within_sampling_error_of_scipys(seed):
     assert abs(ours - theirs) <= 4 * math.sqrt(theirs * (1 - theirs) / 10_000) + 2e-4
 
 
-@pytest.mark.parametrize("seed", range(30))
-def test_the_inverted_interval_of_a_01_metric_is_clopper_pearson(seed):
-    stats = pytest.importorskip("scipy.stats")
+def _scipy_tango_interval(wins: int, losses: int, n: int) -> tuple[float, float]:
+    """Tango's score interval re-derived with scipy, without the closed form: for each delta, the loss probability
+    q that maximises the multinomial likelihood under P(win) = q + delta is found numerically
+    (`minimize_scalar`, bounded), the score statistic is (W - L - n delta) / sqrt(n (2q + delta (1 - delta))), and
+    each end is the root of |Z| = 1.96 (`brentq`)."""
+    optimize = pytest.importorskip("scipy.optimize")
+    special = pytest.importorskip("scipy.special")
+    ties = n - wins - losses
+
+    def z(delta: float) -> float:
+        low, high = max(0.0, -delta), (1 - delta) / 2
+
+        def minus_loglik(q: float) -> float:
+            return -(special.xlogy(wins, q + delta) + special.xlogy(losses, q)
+                     + special.xlogy(ties, max(1 - 2 * q - delta, 0.0)))
+
+        q = optimize.minimize_scalar(minus_loglik, bounds=(low, high), method="bounded",
+                                     options={"xatol": 1e-13}).x if high > low else low
+        return (wins - losses - n * delta) / math.sqrt(n * (2 * q + delta * (1 - delta)))
+
+    observed, edge = (wins - losses) / n, 1 - 1e-9
+    ends = []
+    for target, end in ((1.959963984540054, -edge), (-1.959963984540054, edge)):
+        ends.append(end if (z(end) - target) * (z(observed) - target) > 0
+                    else optimize.brentq(lambda d, t=target: z(d) - t, min(end, observed), max(end, observed),
+                                         xtol=1e-12))
+    return ends[0], ends[1]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tangos_interval_matches_a_scipy_rederivation(seed):
+    # Random 2x2 tables from 1 to 400 cases, many with few discordant cases or all of them one way.
     rng = random.Random(seed)
-    n, differing = rng.randint(16, 300), rng.randint(1, 16)
-    wins = rng.randint(0, differing)
+    n = rng.randint(1, 400)
+    differing = rng.randint(0, min(n, rng.choice((5, 20, n))))
+    wins = rng.choice((0, differing, rng.randint(0, differing)))
     a = np.array([0.0] * wins + [1.0] * (differing - wins) + [1.0] * (n - differing))
     b = np.array([1.0] * wins + [0.0] * (differing - wins) + [1.0] * (n - differing))
-    s = paired_stats(a, b)
-    ci = stats.binomtest(wins, differing).proportion_ci(confidence_level=0.95, method="exact")
-    assert s.ci_method == "inverted sign-flip"
-    assert (s.ci_low, s.ci_high) == pytest.approx(((2 * ci.low - 1) * differing / n, (2 * ci.high - 1) * differing / n),
-                                                  abs=1e-9)
+    s = paired_stats(a, b, resamples=1)
+    assert s.ci_method == "Tango score"
+    assert (s.ci_low, s.ci_high) == pytest.approx(_scipy_tango_interval(wins, differing - wins, n), abs=1e-6)
 
 
 def _scipy_power(sizes: np.ndarray):

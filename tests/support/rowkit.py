@@ -51,7 +51,7 @@ def _passage(rank: int, source_id: str) -> RetrievedPassage:
 def observation(*, evidence: Iterable[Evidence | str] = (), facts: Iterable[Iterable[str]] = (),
                 should_abstain: bool = False, retrieved: Iterable[m.Retrieved | str] = (), answer: str = "",
                 abstained: bool = False, cited: Iterable[str] = (), quotes_valid: bool | None = None,
-                claims: Iterable[bool] | None = None) -> m.Observation:
+                claims: Iterable[bool] | None = None, quotes: Iterable[str] | None = None) -> m.Observation:
     """An Observation; plain strings stand for an evidence item without quote or a retrieved page id (ranked in
     the order given, text "text"). `answered` follows `abstained`."""
     items = tuple(Evidence(e) if isinstance(e, str) else e for e in evidence)
@@ -60,4 +60,5 @@ def observation(*, evidence: Iterable[Evidence | str] = (), facts: Iterable[Iter
     return m.Observation(evidence=items, facts=tuple(tuple(f) for f in facts), should_abstain=should_abstain,
                          retrieved=passages, answer=answer, answered=not abstained, abstained=abstained,
                          cited=tuple(cited), quotes_valid=quotes_valid,
-                         claims=None if claims is None else tuple(claims))
+                         claims=None if claims is None else tuple(claims),
+                         quotes=None if quotes is None else tuple(quotes))

@@ -66,6 +66,23 @@ def test_ctrl_c_with_workers_stops_within_a_second_and_prints_the_resume_command
             ["fine-1"]
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_sigterm_and_sighup_stop_a_live_run_as_ctrl_c_does_resumable(tmp_path, slow_service, sig):
+    """What `timeout`, CI runners and `docker stop` send: the run stops at once, resumable, exit 128 + signal."""
+    child = _start(tmp_path, slow_service.url)
+    try:
+        _wait_for_calls_in_flight(slow_service, child)
+        child.send_signal(sig)
+        _, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    name = signal.Signals(sig).name
+    assert child.returncode == 128 + sig and "Traceback" not in stderr, stderr
+    run_dir = next((tmp_path / "out").iterdir())
+    assert f"run stopped by {name}" in stderr and f"rag-eval run --resume {run_dir}" in stderr
+    assert json.loads((run_dir / "manifest.json").read_text())["status"] == "incomplete"
+
+
 def test_closing_an_http_system_fails_its_calls_in_flight_at_once(tmp_path, slow_service):
     system = HttpSystem(slow_service.url, RunSettings(timeout=120, retries=0))
     answers: list = []
