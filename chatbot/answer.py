@@ -245,8 +245,8 @@ def _length_problem(reply: ChatReply, content: str, thinking_chars: int, setting
     used = (reply.prompt_tokens or 0) + (reply.output_tokens or 0)
     if window and reply.output_tokens is not None and reply.output_tokens < settings.budget and used >= window:
         return (f"the reply filled the server's context window of {window} tokens (prompt {reply.prompt_tokens} + "
-                f"reply {reply.output_tokens}) before num_predict={settings.budget} (done_reason: length); lower "
-                f"--top-k or --chunk-size, or {LONGER_WINDOW}")
+                f"reply {reply.output_tokens}) before num_predict={settings.budget} (done_reason: length); "
+                f"{LONGER_WINDOW}, or lower --top-k or --chunk-size")
     if not content.strip() and thinking_chars:
         return (f"the thinking spent the whole budget: {thinking_chars:,} characters of thinking and no answer "
                 f"before num_predict={settings.budget} (done_reason: length); raise --num-predict and "

@@ -179,7 +179,8 @@ def load_chat_model(client: ModelServer, server: ServerInfo, chat_model: str,
 def embed_in_batches(embed_batch: Callable[[list[str], int, int | None], np.ndarray], model: str,
                      texts: Sequence[str], *, batch_size: int, dim: int | None) -> np.ndarray:
     """`embed_batch(batch, offset, dim)` over `texts` in batches, as unit rows. A batch refused as too long is
-    asked again one text at a time, so the InputTooLong names the input (`item_index`)."""
+    asked again one text at a time, so the InputTooLong names the input (`item_index`) and keeps the server's
+    own words about it."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     rows: list[np.ndarray] = []
@@ -187,24 +188,24 @@ def embed_in_batches(embed_batch: Callable[[list[str], int, int | None], np.ndar
         batch = list(texts[start:start + batch_size])
         try:
             rows.append(embed_batch(batch, start, dim))
-        except InputTooLong:
-            _name_too_long(embed_batch, model, batch, start, dim)
-            raise
+        except InputTooLong as exc:
+            raise _name_too_long(embed_batch, batch, start, dim, exc) from None
         dim = rows[-1].shape[1]
     return unit_rows(np.vstack(rows))
 
 
-def _name_too_long(embed_batch: Callable[[list[str], int, int | None], np.ndarray], model: str, batch: list[str],
-                   offset: int, dim: int | None) -> None:
-    """Raise InputTooLong naming the first input of `batch` that is too long alone."""
-    if len(batch) > 1:
-        for i, text in enumerate(batch):
-            try:
-                embed_batch([text], offset + i, dim)
-            except InputTooLong:
-                _name_too_long(embed_batch, model, [text], offset + i, dim)
-        return
-    raise InputTooLong(f"input {offset} is longer than {model}'s context", item_index=offset)
+def _name_too_long(embed_batch: Callable[[list[str], int, int | None], np.ndarray], batch: list[str],
+                   offset: int, dim: int | None, refusal: InputTooLong) -> InputTooLong:
+    """The refusal naming the first input of `batch` that is refused alone (the server's words about that one);
+    the batch's own refusal, unnamed, when each input passes alone."""
+    if len(batch) == 1:
+        return refusal.at(offset)
+    for i, text in enumerate(batch):
+        try:
+            embed_batch([text], offset + i, dim)
+        except InputTooLong as exc:
+            return exc.at(offset + i)
+    return refusal
 
 
 def check_vectors(rows: Any, where: str, count: int, offset: int, dim: int | None, raw: str) -> np.ndarray:

@@ -242,13 +242,20 @@ class OllamaClient:
         if ("exceed" in low and "context" in low) or "longer than the context length" in low:
             # "exceeds the context length" (embed, 400); "the prompt is longer than the context length" (chat
             # with context shift off): both mean the input does not fit.
-            return InputTooLong(f"{what}: input longer than {model}'s context ({text}); raise --num-ctx or send "
-                                "less text")
+            fix = _EMBED_CONTEXT_FIX if what == "embed" else "raise --num-ctx (the context Ollama gives the model)"
+            return InputTooLong(f"{what} with {model}: {self.host} refused the input as too long: \"{text}\"; on the "
+                                f"server: {fix}; or send less text", server_said=text, server_fix=fix)
         if "repeat limit" in low:  # "prediction aborted, token repeat limit reached" (500, ollama-api.md §10)
             return GenerationAborted(f"{ABORTED}: {self.host} answered HTTP {exc.status_code}: {text}")
         if exc.status_code == -1:
             return BadReply(f"{what}: the server reported an error mid-reply: {text}")
         return BadReply(f"{what} with {model or 'the server'} failed: HTTP {exc.status_code}: {text}")
+
+
+# Embeddings get the context the server gives the model: a request's num_ctx, else a Modelfile's, else
+# OLLAMA_CONTEXT_LENGTH, never more than the model was trained on (nomic-embed-text: 2048 tokens).
+_EMBED_CONTEXT_FIX = ("give the embedding model a longer context (OLLAMA_CONTEXT_LENGTH, or PARAMETER num_ctx in a "
+                      "Modelfile), up to the context it was trained on")
 
 
 def _model_info(name: str, digest: str, show: ollama.ShowResponse) -> ModelInfo:

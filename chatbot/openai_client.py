@@ -70,6 +70,12 @@ _CONTEXT = re.compile(r"maximum context length|exceeds the available context siz
                       r"longer than the model's context length|longer than the context length|"
                       r"exceeds the context length|too large to process|larger than the max context size|"
                       r"ContextWindowExceededError", re.I)
+# llama.cpp embeds a text in one physical batch (-ub, default 512 tokens) whatever its context (-c): a longer
+# input is refused with HTTP 500 "input (N tokens) is too large to process. increase the physical batch size".
+_PHYSICAL_BATCH = re.compile(r"physical batch", re.I)
+_PHYSICAL_BATCH_FIX = ("start llama-server with -b and -ub at least the longest input in tokens (its physical batch; "
+                       "a larger -c does not help)")
+_CONTEXT_FIX = "give it a longer context (llama.cpp: a larger -c or fewer -np slots; vLLM: --max-model-len)"
 _MISSING = re.compile(r"does not exist|not found|invalid model name", re.I)
 T = TypeVar("T")
 
@@ -332,8 +338,10 @@ class OpenAIClient:
         if code == 400 and "response_format" in text.lower():
             return _FormatRefused(f"HTTP 400: {text}")
         if _CONTEXT.search(text):
-            return InputTooLong(f"{what}: input longer than {model}'s context ({text}); raise the server's context "
-                                "(vLLM --max-model-len, llama.cpp -c) or send less text (--top-k, --chunk-size)")
+            fix = _PHYSICAL_BATCH_FIX if _PHYSICAL_BATCH.search(text) else _CONTEXT_FIX
+            return InputTooLong(f"{what} with {model}: {self.host} refused the input as too long: \"{text}\"; on the "
+                                f"server: {fix}; or send less text (--top-k, --chunk-size)", server_said=text,
+                                server_fix=fix)
         if code == 404 or (code == 400 and _MISSING.search(text)):
             return ModelMissing(_missing_message(model, self.host, self._served_ids()))
         if code in (401, 403):

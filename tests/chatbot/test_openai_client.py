@@ -206,7 +206,8 @@ def test_context_errors_in_each_servers_wording(server, kind, wording):
     (400, "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total "
           "of 5000 tokens: 4000 tokens from the input messages and 1000 tokens for the completion. Please reduce the "
           "number of tokens in the input messages or the completion to fit within the limit.", False, InputTooLong,
-     "raise the server's context"),
+     r'too long: "Requested token count exceeds.*"; on the server: give it a longer context \(llama.cpp: a larger '
+     r"-c or fewer -np slots; vLLM: --max-model-len\)"),
     (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", False, InputTooLong,
      "longer than the model's context length"),
     # llama.cpp's wording for an embedding batch longer than its slot (server code; the engine probe of #28)
@@ -223,6 +224,20 @@ def test_other_servers_wordings_of_errors(server, status, error, string_errors, 
     server.fail_next(status, path=CHAT, error=error)
     with pytest.raises(raised, match=match):
         ask(client(server, retries=0))
+
+
+def test_llama_cpps_physical_batch_refusal_is_quoted_with_its_own_fix(server):
+    """An embedding input over llama.cpp's -ub (HTTP 500, whatever the context): the server's words kept, the
+    input named, and the fix the physical batch, not the context."""
+    server.openai.kind, server.openai.ubatch = "llama.cpp", 10
+    with pytest.raises(InputTooLong) as caught:
+        client(server, retries=0).embed("nomic-embed-text", ["short", "word " * 30, "short too"])
+    refusal = caught.value
+    assert refusal.item_index == 1
+    assert refusal.server_said == ("input (30 tokens) is too large to process. increase the physical batch size "
+                                   "(current batch size: 10)")
+    assert "-b and -ub at least the longest input" in refusal.server_fix and "larger -c does not help" in str(refusal)
+    assert server.count("/v1/embeddings") == 3  # the batch, then each input alone up to the refused one
 
 
 def test_a_retry_after_past_two_minutes_is_not_waited_for(server):
