@@ -425,9 +425,9 @@ def test_the_documented_llama_cpp_lines_run_against_llama_cpps_dialect(tmp_path,
     documented `llama-server` lines start it: the chat server's -c shared by -np slots, the embedding server
     refusing inputs over its -ub. It runs (the bundled handbook's cases for `my_pdfs`, two of them); the same line
     against an embedding server with a shorter -ub stops naming -ub (issue #44 items 2 and 3)."""
+    from harness.cli import main
     from tests.conftest import HANDBOOK, sample_cases
     from tests.fake_ollama import ModelSpec
-    from harness.cli import main
     chat_line, embed_line, evaluate = _llama_cpp_block()
     assert chat_line[0] == embed_line[0] == "llama-server" and evaluate[:2] == ["python", "evaluate_rag.py"]
     assert {"--jinja", "-c", "-np", "--alias"} <= set(chat_line)
