@@ -24,7 +24,7 @@ from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_m
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
-from ..settings import RunSettings, host_flags, resolve
+from ..settings import RunSettings, host_flags, resolve_noting
 from ..sweep.dry import DryRun, count_calls
 from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
 from ..systems import traits_for
@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--resume finishes a run, --rerun-failed starts a new one from a finished run: give one")
     source = args.resume or args.rerun_failed
     saved = read_manifest(source).settings.to_json() if source else None
-    settings = resolve(flags, args.config, base=saved)
+    settings, notes = resolve_noting(flags, args.config, base=saved)
+    for note in notes:
+        say(f"note: {note}", file=sys.stderr)
     thresholds = _thresholds(args.fail_under, settings.k)
     if args.dry_run:
         _, cases, selection = prepare(settings)
