@@ -13,7 +13,16 @@ from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
-from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight, server_window
+from .model_server import (
+    ChatReply,
+    ClientSettings,
+    ModelInfo,
+    ModelServer,
+    ServerInfo,
+    load_chat_model,
+    preflight,
+    server_window,
+)
 from .page_cache import PageCache
 from .pdfs import Document, duplicate_warnings, read_documents
 from .question_batches import QuestionBatches
@@ -158,9 +167,10 @@ def _preflight(settings: ClientSettings, chat_model: str, embed_model: str, stat
         server = preflight(client, chat_model=chat_model, embed_model=embed_model, status=status)
         return client, server, client, server
     embedder = connect(settings.for_embeddings())
-    embed_server = preflight(embedder, chat_model=None, embed_model=embed_model)
-    server = preflight(client, chat_model=chat_model, embed_model=None, status=status)
-    return client, server, embedder, embed_server
+    # the chat server first: a wrong port or model there is said at once, not after a busy embedding server
+    server = preflight(client, chat_model=chat_model, embed_model=None, status=status, load=False)
+    embed_server = preflight(embedder, chat_model=None, embed_model=embed_model, status=status)
+    return client, load_chat_model(client, server, chat_model, status), embedder, embed_server
 
 
 def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]:

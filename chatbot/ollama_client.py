@@ -106,13 +106,19 @@ class OllamaClient:
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included: benchmarks and tests read it
 
+    @property
+    def _flag(self) -> str:
+        """The flag (and variable) that names this server, for messages."""
+        flag = self.settings.host_flag
+        return f"{flag} / OLLAMA_HOST" if flag == "--host" else flag
+
     # -- calls ---------------------------------------------------------------------------------------------
     def version(self) -> str:
         try:
             reply, _ = self._call("GET /api/version", "", lambda: self._client._request_raw("GET", "/api/version"))
         except ModelMissing:  # a 404 here means the path is unknown: some other web server answered
-            raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check --host "
-                           "/ OLLAMA_HOST") from None
+            raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check "
+                           f"{self._flag}") from None
         try:
             return str(reply.json()["version"])
         except (ValueError, KeyError, TypeError) as exc:
@@ -221,7 +227,7 @@ class OllamaClient:
             except (ConnectionError, httpx.ConnectError) as exc:
                 raise ServerUnreachable(
                     f"no Ollama server answered at {self.host} ({what}). Start it with `ollama serve`, or point "
-                    "--host / OLLAMA_HOST at it") from exc
+                    f"{self._flag} at it") from exc
             except httpx.TimeoutException as exc:
                 raise ServerTimeout(
                     f"{what} with {model or 'the server'} took longer than {self.settings.timeout_s:g} s at "

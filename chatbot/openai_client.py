@@ -265,8 +265,8 @@ class OpenAIClient:
         try:
             reply, _ = self._call("list models", "", lambda: self._get("/models"))
         except ModelMissing:
-            raise BadReply(f"{self.host} answered but has no /models; give --host the server's base URL ending in "
-                           "/v1 (e.g. http://127.0.0.1:8000/v1)") from None
+            raise BadReply(f"{self.host} answered but has no /models; give {self.settings.host_flag} the server's "
+                           "base URL ending in /v1 (e.g. http://127.0.0.1:8000/v1)") from None
         data = json_object(reply.text, f"bad reply from {self.host}: list models").get("data")
         if not isinstance(data, list):
             raise BadReply(f"bad reply from {self.host}: list models: expected a 'data' list, got "
@@ -317,7 +317,8 @@ class OpenAIClient:
                     raise bounds_error(outside, self.host, what, model, self.settings.max_body_bytes) from None
                 if connection_refused(exc):
                     raise ServerUnreachable(f"no server at {self.host} ({what}): the connection was refused. Start "
-                                            "the model server, or point --host at its base URL ending in /v1") from None
+                                            f"the model server, or point {self.settings.host_flag} at its base "
+                                            "URL ending in /v1") from None
                 if attempt + 1 < attempts:
                     self._sleep(self.settings.backoff_s * 2**attempt)
                     continue

@@ -126,3 +126,20 @@ def test_top_k_alone_trims_the_default_k_and_says_so(tmp_path, capsys):
     assert main(["run", "--offline", "--top-k", "5", "--limit", "3", "--out", out, "--label", "five"]) == 0
     assert "--k not given" not in capsys.readouterr().err
     assert read_manifest(find_run("five", out)[0]).settings.k == (1, 2, 4)
+
+
+@pytest.mark.parametrize("backend, suffix", [("ollama", ""), ("openai", "/v1")])
+def test_a_wrong_embed_host_is_named_as_embed_host(backend, suffix, server, tmp_path, capsys):
+    """Nothing listens at the --embed-host given: the message points at --embed-host, the flag to fix, not --host
+    (issue #44); the same for an embedding URL in the other API's path."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nothing = f"http://127.0.0.1:{s.getsockname()[1]}{suffix}"
+    base = ["run", "--backend", backend, "--host", server.url + suffix, "--out", str(tmp_path / "r")]
+    assert main([*base, "--embed-host", nothing]) == 1
+    err = capsys.readouterr().err
+    assert "--embed-host" in err and "point --host" not in err and "--host /" not in err
+    wrong_path = server.url + ("/api" if backend == "openai" else "/v1")
+    assert main([*base, "--embed-host", wrong_path]) == 2
+    assert f"--embed-host {wrong_path} ends with" in capsys.readouterr().err

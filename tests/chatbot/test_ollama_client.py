@@ -151,3 +151,4 @@ def test_damaged_index_is_a_clear_error(server, tmp_path):
     (saved / "chunks.jsonl").write_text((saved / "chunks.jsonl").read_text().split("\n", 1)[1])
     with pytest.raises(InputError, match="not a readable index .*4 vectors"):
         Index.load(saved)
+

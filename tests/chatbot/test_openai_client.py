@@ -342,3 +342,28 @@ def test_ollama_v1_resolves_names_as_ollama_does(server):
     info = preflight(client(server), chat_model="qwen3:4b", embed_model="nomic-embed-text", load=False)
     assert info.kind == "ollama" and info.models["nomic-embed-text"].name == "nomic-embed-text:latest"
     assert info.models["nomic-embed-text"].context_length is None  # Ollama's /v1 reports no window: --num-ctx
+
+
+def test_a_busy_servers_preflight_says_what_it_waits_for_then_gives_up_as_busy(server):
+    """A server whose slots are taken queues the preflight's one-text embedding: within 2 s the check says what
+    it waits for, and at its own deadline it gives up with "busy", whatever the client's --timeout (issue #44
+    item 5). A server that answers at once is checked without a word."""
+    import time
+    heard: list[tuple[float, str]] = []
+    started = time.monotonic()
+    preflight(client(server), chat_model="qwen3:4b", embed_model="nomic-embed-text",
+              status=lambda line: heard.append((time.monotonic() - started, line)), load=False)
+    assert heard == []
+    server.openai.kind = "llama.cpp"  # its one-text embedding probe waits for a free slot
+    server.embed_delay_s = 60.0  # the test server's stop ends the wait
+    started = time.monotonic()
+    with pytest.raises(ServerBusy, match=r"checking whether http://127\.0\.0\.1:\d+/v1 serves qwen3:4b and embeds with "
+                                         r"nomic-embed-text: no answer within 3 s: the server is busy") as busy:
+        preflight(client(server, timeout_s=300.0), chat_model="qwen3:4b", embed_model="nomic-embed-text",
+                  status=lambda line: heard.append((time.monotonic() - started, line)), deadline_s=3.0)
+    elapsed = time.monotonic() - started
+    assert 3.0 <= elapsed < 4.5, elapsed
+    [(said_at, line)] = heard
+    assert said_at < 2.0 and line == (f"checking whether {server.url}/v1 serves qwen3:4b and embeds with "
+                                      "nomic-embed-text: waiting for the server…")
+    assert "check --host" in str(busy.value)

@@ -211,3 +211,26 @@ def test_with_the_physical_batch_raised_the_same_run_runs(server, tmp_path):
     server.openai.kind, server.openai.ubatch = "llama.cpp", 2048
     assert main(["run", "--backend", "openai", "--host", server.url + "/v1", "--limit", "3",
                  "--out", str(tmp_path / "results")]) == 0
+
+
+def test_a_busy_embedding_server_neither_hides_a_wrong_chat_model_nor_holds_the_run(server, tmp_path, capsys):
+    """The embedding server busy (its probe queued): a chat model the chat server does not serve is said at once,
+    and a right one waits at most the preflight's 10 s, saying on stderr what it waits for, then stops as busy
+    (issue #44 item 5)."""
+    import time
+    with FakeOllama() as busy:
+        busy_url = busy.url + "/v1"
+        busy.openai.kind, busy.embed_delay_s = "llama.cpp", 60.0
+        base = ["run", "--backend", "openai", "--host", server.url + "/v1", "--embed-host", busy_url,
+                "--out", str(tmp_path / "results")]
+        started = time.monotonic()
+        assert main([*base, "--chat-model", "qwen3:8b"]) == 1
+        assert time.monotonic() - started < 5
+        assert "qwen3:8b" in capsys.readouterr().err
+        started = time.monotonic()
+        assert main(base) == 1
+        elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert 10 <= elapsed < 14, elapsed
+    assert f"checking whether {busy_url} embeds with nomic-embed-text: waiting for the server…" in err
+    assert "no answer within 10 s: the server is busy" in err and "check --embed-host" in err
