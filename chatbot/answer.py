@@ -321,7 +321,7 @@ class _PromptTooLong(Exception):
 def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None,
                 tokens: int | None = None) -> None:
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
-    (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
+    (up to num_predict more), so the budget is prompt + 2 x num_predict. The window is
     `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
     problem = over_budget(prompt, num_predict=settings.budget, window=server_window or settings.num_ctx,
                           thinks=thinks, tokens=tokens)

@@ -6,7 +6,7 @@
   prompt plus the reply budget must fit the window: the prompt's tokens as the server counts them where it can
   (llama.cpp), else an estimate (3 characters a token, which undercounts digits, code and non-Latin text: the
   server may still refuse such a prompt, and that refusal names the window too). With thinking, the server writes
-  up to num_predict twice (thinking, then the answer: shared/ollama-api.md §10).
+  up to num_predict twice (thinking, then the answer, each with its own budget).
 - `read_reply`: a reply's text read against its JSON Schema: `Replied` with the parsed JSON, or `Failed` saying
   what is wrong. `split_thinking` drops a `<think>` block that leaked into the content.
 - `Asker`: renders a template, checks the prompt fits, sends one chat call with the schema as the structured-output

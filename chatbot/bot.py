@@ -174,8 +174,9 @@ def _preflight(settings: ClientSettings, chat_model: str, embed_model: str, stat
 
 
 def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]:
-    """Known Ollama behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6). `0.0.0` is what a source
-    build reports (§10): its age is unknown, so it gets no warning."""
+    """Known Ollama behaviour that can spoil answers (before 0.12.4, a thinking model with a JSON schema could
+    return broken JSON or leak <think> text). `0.0.0` is what a source build reports: its age is unknown, so it
+    gets no warning."""
     if server.backend != "ollama":
         return ()
     version = server.version
@@ -187,7 +188,7 @@ def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]
 
 
 def _think_warnings(model: str, capabilities: tuple[str, ...], think: bool | None) -> tuple[str, ...]:
-    """`--think off` is ignored by hybrid thinking models such as qwen3:4b (ollama-api.md §10). The rule, kept
+    """`--think off` is ignored by hybrid thinking models such as qwen3:4b (they think anyway). The rule, kept
     simple on purpose: a model that reports the `thinking` capability and has no "instruct" in its name."""
     if think is False and "thinking" in capabilities and "instruct" not in model.lower():
         warning = (f"--think off may be ignored: {model} reports the thinking capability, and hybrid thinking "

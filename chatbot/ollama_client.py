@@ -148,7 +148,7 @@ class OllamaClient:
         reply, retries = self._call("chat", model, lambda: self._client.chat(
             model=model, messages=messages, format=format, options=options, think=think, stream=False))
         message = reply.message
-        if reply.done is False and not reply.done_reason:  # the repeated-token abort of ollama-api.md §10
+        if reply.done is False and not reply.done_reason:  # Ollama's repeated-token abort: done false, no reason
             raise GenerationAborted(f"{ABORTED}: {self.host} stopped {model} early (done: false, no done_reason)",
                                     partial=message.content or "")
         return ChatReply(
@@ -251,7 +251,7 @@ class OllamaClient:
             fix = _EMBED_CONTEXT_FIX if what == "embed" else "raise --num-ctx (the context Ollama gives the model)"
             return InputTooLong(f"{what} with {model}: {self.host} refused the input as too long: \"{text}\"; on the "
                                 f"server: {fix}; or send less text", server_said=text, server_fix=fix)
-        if "repeat limit" in low:  # "prediction aborted, token repeat limit reached" (500, ollama-api.md §10)
+        if "repeat limit" in low:  # Ollama's "prediction aborted, token repeat limit reached" (HTTP 500)
             return GenerationAborted(f"{ABORTED}: {self.host} answered HTTP {exc.status_code}: {text}")
         if exc.status_code == -1:
             return BadReply(f"{what}: the server reported an error mid-reply: {text}")

@@ -1,11 +1,13 @@
 """OpenAI-compatible model servers (vLLM, llama.cpp, SGLang, LM Studio, LiteLLM, Ollama `/v1`) behind the
 model-server seam, through the official `openai` client with its own retries off, so the retry rules here are the
-only ones (/work/shared/openai-api.md §4.3, §6).
+only ones (429 and 503 retried, honouring Retry-After).
 
 What differs between servers is handled here and nowhere else (docs/backends.md): the structured-output fallback
-(§6.4), where reasoning comes back (§2.2), the thinking switch (§1.6), where the context window is read (§1.5),
-each server's wording of "too long" (§4.2). With no weights digest on this API, a model's identity is its name,
-root and the server's version ("identity by name only").
+(`json_schema`, then llama.cpp's older `json_object` with a schema, then none), where reasoning comes back
+(`reasoning`, `reasoning_content` or `<think>` in the content), the thinking switch (`chat_template_kwargs`, or
+`reasoning_effort` on Ollama's /v1), where the context window is read (`max_model_len`, llama.cpp's `meta.n_ctx`
+and `/props`), each server's wording of "too long" (`_CONTEXT`). With no weights digest on this API, a model's
+identity is its name, root and the server's version ("identity by name only").
 """
 
 from __future__ import annotations
@@ -274,7 +276,8 @@ class OpenAIClient:
         return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
     def _detect(self) -> tuple[str, str, dict]:
-        """(make, version, llama.cpp /props) from the endpoints each server has beside /v1 (openai-api.md §6.1)."""
+        """(make, version, llama.cpp /props) from the endpoints each server has beside /v1: vLLM's /version,
+        llama.cpp's /props, SGLang's /server_info, Ollama's /api/version."""
         for path, kind, field in (("/version", "vllm", "version"), ("/props", "llama.cpp", "build_info"),
                                   ("/server_info", "sglang", "version"), ("/api/version", "ollama", "version")):
             body = self._probe(path)
@@ -367,7 +370,7 @@ def _chat_body(model: str, messages: list[dict], options: dict, think: bool | No
         body["seed"] = options["seed"]
     if options.get("num_predict") is not None:
         body["max_tokens"] = body["max_completion_tokens"] = options["num_predict"]
-    if think is False:  # Ollama's /v1 ignores chat_template_kwargs and reads reasoning_effort (openai-api.md §1.6)
+    if think is False:  # Ollama's /v1 ignores chat_template_kwargs and reads reasoning_effort
         body |= {"reasoning_effort": "none"} if kind == "ollama" else {
             "chat_template_kwargs": {"enable_thinking": False}}
     return body

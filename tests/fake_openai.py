@@ -1,5 +1,5 @@
 """The OpenAI-compatible side of the test server (tests/fake_ollama.py): ``/v1/models``, ``/v1/chat/completions``,
-``/v1/embeddings`` and the identity endpoints beside them, in the dialects of /work/shared/openai-api.md. **Not a
+``/v1/embeddings`` and the identity endpoints beside them, in the dialects real servers speak. **Not a
 model**: chat replies come from the same rule as ``/api/chat`` (``FakeOllama.chat_rule``), embeddings are the same
 hashed bag of words, token counts are whitespace tokens, so a run through either API gets the same answers.
 
@@ -153,7 +153,7 @@ def _check_format(d: Dialect, body: dict) -> None:
 
 
 def _check_context(d: Dialect, prompt: int, budget: int, limit: int) -> None:
-    """Each server's wording of "too long" (openai-api.md §4.2); Ollama's /v1 cuts silently instead."""
+    """Each server's wording of "too long"; Ollama's /v1 cuts silently instead."""
     if d.kind == "vllm" and prompt + budget > limit:
         raise OpenAIError(400, f"This model's maximum context length is {limit} tokens. However, you requested "
                                f"{budget} output tokens and your prompt contains {prompt} input tokens, for a total "

@@ -1,4 +1,4 @@
-"""Issue 11, chat replies and what real Ollama servers do (items 3, 7-14, ollama-api.md §10), through real HTTP
+"""Issue 11, chat replies and what real Ollama servers do (items 3, 7-14), through real HTTP
 against the test server. Its chat answers follow each test's rule; it is not a model."""
 
 import json

@@ -200,7 +200,7 @@ def test_context_errors_in_each_servers_wording(server, kind, wording):
         client(server).chat("qwen3:4b", long_prompt, format=None, options=OPTIONS | {"num_predict": 8}, think=None)
 
 
-# Other servers' wordings of the same errors (docs/backends.md; shared/openai-api.md): SGLang's context error,
+# Other servers' wordings of the same errors (docs/backends.md): SGLang's context error,
 # LiteLLM's mapped exception name, LM Studio's error body (a string, not an object), and a key refused.
 @pytest.mark.parametrize("status, error, string_errors, raised, match", [
     (400, "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total "
