@@ -15,7 +15,7 @@ import re
 import sys
 import threading
 import time
-from typing import Any, Callable, TextIO
+from typing import Any, Callable, NoReturn, TextIO
 
 from .errors import RagError
 
@@ -206,6 +206,10 @@ class SuggestingParser(argparse.ArgumentParser):
     """An argument parser whose refusal of a word outside a fixed list (a sub-command, a `--backend`) names the
     closest one: "invalid choice: 'comapre' (choose from ...); did you mean compare?". Its sub-command parsers are
     of this class too (argparse makes them with the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        """The error first, then the usage: a did-you-mean is the line to read, not the end of 40 lines of usage."""
+        self.exit(2, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         try:
