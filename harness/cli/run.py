@@ -26,7 +26,7 @@ from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
 from ..settings import RunSettings, host_flags, resolve_noting
 from ..sweep.dry import DryRun, count_calls
-from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
+from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, embedding_text, estimate
 from ..systems import traits_for
 from .common import judged_passed_text
 from .flags import add_quiet
@@ -209,6 +209,9 @@ def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
     if found.not_counted:
         lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
     slots = s.workers * len(s.servers())
+    if found.embedding is not None:
+        e = found.embedding
+        lines.append(embedding_text(e.chunks_needed, e.seconds_per_chunk, e.chars, e.model))
     lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
     return "\n".join(lines)
 
