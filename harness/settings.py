@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -192,10 +193,8 @@ def resolve_noting(flags: dict[str, Any], config_path: str | None = None, *,
     for name in _LISTS:
         if name in values:
             values[name] = tuple(values[name])
-    if "cases" not in values and "docs" in given and not _bundled(values["docs"]):
-        raise InputError(f"--docs {values['docs']} without --cases: the bundled cases ask about sample_docs/, not "
-                         "these documents; give your cases with --cases FILE, or draft them from these documents "
-                         f"with `rag-eval draft --docs {values['docs']}` (docs/drafting.md)")
+    if (refusal := docs_without_cases(values)) is not None:
+        raise InputError(refusal)
     notes = []
     top_k = values.get("top_k", _DEFAULTS.top_k)
     if "k" not in values and max(_DEFAULTS.k) > top_k >= 1:
@@ -203,6 +202,17 @@ def resolve_noting(flags: dict[str, Any], config_path: str | None = None, *,
         notes.append(f"--k not given: Hit@k and Recall@k at {', '.join(map(str, values['k']))} (the default "
                      f"{', '.join(map(str, _DEFAULTS.k))} trimmed to --top-k {top_k})")
     return RunSettings(**values), notes
+
+
+def docs_without_cases(values: Mapping[str, Any]) -> str | None:
+    """Why documents of one's own without cases cannot run (the bundled cases would find none of their pages),
+    or None. `values`: the settings given (flags, a config file, a resumed run's)."""
+    if "cases" in values or "docs" not in values or _bundled(str(values["docs"])):
+        return None
+    docs = values["docs"]
+    return (f"--docs {docs} without --cases: the bundled cases ask about sample_docs/, not these documents; give "
+            f"your cases with --cases FILE, or draft them from these documents with `rag-eval draft --docs {docs}` "
+            "(docs/drafting.md)")
 
 
 def _bundled(docs: str) -> bool:
