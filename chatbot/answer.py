@@ -245,8 +245,8 @@ def _length_problem(reply: ChatReply, content: str, thinking_chars: int, setting
     used = (reply.prompt_tokens or 0) + (reply.output_tokens or 0)
     if window and reply.output_tokens is not None and reply.output_tokens < settings.budget and used >= window:
         return (f"the reply filled the server's context window of {window} tokens (prompt {reply.prompt_tokens} + "
-                f"reply {reply.output_tokens}) before num_predict={settings.budget} (done_reason: length); lower "
-                f"--top-k or --chunk-size, or {LONGER_WINDOW}")
+                f"reply {reply.output_tokens}) before num_predict={settings.budget} (done_reason: length); "
+                f"{LONGER_WINDOW}, or lower --top-k or --chunk-size")
     if not content.strip() and thinking_chars:
         return (f"the thinking spent the whole budget: {thinking_chars:,} characters of thinking and no answer "
                 f"before num_predict={settings.budget} (done_reason: length); raise --num-predict and "
@@ -321,7 +321,7 @@ class _PromptTooLong(Exception):
 def _check_fits(prompt: str, settings: AnswerSettings, *, thinks: bool, server_window: int | None = None,
                 tokens: int | None = None) -> None:
     """With thinking the server feeds the thinking (up to num_predict) back into the prompt of the answer phase
-    (up to num_predict more), so the budget is prompt + 2 x num_predict (shared/ollama-api.md §10). The window is
+    (up to num_predict more), so the budget is prompt + 2 x num_predict. The window is
     `num_ctx`, or the one the server reports when it decides it (`server_window`, OpenAI-compatible servers)."""
     problem = over_budget(prompt, num_predict=settings.budget, window=server_window or settings.num_ctx,
                           thinks=thinks, tokens=tokens)

@@ -6,7 +6,7 @@
   prompt plus the reply budget must fit the window: the prompt's tokens as the server counts them where it can
   (llama.cpp), else an estimate (3 characters a token, which undercounts digits, code and non-Latin text: the
   server may still refuse such a prompt, and that refusal names the window too). With thinking, the server writes
-  up to num_predict twice (thinking, then the answer: shared/ollama-api.md §10).
+  up to num_predict twice (thinking, then the answer, each with its own budget).
 - `read_reply`: a reply's text read against its JSON Schema: `Replied` with the parsed JSON, or `Failed` saying
   what is wrong. `split_thinking` drops a `<think>` block that leaked into the content.
 - `Asker`: renders a template, checks the prompt fits, sends one chat call with the schema as the structured-output
@@ -61,9 +61,10 @@ LONGER_WINDOW = "give the server a longer window (llama.cpp: a larger -c or fewe
 
 
 def window_advice(window: int) -> str:
-    """What to change when a prompt and its reply may not fit a server's window: our flags, and the server's."""
-    return f"the server's context window of {window} tokens; lower --num-predict, --top-k or --chunk-size, or " \
-           + LONGER_WINDOW
+    """What to change when a prompt and its reply may not fit a server's window: the server's window first (it
+    leaves what is evaluated as it is), then our flags."""
+    return f"the server's context window of {window} tokens; {LONGER_WINDOW}, or lower --num-predict, --top-k or " \
+           "--chunk-size"
 
 
 def sha256(text: str) -> str:
@@ -147,7 +148,8 @@ def count_tokens(client: Any, model: str, prompt: str) -> int | None:
 def refused_by_window(exc: Exception, num_predict: int) -> str:
     """The start of the message for a prompt the server refused as too long after our check let it through (the
     estimate undercounted), for the caller to finish with `window_advice`, as `over_budget`'s."""
-    return f"the server refused the prompt as too long ({exc}); the prompt plus num_predict={num_predict} exceeds"
+    said = f'"{exc.server_said}"' if isinstance(exc, InputTooLong) and exc.server_said else f"({exc})"
+    return f"the server refused the prompt as too long: {said}; the prompt plus num_predict={num_predict} exceeds"
 
 
 def split_thinking(content: str) -> tuple[str, str]:

@@ -16,7 +16,7 @@ def connect(settings: ClientSettings) -> ModelServer:
     """A client of the server at `settings.host` speaking `settings.backend`. A host whose path is the other API's
     (`/v1` for Ollama's native client, `/api` for the OpenAI-compatible one) is refused with the flag to give."""
     _check_address(resolve_address(settings.host, settings.backend), settings.backend)
-    _check_path(settings.host, settings.backend)
+    _check_path(settings.host, settings.backend, settings.host_flag)
     if settings.backend == "openai":
         return OpenAIClient(settings)
     return OllamaClient(settings)
@@ -47,13 +47,13 @@ def _check_address(address: str, backend: str) -> None:
                          "server's http:// or https:// URL")
 
 
-def _check_path(host: str | None, backend: str) -> None:
+def _check_path(host: str | None, backend: str, flag: str) -> None:
     path = urlsplit(host or "").path.rstrip("/")
     if backend == "ollama" and path.endswith("/v1"):
-        raise InputError(f"--host {host} ends with /v1, the OpenAI-compatible API's path, but --backend is ollama "
+        raise InputError(f"{flag} {host} ends with /v1, the OpenAI-compatible API's path, but --backend is ollama "
                          "(Ollama's native API, at the server's root): add --backend openai to use that API, or "
                          "give the server's root (for example http://127.0.0.1:11434)")
     if backend == "openai" and path.endswith("/api"):
-        raise InputError(f"--host {host} ends with /api, Ollama's native API's path, but --backend is openai: "
+        raise InputError(f"{flag} {host} ends with /api, Ollama's native API's path, but --backend is openai: "
                          "give --backend ollama with the server's root, or the OpenAI-compatible base URL (ending "
                          "in /v1)")

@@ -13,7 +13,16 @@ from .backends import connect
 from .chunking import ChunkSettings
 from .errors import InputError
 from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
-from .model_server import ChatReply, ClientSettings, ModelInfo, ModelServer, ServerInfo, preflight, server_window
+from .model_server import (
+    ChatReply,
+    ClientSettings,
+    ModelInfo,
+    ModelServer,
+    ServerInfo,
+    load_chat_model,
+    preflight,
+    server_window,
+)
 from .page_cache import PageCache
 from .pdfs import Document, duplicate_warnings, read_documents
 from .question_batches import QuestionBatches
@@ -158,14 +167,16 @@ def _preflight(settings: ClientSettings, chat_model: str, embed_model: str, stat
         server = preflight(client, chat_model=chat_model, embed_model=embed_model, status=status)
         return client, server, client, server
     embedder = connect(settings.for_embeddings())
-    embed_server = preflight(embedder, chat_model=None, embed_model=embed_model)
-    server = preflight(client, chat_model=chat_model, embed_model=None, status=status)
-    return client, server, embedder, embed_server
+    # the chat server first: a wrong port or model there is said at once, not after a busy embedding server
+    server = preflight(client, chat_model=chat_model, embed_model=None, status=status, load=False)
+    embed_server = preflight(embedder, chat_model=None, embed_model=embed_model, status=status)
+    return client, load_chat_model(client, server, chat_model, status), embedder, embed_server
 
 
 def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]:
-    """Known Ollama behaviour that can spoil answers (shared/ollama-api.md §2.5-2.6). `0.0.0` is what a source
-    build reports (§10): its age is unknown, so it gets no warning."""
+    """Known Ollama behaviour that can spoil answers (before 0.12.4, a thinking model with a JSON schema could
+    return broken JSON or leak <think> text). `0.0.0` is what a source build reports: its age is unknown, so it
+    gets no warning."""
     if server.backend != "ollama":
         return ()
     version = server.version
@@ -177,7 +188,7 @@ def _version_warnings(server: ServerInfo, think: bool | None) -> tuple[str, ...]
 
 
 def _think_warnings(model: str, capabilities: tuple[str, ...], think: bool | None) -> tuple[str, ...]:
-    """`--think off` is ignored by hybrid thinking models such as qwen3:4b (ollama-api.md §10). The rule, kept
+    """`--think off` is ignored by hybrid thinking models such as qwen3:4b (they think anyway). The rule, kept
     simple on purpose: a model that reports the `thinking` capability and has no "instruct" in its name."""
     if think is False and "thinking" in capabilities and "instruct" not in model.lower():
         warning = (f"--think off may be ignored: {model} reports the thinking capability, and hybrid thinking "

@@ -55,11 +55,20 @@ class ServerTimeout(ModelServerError):
 
 
 class InputTooLong(ModelServerError):
-    """A text is longer than the model's context; the server would have cut it silently."""
+    """A text is longer than the model's context (or, on llama.cpp's embeddings, its physical batch); the server
+    refused it, or would have cut it silently."""
 
-    def __init__(self, message: str, *, item_index: int | None = None):
+    def __init__(self, message: str, *, item_index: int | None = None, server_said: str = "",
+                 server_fix: str = ""):
         super().__init__(message)
         self.item_index = item_index  # which input of an embedding call, when known
+        self.server_said = server_said  # the server's own words, quoted in every message built on this one
+        self.server_fix = server_fix  # what to change on the server; callers add what to change in the harness
+
+    def at(self, item_index: int) -> InputTooLong:
+        """The same refusal naming input `item_index`."""
+        return InputTooLong(str(self), item_index=item_index, server_said=self.server_said,
+                            server_fix=self.server_fix)
 
 
 class BadReply(ModelServerError):

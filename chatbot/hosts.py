@@ -78,10 +78,12 @@ class HostPool:
     def total_slots(self) -> int:
         return sum(self.slots)
 
-    def preflight(self, *, chat_model: str | None, embed_model: str | None) -> PoolInfo:
-        """Preflight every server (it answers, has the models, each can do its job), then refuse when a model's
-        digest differs between servers: different builds would make answers depend on which server was free."""
-        servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model, load=False)
+    def preflight(self, *, chat_model: str | None, embed_model: str | None,
+                  status: Callable[[str], None] | None = None) -> PoolInfo:
+        """Preflight every server (it answers, has the models, each can do its job; `status` hears what a slow
+        check waits for), then refuse when a model's digest differs between servers: different builds would make
+        answers depend on which server was free."""
+        servers = tuple(preflight(c, chat_model=chat_model, embed_model=embed_model, load=False, status=status)
                         for c in self.clients)
         problems = [problem for model in (embed_model, chat_model) if model is not None
                     if (problem := _digest_problem(model, servers))]

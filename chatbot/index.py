@@ -219,9 +219,7 @@ def _embed_into(vectors: list[np.ndarray | None], todo: list[int], chunks: list[
             fresh = client.embed(embedding.model, [doc_prefix + chunks[i].text for i in batch],
                                  batch_size=embedding.batch_size, dim=width)
         except InputTooLong as exc:
-            where = chunks[batch[exc.item_index or 0]].source_id
-            raise InputTooLong(f"chunk {where} is longer than {embedding.model}'s context and would be cut "
-                               f"silently; lower --chunk-size") from exc
+            raise _chunk_refused(exc, chunks[batch[exc.item_index or 0]], embedding.model) from exc
         except BadReply as exc:
             if exc.item_index is None:
                 raise
@@ -236,6 +234,16 @@ def _embed_into(vectors: list[np.ndarray | None], todo: list[int], chunks: list[
         if progress:
             progress(done, len(vectors))
     return width
+
+
+def _chunk_refused(exc: InputTooLong, chunk: Chunk, model: str) -> InputTooLong:
+    """The embedding server's refusal of `chunk`: its own words, then what to change on the server (which leaves
+    the chunks being evaluated as they are), then in the harness."""
+    said = f'"{exc.server_said}"' if exc.server_said else str(exc)
+    server = f"on the server, {exc.server_fix}; or " if exc.server_fix else ""
+    return InputTooLong(f"chunk {chunk.source_id} ({len(chunk.text):,} characters) was refused by {model} as too "
+                        f"long: {said}; {server}lower --chunk-size (smaller chunks change what is evaluated)",
+                        server_said=exc.server_said, server_fix=exc.server_fix)
 
 
 def embed_query(client: ModelServer, embedding: EmbedSettings, question: str, *, dim: int | None = None) -> np.ndarray:

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from .bounded_http import DEFAULT_MAX_BODY_BYTES, BodyTooLarge, BoundsExceeded, Redirected
-from .errors import BadReply, InputError, InputTooLong
+from .errors import BadReply, InputError, InputTooLong, ServerBusy
 
 BACKENDS = ("ollama", "openai")
 NAME_ONLY = "identity by name only"  # an OpenAI-compatible server reports no weights digest
@@ -41,6 +44,7 @@ class ClientSettings:
     embed_backend: str | None = None
     api_key_env: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES  # one reply's decoded body; read no further
+    host_flag: str = "--host"  # the flag that names `host`, for messages (the embedding server's: --embed-host)
 
     def __post_init__(self) -> None:
         if not all(0 < t < math.inf for t in (self.timeout_s, self.connect_timeout_s)):
@@ -64,7 +68,8 @@ class ClientSettings:
     def for_embeddings(self) -> ClientSettings:
         """The settings of the embedding server (the chat server's when none is given)."""
         return replace(self, host=self.embed_host or self.host, backend=self.embed_backend or self.backend,
-                       embed_host=None, embed_backend=None)
+                       embed_host=None, embed_backend=None,
+                       host_flag="--embed-host" if self.embed_host not in (None, self.host) else self.host_flag)
 
 
 @dataclass(frozen=True)
@@ -158,12 +163,52 @@ def server_window(client: ModelServer, info: ModelInfo) -> int | None:
     return None if getattr(client, "sets_context", True) else info.context_length
 
 
+PREFLIGHT_S = 10.0  # the check's own deadline per server: a busy server is said to be busy, not waited on
+SAY_WAITING_AFTER_S = 1.0  # a check still going after this is said (a fast server says nothing)
+
+
 def preflight(client: ModelServer, *, chat_model: str | None, embed_model: str | None,
-              status: Callable[[str], None] | None = None, load: bool = True) -> ServerInfo:
-    """Before any work: the server answers, the models are there, and each can do its job. With `load`, the
-    chat model is then loaded and its load time recorded (`load_chat_model`)."""
-    server = _storable(client.identify(chat_model=chat_model, embed_model=embed_model))
+              status: Callable[[str], None] | None = None, load: bool = True,
+              deadline_s: float = PREFLIGHT_S) -> ServerInfo:
+    """Before any work: the server answers, the models are there, and each can do its job, within `deadline_s`
+    (else ServerBusy: a server whose slots are all taken queues the check's embedding; the call goes on in the
+    background until the client's own timeout, and nothing waits for it). `status` hears what the check waits for
+    when it takes longer than a second. With `load`, the chat model is then loaded and its load time recorded
+    (`load_chat_model`): a load takes its own time, so it is outside the deadline."""
+    server = _storable(_identify_within(client, chat_model, embed_model, status, deadline_s))
     return load_chat_model(client, server, chat_model, status) if load and chat_model is not None else server
+
+
+def _identify_within(client: ModelServer, chat_model: str | None, embed_model: str | None,
+                     status: Callable[[str], None] | None, deadline_s: float) -> ServerInfo:
+    done: Future[ServerInfo] = Future()
+
+    def check() -> None:
+        try:
+            done.set_result(client.identify(chat_model=chat_model, embed_model=embed_model))
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread as it is
+            done.set_exception(exc)
+
+    threading.Thread(target=check, name=f"preflight {client.host}", daemon=True).start()
+    asked = _asked(client, chat_model, embed_model)
+    try:
+        return done.result(timeout=min(SAY_WAITING_AFTER_S, deadline_s))
+    except FutureTimeout:
+        if status:
+            status(f"checking {asked}: waiting for the server…")
+    try:
+        return done.result(timeout=max(deadline_s - SAY_WAITING_AFTER_S, 0.0))
+    except FutureTimeout:
+        flag = getattr(getattr(client, "settings", None), "host_flag", "--host")
+        raise ServerBusy(f"checking {asked}: no answer within {deadline_s:g} s: the server is busy (every slot "
+                         "taken by other requests, or a model loading); wait and try again, or lower the load on it "
+                         f"(if this is not the server you mean, check {flag})") from None
+
+
+def _asked(client: ModelServer, chat_model: str | None, embed_model: str | None) -> str:
+    """What the check asks `client`'s server, in words."""
+    jobs = ([f"serves {chat_model}"] if chat_model else []) + ([f"embeds with {embed_model}"] if embed_model else [])
+    return f"whether {client.host} {' and '.join(jobs) or 'answers'}"
 
 
 def load_chat_model(client: ModelServer, server: ServerInfo, chat_model: str,
@@ -188,7 +233,8 @@ def _storable(server: ServerInfo) -> ServerInfo:
 def embed_in_batches(embed_batch: Callable[[list[str], int, int | None], np.ndarray], model: str,
                      texts: Sequence[str], *, batch_size: int, dim: int | None) -> np.ndarray:
     """`embed_batch(batch, offset, dim)` over `texts` in batches, as unit rows. A batch refused as too long is
-    asked again one text at a time, so the InputTooLong names the input (`item_index`)."""
+    asked again one text at a time, so the InputTooLong names the input (`item_index`) and keeps the server's
+    own words about it."""
     if not texts:
         return np.zeros((0, 0), dtype=np.float32)
     rows: list[np.ndarray] = []
@@ -196,24 +242,24 @@ def embed_in_batches(embed_batch: Callable[[list[str], int, int | None], np.ndar
         batch = list(texts[start:start + batch_size])
         try:
             rows.append(embed_batch(batch, start, dim))
-        except InputTooLong:
-            _name_too_long(embed_batch, model, batch, start, dim)
-            raise
+        except InputTooLong as exc:
+            raise _name_too_long(embed_batch, batch, start, dim, exc) from None
         dim = rows[-1].shape[1]
     return unit_rows(np.vstack(rows))
 
 
-def _name_too_long(embed_batch: Callable[[list[str], int, int | None], np.ndarray], model: str, batch: list[str],
-                   offset: int, dim: int | None) -> None:
-    """Raise InputTooLong naming the first input of `batch` that is too long alone."""
-    if len(batch) > 1:
-        for i, text in enumerate(batch):
-            try:
-                embed_batch([text], offset + i, dim)
-            except InputTooLong:
-                _name_too_long(embed_batch, model, [text], offset + i, dim)
-        return
-    raise InputTooLong(f"input {offset} is longer than {model}'s context", item_index=offset)
+def _name_too_long(embed_batch: Callable[[list[str], int, int | None], np.ndarray], batch: list[str],
+                   offset: int, dim: int | None, refusal: InputTooLong) -> InputTooLong:
+    """The refusal naming the first input of `batch` that is refused alone (the server's words about that one);
+    the batch's own refusal, unnamed, when each input passes alone."""
+    if len(batch) == 1:
+        return refusal.at(offset)
+    for i, text in enumerate(batch):
+        try:
+            embed_batch([text], offset + i, dim)
+        except InputTooLong as exc:
+            return exc.at(offset + i)
+    return refusal
 
 
 def check_vectors(rows: Any, where: str, count: int, offset: int, dim: int | None, raw: str) -> np.ndarray:

@@ -119,14 +119,20 @@ class OllamaClient:
         self._lock = threading.Lock()  # --workers share one client
         self.calls = 0  # HTTP calls made, retries included: benchmarks and tests read it
 
+    @property
+    def _flag(self) -> str:
+        """The flag (and variable) that names this server, for messages."""
+        flag = self.settings.host_flag
+        return f"{flag} / OLLAMA_HOST" if flag == "--host" else flag
+
     # -- calls ---------------------------------------------------------------------------------------------
     @redacting
     def version(self) -> str:
         try:
             reply, _ = self._call("GET /api/version", "", lambda: self._client._request_raw("GET", "/api/version"))
         except ModelMissing:  # a 404 here means the path is unknown: some other web server answered
-            raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check --host "
-                           "/ OLLAMA_HOST") from None
+            raise BadReply(f"{self.host} answered but has no /api/version; is it an Ollama server? Check "
+                           f"{self._flag}") from None
         try:
             return str(json_body(reply.text)["version"])
         except NestedTooDeep as exc:
@@ -162,7 +168,7 @@ class OllamaClient:
         reply, retries = self._call("chat", model, lambda: self._client.chat(
             model=model, messages=messages, format=format, options=options, think=think, stream=False))
         message = reply.message
-        if reply.done is False and not reply.done_reason:  # the repeated-token abort of ollama-api.md §10
+        if reply.done is False and not reply.done_reason:  # Ollama's repeated-token abort: done false, no reason
             raise GenerationAborted(f"{ABORTED}: {self.host} stopped {model} early (done: false, no done_reason)",
                                     partial=message.content or "")
         return ChatReply(
@@ -246,7 +252,7 @@ class OllamaClient:
             except (ConnectionError, httpx.ConnectError) as exc:
                 raise ServerUnreachable(
                     f"no Ollama server answered at {self.host} ({what}). Start it with `ollama serve`, or point "
-                    "--host / OLLAMA_HOST at it") from exc
+                    f"{self._flag} at it") from exc
             except httpx.TimeoutException as exc:
                 raise ServerTimeout(
                     f"{what} with {model or 'the server'} took longer than {self.settings.timeout_s:g} s at "
@@ -267,13 +273,20 @@ class OllamaClient:
         if ("exceed" in low and "context" in low) or "longer than the context length" in low:
             # "exceeds the context length" (embed, 400); "the prompt is longer than the context length" (chat
             # with context shift off): both mean the input does not fit.
-            return InputTooLong(f"{what}: input longer than {model}'s context ({text}); raise --num-ctx or send "
-                                "less text")
-        if "repeat limit" in low:  # "prediction aborted, token repeat limit reached" (500, ollama-api.md §10)
+            fix = _EMBED_CONTEXT_FIX if what == "embed" else "raise --num-ctx (the context Ollama gives the model)"
+            return InputTooLong(f"{what} with {model}: {self.host} refused the input as too long: \"{text}\"; on the "
+                                f"server: {fix}; or send less text", server_said=text, server_fix=fix)
+        if "repeat limit" in low:  # Ollama's "prediction aborted, token repeat limit reached" (HTTP 500)
             return GenerationAborted(f"{ABORTED}: {self.host} answered HTTP {exc.status_code}: {text}")
         if exc.status_code == -1:
             return BadReply(f"{what}: the server reported an error mid-reply: {text}")
         return BadReply(f"{what} with {model or 'the server'} failed: HTTP {exc.status_code}: {text}")
+
+
+# Embeddings get the context the server gives the model: a request's num_ctx, else a Modelfile's, else
+# OLLAMA_CONTEXT_LENGTH, never more than the model was trained on (nomic-embed-text: 2048 tokens).
+_EMBED_CONTEXT_FIX = ("give the embedding model a longer context (OLLAMA_CONTEXT_LENGTH, or PARAMETER num_ctx in a "
+                      "Modelfile), up to the context it was trained on")
 
 
 def _model_info(name: str, digest: str, show: ollama.ShowResponse) -> ModelInfo:

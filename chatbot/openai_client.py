@@ -1,11 +1,13 @@
 """OpenAI-compatible model servers (vLLM, llama.cpp, SGLang, LM Studio, LiteLLM, Ollama `/v1`) behind the
 model-server seam, through the official `openai` client with its own retries off, so the retry rules here are the
-only ones (/work/shared/openai-api.md §4.3, §6).
+only ones (429 and 503 retried, honouring Retry-After).
 
 What differs between servers is handled here and nowhere else (docs/backends.md): the structured-output fallback
-(§6.4), where reasoning comes back (§2.2), the thinking switch (§1.6), where the context window is read (§1.5),
-each server's wording of "too long" (§4.2). With no weights digest on this API, a model's identity is its name,
-root and the server's version ("identity by name only").
+(`json_schema`, then llama.cpp's older `json_object` with a schema, then none), where reasoning comes back
+(`reasoning`, `reasoning_content` or `<think>` in the content), the thinking switch (`chat_template_kwargs`, or
+`reasoning_effort` on Ollama's /v1), where the context window is read (`max_model_len`, llama.cpp's `meta.n_ctx`
+and `/props`), each server's wording of "too long" (`_CONTEXT`). With no weights digest on this API, a model's
+identity is its name, root and the server's version ("identity by name only").
 """
 
 from __future__ import annotations
@@ -71,6 +73,12 @@ _CONTEXT = re.compile(r"maximum context length|exceeds the available context siz
                       r"longer than the model's context length|longer than the context length|"
                       r"exceeds the context length|too large to process|larger than the max context size|"
                       r"ContextWindowExceededError", re.I)
+# llama.cpp embeds a text in one physical batch (-ub, default 512 tokens) whatever its context (-c): a longer
+# input is refused with HTTP 500 "input (N tokens) is too large to process. increase the physical batch size".
+_PHYSICAL_BATCH = re.compile(r"physical batch", re.I)
+_PHYSICAL_BATCH_FIX = ("start llama-server with -b and -ub at least the longest input in tokens (its physical batch; "
+                       "a larger -c does not help)")
+_CONTEXT_FIX = "give it a longer context (llama.cpp: a larger -c or fewer -np slots; vLLM: --max-model-len)"
 _MISSING = re.compile(r"does not exist|not found|invalid model name", re.I)
 T = TypeVar("T")
 
@@ -273,8 +281,8 @@ class OpenAIClient:
         try:
             reply, _ = self._call("list models", "", lambda: self._get("/models"))
         except ModelMissing:
-            raise BadReply(f"{self.host} answered but has no /models; give --host the server's base URL ending in "
-                           "/v1 (e.g. http://127.0.0.1:8000/v1)") from None
+            raise BadReply(f"{self.host} answered but has no /models; give {self.settings.host_flag} the server's "
+                           "base URL ending in /v1 (e.g. http://127.0.0.1:8000/v1)") from None
         data = json_object(reply.text, f"bad reply from {self.host}: list models").get("data")
         if not isinstance(data, list):
             raise BadReply(f"bad reply from {self.host}: list models: expected a 'data' list, got "
@@ -282,7 +290,8 @@ class OpenAIClient:
         return [m for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
 
     def _detect(self) -> tuple[str, str, dict]:
-        """(make, version, llama.cpp /props) from the endpoints each server has beside /v1 (openai-api.md §6.1)."""
+        """(make, version, llama.cpp /props) from the endpoints each server has beside /v1: vLLM's /version,
+        llama.cpp's /props, SGLang's /server_info, Ollama's /api/version."""
         for path, kind, field in (("/version", "vllm", "version"), ("/props", "llama.cpp", "build_info"),
                                   ("/server_info", "sglang", "version"), ("/api/version", "ollama", "version")):
             body = self._probe(path)
@@ -330,7 +339,8 @@ class OpenAIClient:
                     raise bounds_error(outside, self.host, what, model, self.settings.max_body_bytes) from None
                 if connection_refused(exc):
                     raise ServerUnreachable(f"no server at {self.host} ({what}): the connection was refused. Start "
-                                            "the model server, or point --host at its base URL ending in /v1") from None
+                                            f"the model server, or point {self.settings.host_flag} at its base "
+                                            "URL ending in /v1") from None
                 if attempt + 1 < attempts:
                     self._sleep(self.settings.backoff_s * 2**attempt)
                     continue
@@ -351,8 +361,10 @@ class OpenAIClient:
         if code == 400 and "response_format" in text.lower():
             return _FormatRefused(f"HTTP 400: {text}")
         if _CONTEXT.search(text):
-            return InputTooLong(f"{what}: input longer than {model}'s context ({text}); raise the server's context "
-                                "(vLLM --max-model-len, llama.cpp -c) or send less text (--top-k, --chunk-size)")
+            fix = _PHYSICAL_BATCH_FIX if _PHYSICAL_BATCH.search(text) else _CONTEXT_FIX
+            return InputTooLong(f"{what} with {model}: {self.host} refused the input as too long: \"{text}\"; on the "
+                                f"server: {fix}; or send less text (--top-k, --chunk-size)", server_said=text,
+                                server_fix=fix)
         if code == 404 or (code == 400 and _MISSING.search(text)):
             return ModelMissing(_missing_message(model, self.host, self._served_ids()))
         if code in (401, 403):
@@ -377,7 +389,7 @@ def _chat_body(model: str, messages: list[dict], options: dict, think: bool | No
         body["seed"] = options["seed"]
     if options.get("num_predict") is not None:
         body["max_tokens"] = body["max_completion_tokens"] = options["num_predict"]
-    if think is False:  # Ollama's /v1 ignores chat_template_kwargs and reads reasoning_effort (openai-api.md §1.6)
+    if think is False:  # Ollama's /v1 ignores chat_template_kwargs and reads reasoning_effort
         body |= {"reasoning_effort": "none"} if kind == "ollama" else {
             "chat_template_kwargs": {"enable_thinking": False}}
     return body

@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Iterator, TextIO
+from typing import Any, Callable, Iterator, NoReturn, TextIO
 
 from .errors import RagError, Stopped
 
@@ -87,10 +87,9 @@ class ProgressBar:
                 return
             first, self._last = self._last == (-1, -1), (done, total)
             if self.tty:
-                self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
-                if done >= total:
-                    self.stream.write("\n")
-                self.stream.flush()
+                self._draw_bar()
+                if first and done < total and self.every_s > 0:
+                    self._start_heartbeat()  # the clock moves while the first batch or case is still out
             elif first or done >= total:
                 self._write_log_line(first=first)
                 if first and done < total and self.every_s > 0:
@@ -110,10 +109,26 @@ class ProgressBar:
         self._beat.start()
 
     def _heartbeat(self) -> None:
-        while not self._stopped.wait(self.every_s):
+        every = min(self.every_s, 1.0) if self.tty else self.every_s  # a bar's clock ticks; a log gets a line
+        while not self._stopped.wait(every):
             with self._lock:
-                if not self._stopped.is_set():
+                if self._stopped.is_set():
+                    return
+                if self.tty:
+                    self._draw_bar()
+                else:
                     self._write_log_line()
+
+    def _draw_bar(self) -> None:
+        """The bar redrawn in place (the lock is held), ended by a newline once the stage is done."""
+        done, total = self._last
+        try:
+            self.stream.write("\r\x1b[K" + self._line(done, total))  # K: clear what a longer line left
+            if done >= total:
+                self.stream.write("\n")
+            self.stream.flush()
+        except (OSError, ValueError):
+            self._stopped.set()
 
     def _write_log_line(self, *, first: bool = False) -> None:
         """The current state as one plain line (the lock is held); the first has no rate: nothing is timed yet."""
@@ -124,29 +139,38 @@ class ProgressBar:
         except (OSError, ValueError):  # the log went away (closed, disk full): progress is not worth a crash
             self._stopped.set()
 
-    def _parts(self, done: int, total: int) -> list[str]:
+    def _parts(self, done: int, total: int, *, timed: bool = True) -> list[str]:
+        """Rate, reused, elapsed, ETA; without `timed` (nothing timed yet), no rate or ETA; while no ETA can be
+        given, what the stage waits for."""
         reused = self._reused or 0
-        fresh = done - reused
+        fresh = done - reused if timed else 0
         elapsed = self.now() - self.started
-        rate = fresh / max(elapsed, 1e-9)
-        parts = [f"{rate:.1f}/s"] if fresh > 0 else []
+        parts = [rate_text(fresh, elapsed)] if fresh > 0 else []
         parts += [f"{reused} {self.reused_word}"] if reused else []
         parts.append(f"elapsed {clock(elapsed)}")
         if fresh > 0 and done < total:
-            parts.append(f"ETA {clock((total - done) / rate)}")
+            parts.append(f"ETA {clock((total - done) * elapsed / fresh)}")
+        elif done < total:
+            parts.append("waiting for the next to finish" if done else "waiting for the first to finish")
         return parts
 
     def _line(self, done: int, total: int) -> str:
         filled = self.width * done // total if total else self.width
-        return f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] " \
-               f"{', '.join(self._parts(done, total))}"
+        return printable(f"{self.label} {done}/{total} [{'#' * filled}{'.' * (self.width - filled)}] "
+                         f"{', '.join(self._parts(done, total))}")
 
     def _log_line(self, done: int, total: int, *, timed: bool = True) -> str:
         share = f" {done / total:.0%}" if total else ""
-        parts = [p for p in self._parts(done, total) if timed or not (p.endswith("/s") or p.startswith("ETA"))]
-        if done < total and not any(p.startswith("ETA") for p in parts):
-            parts.append("waiting for the next to finish" if done else "waiting for the first to finish")
-        return printable(f"{self.label} {done}/{total}{share}, {', '.join(parts)}")
+        return printable(f"{self.label} {done}/{total}{share}, {', '.join(self._parts(done, total, timed=timed))}")
+
+
+def rate_text(count: int, seconds: float) -> str:
+    """`count` done in `seconds`: "3.1/s", or, slower than one a second, the seconds each takes ("45 s each",
+    "2.5 s each") instead of a rate that rounds to "0.0/s"."""
+    if count >= seconds:
+        return f"{count / max(seconds, 1e-9):.1f}/s"
+    each = seconds / count
+    return f"{each:.1f} s each" if each < 10 else f"{each:.0f} s each"
 
 
 class Stages:
@@ -184,6 +208,10 @@ class SuggestingParser(argparse.ArgumentParser):
     """An argument parser whose refusal of a word outside a fixed list (a sub-command, a `--backend`) names the
     closest one: "invalid choice: 'comapre' (choose from ...); did you mean compare?". Its sub-command parsers are
     of this class too (argparse makes them with the parent's class)."""
+
+    def error(self, message: str) -> NoReturn:
+        """The error first, then the usage: a did-you-mean is the line to read, not the end of 40 lines of usage."""
+        self.exit(2, f"{self.prog}: error: {message}\n{self.format_usage()}")
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         try:

@@ -167,7 +167,8 @@ def _judged_flags(row: Row) -> tuple[bool, ...] | None:
     return tuple(c.verdict == "supported" for c in row.judged_claims)
 
 
-# A reply that could not be produced or parsed: no decision to answer or to abstain was made (DESIGN.md). A model's
+# A reply that could not be produced or parsed: no decision to answer or to abstain was made, so it is never an
+# abstention. A model's
 # malformed, cut, refused or tool-calling reply is `malformed_output`; `error` is a failure of the harness or the
 # server (its row has no metrics at all).
 BROKEN: frozenset[Status] = frozenset({"malformed_output", "error"})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,7 @@ class RunSettings(ServerSettings):
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
+_DEFAULTS = RunSettings()
 PATH_SETTINGS = ("docs", "cases", "out", "prompt", "cache_dir")  # the settings that name a file or folder
 
 
@@ -170,8 +172,16 @@ _LISTS = ("k", "hosts", "only_tag")  # settings held as tuples
 
 
 def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict | None = None) -> RunSettings:
+    """`resolve_noting` without its notes."""
+    return resolve_noting(flags, config_path, base=base)[0]
+
+
+def resolve_noting(flags: dict[str, Any], config_path: str | None = None, *,
+                   base: dict | None = None) -> tuple[RunSettings, list[str]]:
     """Flags that were given (not None) win over the config file, which wins over `base` (a resumed run's
-    saved settings), which wins over the defaults."""
+    saved settings), which wins over the defaults. With the settings, what was decided for the user that they
+    should hear (a default --k trimmed to --top-k). Documents of one's own without cases are refused: the
+    bundled cases would find none of their pages."""
     values = {k: v for k, v in (base or {}).items() if k in FIELDS}
     if (base or {}).get("offline"):  # a run saved before --system existed
         values["system"] = "offline"
@@ -186,7 +196,31 @@ def resolve(flags: dict[str, Any], config_path: str | None = None, *, base: dict
     for name in _LISTS:
         if name in values:
             values[name] = tuple(values[name])
-    return RunSettings(**values)
+    if (refusal := docs_without_cases(values)) is not None:
+        raise InputError(refusal)
+    notes = []
+    top_k = values.get("top_k", _DEFAULTS.top_k)
+    if "k" not in values and max(_DEFAULTS.k) > top_k >= 1:
+        values["k"] = tuple(k for k in _DEFAULTS.k if k <= top_k)
+        notes.append(f"--k not given: Hit@k and Recall@k at {', '.join(map(str, values['k']))} (the default "
+                     f"{', '.join(map(str, _DEFAULTS.k))} trimmed to --top-k {top_k})")
+    return RunSettings(**values), notes
+
+
+def docs_without_cases(values: Mapping[str, Any]) -> str | None:
+    """Why documents of one's own without cases cannot run (the bundled cases would find none of their pages),
+    or None. `values`: the settings given (flags, a config file, a resumed run's)."""
+    if "cases" in values or "docs" not in values or _bundled(str(values["docs"])):
+        return None
+    docs = values["docs"]
+    return (f"--docs {docs} without --cases: the bundled cases ask about sample_docs/, not these documents; give "
+            f"your cases with --cases FILE, or draft them from these documents with `rag-eval draft --docs {docs}` "
+            "(docs/drafting.md)")
+
+
+def _bundled(docs: str) -> bool:
+    """Whether `docs` is the bundled sample's folder or a file in it."""
+    return Path(docs).resolve().is_relative_to(Path(_DEFAULTS.docs).resolve())
 
 
 def _shown(host: str | None) -> str | None:

@@ -1,6 +1,6 @@
 """An Ollama-compatible HTTP server for tests: a rule-based stand-in, **not a model**.
 
-It speaks the shapes of the real Ollama API (/work/shared/ollama-api.md §1-§4, §9), so code can be tested
+It speaks the shapes of the real Ollama API (embed, chat, metadata, errors, version), so code can be tested
 through the official ``ollama`` client over a real socket. Token counts are whitespace tokens.
 
 Embeddings (``/api/embed``) are a deterministic *lexical* stand-in: the lower-cased word tokens (regex ``\\w+``)
@@ -81,7 +81,7 @@ class ModelSpec:
 
 
 def default_models() -> dict[str, ModelSpec]:
-    """The project's two models with the metadata Ollama reports for them (ollama-api.md §5)."""
+    """The project's two models with the metadata Ollama reports for them."""
     return {
         "nomic-embed-text:latest": ModelSpec(
             ["embedding"], "nomic-bert", embedding_length=768, context_length=2048,
@@ -499,7 +499,7 @@ class FakeOllama:
         return _LOAD_NS
 
     def _broken_chat(self, base: dict, fault: str) -> dict | _Raw:
-        """The reply for a chat fault (ollama-api.md §10 for the two repeated-token aborts)."""
+        """The reply for a chat fault (the two repeated-token aborts as Ollama sends them)."""
         if fault == "repeat_limit":
             raise _ApiError(500, REPEAT_LIMIT_ERROR)
         if fault == "aborted":  # 200, done false, no done_reason, no metrics
@@ -509,7 +509,7 @@ class FakeOllama:
         return _Raw(b"upstream connect error or disconnect/reset before headers")
 
     def _chat_checks(self, body: dict) -> bool:
-        """Validate a chat request as Ollama does (ollama-api.md §2); returns whether to think."""
+        """Validate a chat request as Ollama does; returns whether to think."""
         _, spec = self._model(body, "model '{}' not found")
         if "completion" not in spec.capabilities:
             raise _ApiError(400, f'"{body["model"]}" does not support chat')

@@ -1,5 +1,5 @@
 """The OpenAI-compatible side of the test server (tests/fake_ollama.py): ``/v1/models``, ``/v1/chat/completions``,
-``/v1/embeddings`` and the identity endpoints beside them, in the dialects of /work/shared/openai-api.md. **Not a
+``/v1/embeddings`` and the identity endpoints beside them, in the dialects real servers speak. **Not a
 model**: chat replies come from the same rule as ``/api/chat`` (``FakeOllama.chat_rule``), embeddings are the same
 hashed bag of words, token counts are whitespace tokens, so a run through either API gets the same answers.
 
@@ -24,8 +24,10 @@ A model thinks when it reports the ``thinking`` capability and the request does 
 (``chat_template_kwargs.enable_thinking: false``; on the ``ollama`` kind ``reasoning_effort: "none"``).
 ``FakeOllama.fail_next(429, retry_after=S, path="/v1/chat/completions")`` answers 429 with ``Retry-After: S``.
 The ``llama.cpp`` kind counts a chat body's tokens at ``/v1/chat/completions/input_tokens`` (unless
-``counts_tokens`` is False; ``FakeOllama.token_counts`` counts those calls) and answers 501 to embeddings with a
-model that lacks the ``embedding`` capability, as llama-server started without ``--embeddings`` does.
+``counts_tokens`` is False; ``FakeOllama.token_counts`` counts those calls), answers 501 to embeddings with a
+model that lacks the ``embedding`` capability, as llama-server started without ``--embeddings`` does, and, with
+``ubatch`` set (llama-server's ``-ub``), refuses an embedding input longer than it with HTTP 500 "input (N tokens) is
+too large to process. increase the physical batch size (current batch size: U)", whatever the context.
 """
 
 from __future__ import annotations
@@ -58,6 +60,9 @@ class Dialect:
     build_info: str = "b6502-0c1e5709"
     index: str = "ordered"  # embedding items' `index`: one of INDEXES
     counts_tokens: bool = True  # llama.cpp's POST /v1/chat/completions/input_tokens (a build without it: 404)
+    # llama.cpp's physical batch (-ub): an embedding input longer than it is refused with HTTP 500, whatever the
+    # context; None: no such limit (the default 512 would refuse the tests' long chunks, which the context covers)
+    ubatch: int | None = None
 
 
 class OpenAIError(Exception):
@@ -148,7 +153,7 @@ def _check_format(d: Dialect, body: dict) -> None:
 
 
 def _check_context(d: Dialect, prompt: int, budget: int, limit: int) -> None:
-    """Each server's wording of "too long" (openai-api.md §4.2); Ollama's /v1 cuts silently instead."""
+    """Each server's wording of "too long"; Ollama's /v1 cuts silently instead."""
     if d.kind == "vllm" and prompt + budget > limit:
         raise OpenAIError(400, f"This model's maximum context length is {limit} tokens. However, you requested "
                                f"{budget} output tokens and your prompt contains {prompt} input tokens, for a total "
@@ -241,6 +246,9 @@ def embeddings(fake: FakeOllama, body: dict, fault: str | None = None) -> Any:
         raise OpenAIError(400, "Input content cannot be empty" if texts == [] or texts else "invalid input type")
     fake._sleep(fake.embed_delay_s)
     longest = max(map(_tokens, texts))
+    if d.kind == "llama.cpp" and d.ubatch is not None and longest > d.ubatch:
+        raise OpenAIError(500, f"input ({longest} tokens) is too large to process. increase the physical batch size "
+                               f"(current batch size: {d.ubatch})", type_="server_error")
     if d.kind != "ollama" and longest > spec.context_length:
         _check_context(d, longest, 0, spec.context_length)
     texts = [_cut_tokens(t, spec.context_length) for t in texts]

@@ -404,3 +404,49 @@ def test_the_tests_page_names_every_test_file():
     page = (REPO / "tests" / "README.md").read_text(encoding="utf-8")
     files = sorted(str(p.relative_to(REPO / "tests")) for p in (REPO / "tests").rglob("test_*.py"))
     assert [f for f in files if f"`{f}`" not in page and f"`{f.rpartition('/')[2]}`" not in page] == []
+
+
+# -- docs/backends.md: a llama.cpp you already have --------------------------------------------------------------
+def _llama_cpp_block() -> list[list[str]]:
+    """The commands of the first shell block under "A llama.cpp you already have", continuation lines joined."""
+    import shlex
+    text = (DOCS / "backends.md").read_text(encoding="utf-8")
+    section = text.split("## A llama.cpp you already have", 1)[1]
+    block = next(b for b in fenced_blocks(section) if b.info.split()[0] in SHELLS)
+    return [shlex.split(line) for line in block.code.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def _flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_the_documented_llama_cpp_lines_run_against_llama_cpps_dialect(tmp_path, capsys):
+    """The evaluate_rag.py line of backends.md, against two test servers speaking llama.cpp's dialect as the two
+    documented `llama-server` lines start it: the chat server's -c shared by -np slots, the embedding server
+    refusing inputs over its -ub. It runs (the bundled handbook's cases for `my_pdfs`, two of them); the same line
+    against an embedding server with a shorter -ub stops naming -ub (issue #44 items 2 and 3)."""
+    from harness.cli import main
+    from tests.conftest import HANDBOOK, sample_cases
+    from tests.fake_ollama import ModelSpec
+    chat_line, embed_line, evaluate = _llama_cpp_block()
+    assert chat_line[0] == embed_line[0] == "llama-server" and evaluate[:2] == ["python", "evaluate_rag.py"]
+    assert {"--jinja", "-c", "-np", "--alias"} <= set(chat_line)
+    assert {"--embeddings", "--pooling", "-b", "-ub", "--alias"} <= set(embed_line)
+    assert _flag(embed_line, "-b") == _flag(embed_line, "-ub") and _flag(embed_line, "--pooling") == "mean"
+    with FakeOllama(slots=int(_flag(chat_line, "-np"))) as chat, FakeOllama() as embed:
+        chat.models = {_flag(chat_line, "--alias"): ModelSpec(["completion"], "llama",
+                                                              context_length=int(_flag(chat_line, "-c")))}
+        embed.models = {_flag(embed_line, "--alias"): ModelSpec(["embedding"], "gemma3", embedding_length=640,
+                                                                context_length=int(_flag(embed_line, "-c")))}
+        chat.openai.kind = embed.openai.kind = "llama.cpp"
+        urls = {f"http://127.0.0.1:{_flag(chat_line, '--port')}/v1": chat.url + "/v1",
+                f"http://127.0.0.1:{_flag(embed_line, '--port')}/v1": embed.url + "/v1"}
+        args = [urls.get(a, a) for a in evaluate[2:]]
+        args[args.index("--docs") + 1], args[args.index("--cases") + 1] = str(HANDBOOK), sample_cases(tmp_path)
+        args += ["--limit", "2", "--out", str(tmp_path / "results")]
+        embed.openai.ubatch = int(_flag(embed_line, "-ub"))
+        assert main(["run", *args]) == 0
+        capsys.readouterr()
+        embed.openai.ubatch = 50  # a physical batch shorter than the handbook's pages (a fresh cache: embedded again)
+        assert main(["run", *args, "--cache-dir", str(tmp_path / "other-cache")]) == 1
+        assert "-b and -ub at least" in capsys.readouterr().err

@@ -88,3 +88,58 @@ def test_compare_warns_when_a_label_names_runs_of_different_systems(tmp_path, ca
     assert "warning: label 'mine' names runs of 2 different systems" in err and str(first) in err
     assert "different systems" not in find_run("base", out)[1]
     assert find_run(str(base), out) == (base, None)
+
+
+@pytest.mark.parametrize("command", [["run", "--offline"], ["check"]])
+def test_documents_of_ones_own_without_cases_are_refused_naming_both_ways_forward(command, tmp_path, capsys):
+    """The bundled cases ask about sample_docs/: with other documents they would find none of their pages, so
+    --docs without --cases is one line naming --cases and drafting (issue #44 item 4); the bundled folder or a
+    file in it keeps the bundled cases."""
+    mine = tmp_path / "my_pdfs"
+    mine.mkdir()
+    (mine / "a.pdf").write_bytes(HANDBOOK.read_bytes())
+    assert main([*command, "--docs", str(mine)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert f"--docs {mine} without --cases" in line and "--cases FILE" in line
+    assert f"`rag-eval draft --docs {mine}`" in line
+    config = tmp_path / "mine.toml"
+    config.write_text(f'docs = "{mine}"\n')
+    assert main([*command, "--config", str(config)]) == 2
+    assert "without --cases" in capsys.readouterr().err
+
+
+def test_the_bundled_documents_keep_the_bundled_cases(tmp_path, capsys):
+    assert main(["check", "--docs", str(SAMPLE_DOCS)]) == 0
+    assert "cases OK" in capsys.readouterr().out
+
+
+def test_top_k_alone_trims_the_default_k_and_says_so(tmp_path, capsys):
+    """`--top-k 2` alone runs: the default --k 1,2,4 becomes 1,2, said on stderr; a --k given is never trimmed
+    (a --k over --top-k stays refused), and a --top-k that covers the default says nothing (issue #44)."""
+    out = str(tmp_path / "results")
+    assert main(["run", "--offline", "--top-k", "2", "--limit", "3", "--out", out, "--label", "two"]) == 0
+    err = capsys.readouterr().err
+    assert "note: --k not given: Hit@k and Recall@k at 1, 2 (the default 1, 2, 4 trimmed to --top-k 2)" in err
+    assert read_manifest(find_run("two", out)[0]).settings.k == (1, 2)
+    assert main(["run", "--offline", "--top-k", "2", "--k", "1", "4", "--limit", "3", "--out", out]) == 2
+    assert "--k 4 is larger than --top-k 2" in capsys.readouterr().err
+    assert main(["run", "--offline", "--top-k", "5", "--limit", "3", "--out", out, "--label", "five"]) == 0
+    assert "--k not given" not in capsys.readouterr().err
+    assert read_manifest(find_run("five", out)[0]).settings.k == (1, 2, 4)
+
+
+@pytest.mark.parametrize("backend, suffix", [("ollama", ""), ("openai", "/v1")])
+def test_a_wrong_embed_host_is_named_as_embed_host(backend, suffix, server, tmp_path, capsys):
+    """Nothing listens at the --embed-host given: the message points at --embed-host, the flag to fix, not --host
+    (issue #44); the same for an embedding URL in the other API's path."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        nothing = f"http://127.0.0.1:{s.getsockname()[1]}{suffix}"
+    base = ["run", "--backend", backend, "--host", server.url + suffix, "--out", str(tmp_path / "r")]
+    assert main([*base, "--embed-host", nothing]) == 1
+    err = capsys.readouterr().err
+    assert "--embed-host" in err and "point --host" not in err and "--host /" not in err
+    wrong_path = server.url + ("/api" if backend == "openai" else "/v1")
+    assert main([*base, "--embed-host", wrong_path]) == 2
+    assert f"--embed-host {wrong_path} ends with" in capsys.readouterr().err

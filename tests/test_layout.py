@@ -7,13 +7,16 @@ down, none sideways or up, and no family imports another in a circle. No import 
 (`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
 instead of testing the `--system` string; `harness/` keeps at most 24 top-level entries; and one name per meaning
 (one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
-`pyproject.toml` declares what the code imports directly.
+`pyproject.toml` declares what the code imports directly; no tracked file cites a document outside the
+repository (a developer's notes beside it), which no reader of the repository can open.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.metadata
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -286,3 +289,42 @@ def test_every_test_has_a_timeout(pytestconfig):
     assert any(req.startswith("pytest-timeout") for req in project["project"]["optional-dependencies"]["test"])
     assert 0 < float(pytestconfig.getini("timeout")) <= 600
     assert pytestconfig.pluginmanager.hasplugin("timeout")
+
+
+# Documents kept beside the repository for its developers, which its readers cannot open: the folder and each
+# document's name, written in pieces so that this file does not cite them itself.
+_OUTSIDE = re.compile("|".join(re.escape(name.replace("|", "")) for name in (
+    "../sh|ared/", "sh|ared/engine.md", "sh|ared/openai-api.md", "sh|ared/ollama-api.md")) + "|" + r"(?<![\w/-])(?:"
+    + "|".join(re.escape(name.replace("|", "")) for name in ("eng|ine.md", "openai-ap|i.md", "ollama-ap|i.md",
+                                                             "DES|IGN.md", "STY|LE.md")) + ")")
+
+
+def outside_citations(paths: list[Path], root: Path = REPO) -> list[str]:
+    """`path:line: text` of each line that cites a document outside the repository."""
+    found = []
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary files (PDFs, images) cite nothing
+        found += [f"{path.relative_to(root)}:{n}: {line.strip()}" for n, line in enumerate(text.splitlines(), 1)
+                  if _OUTSIDE.search(line)]
+    return found
+
+
+def test_no_tracked_file_cites_a_document_outside_the_repository():
+    """Facts about engines and APIs are stated where they are used, or in docs/ (issue #44 item 9)."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    paths = [REPO / name for name in listed.decode("utf-8").split("\0") if name]
+    assert len(paths) > 100  # the repository's files, not an empty listing
+    assert outside_citations(paths) == []
+
+
+def test_the_citation_check_sees_each_form(tmp_path):  # so that the test above cannot pass by seeing nothing
+    names = ["../sh" "ared/x.md", "/work/sh" "ared/engine.md", "(ollama-ap" "i.md §10)", "DES" "IGN.md",
+             "see STY" "LE.md", "openai-ap" "i.md §4", "sh" "ared/openai-api.md"]
+    files = []
+    for i, name in enumerate(names + ["docs/backends.md", "my-engine.md and nothing else"]):
+        files.append(tmp_path / f"f{i}.py")
+        files[-1].write_text(f"x = 1\n# {name}\n", encoding="utf-8")
+    assert [hit.split(":")[0] for hit in outside_citations(files, tmp_path)] == [f"f{i}.py" for i in range(len(names))]

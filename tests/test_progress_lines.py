@@ -100,13 +100,40 @@ def test_quiet_shows_nothing_on_a_terminal_or_in_a_log():
         assert stream.getvalue() == ""
 
 
-def test_the_terminal_keeps_its_bar_and_gets_no_heartbeat():
+def test_the_terminal_keeps_its_bar_and_its_clock_moves_while_nothing_finishes():
+    """On a terminal the bar is redrawn in place, never a new line until the stage ends; while the first batch is
+    out the heartbeat redraws it, so its clock moves and it says what it waits for (issue #44: an embedding bar
+    sat at 0 for two minutes behind its first batch of 32)."""
+    seconds = [0.0]
     stream = _Tty()
-    bar = ProgressBar("cases", stream=stream, every_s=0.01)
-    bar(1, 3)
-    time.sleep(0.05)
-    assert bar._beat is None and stream.getvalue().count("\r\x1b[K") == 1 and "[#########" in stream.getvalue()
+    bar = ProgressBar("embedding", stream=stream, every_s=0.01, now=lambda: seconds[0])
+    bar(0, 84)
+    seconds[0] = 125.0
+    assert _wait_for(lambda: "elapsed 2:05" in stream.getvalue())
+    assert f"embedding 0/84 [{'.' * 28}] elapsed 2:05, waiting for the first to finish" in stream.getvalue()
+    bar(84, 84)
     bar.close()
+    text = stream.getvalue()
+    assert text.count("\n") == 1 and text.endswith(f"84/84 [{'#' * 28}] 1.5 s each, elapsed 2:05\n")
+
+
+def test_a_slow_stage_says_the_seconds_each_takes_instead_of_a_rate_of_zero():
+    """45 s a case is "45 s each", not "0.0/s" (issue #44); from one a second on, a rate."""
+    seconds = [0.0]
+    stream = io.StringIO()
+    with ProgressBar("cases", stream=stream, every_s=0, now=lambda: seconds[0], reused="done before") as bar:
+        bar(0, 10)
+        seconds[0] = 90.0
+        bar(2, 10)
+        seconds[0] = 100.0
+        bar(10, 10)
+    assert stream.getvalue().splitlines() == [
+        "cases 0/10 0%, elapsed 0:00, waiting for the first to finish",
+        "cases 10/10 100%, 10 s each, elapsed 1:40"]
+    seconds[0] = 0.0
+    bar = ProgressBar("cases", stream=_Tty(), now=lambda: seconds[0])
+    seconds[0] = 90.0
+    assert bar._line(2, 10).endswith("45 s each, elapsed 1:30, ETA 6:00")
 
 
 def test_a_new_stage_stops_the_heartbeat_of_the_one_before():

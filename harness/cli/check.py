@@ -11,7 +11,7 @@ from chatbot.terminal import say
 
 from ..cases import describe_selection
 from ..evaluate import prepare
-from ..settings import RunSettings, resolve
+from ..settings import RunSettings, resolve_noting
 from ..systems import traits_for
 from .run import add_selection_args
 
@@ -36,7 +36,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in ("config", "func", "command")}
-    settings = resolve(flags, args.config)
+    settings, notes = resolve_noting(flags, args.config)
+    for note in notes:
+        say(f"note: {note}", file=sys.stderr)
     cache = PageCache.at(settings.cache_dir)
     documents, cases, selection = prepare(settings, cache=cache)
     if cache.problem:

@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", metavar="RUN", help="run directory")
     p.add_argument("--model", help="the judge model (default: the run's chat model, else qwen3:4b)")
-    p.add_argument("--host", help="the judge's server (default: $OLLAMA_HOST, else http://127.0.0.1:11434; with "
-                                  "--backend openai: $OPENAI_BASE_URL)")
+    p.add_argument("--host", help="the judge's server (default: the run's first server when the judge speaks the "
+                                  "run's API, else $OLLAMA_HOST, else http://127.0.0.1:11434; with --backend openai: "
+                                  "$OPENAI_BASE_URL)")
     p.add_argument("--backend", choices=list(BACKENDS), help="the API the server speaks: ollama or openai (vLLM, "
                                                              "llama.cpp, ...); default: the run's, else ollama")
     p.add_argument("--api-key-env", help="name of the environment variable holding the API key (openai backend)")

@@ -24,9 +24,9 @@ from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_m
 from ..records import Manifest, Summary
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
-from ..settings import RunSettings, host_flags, resolve
+from ..settings import RunSettings, host_flags, resolve_noting
 from ..sweep.dry import DryRun, count_calls
-from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, estimate
+from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, embedding_text, estimate
 from ..systems import traits_for
 from .common import judged_passed_text
 from .flags import add_quiet, run_label
@@ -130,7 +130,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--resume finishes a run, --rerun-failed starts a new one from a finished run: give one")
     source = args.resume or args.rerun_failed
     saved = read_manifest(source).settings.to_json() if source else None
-    settings = resolve(flags, args.config, base=saved)
+    settings, notes = resolve_noting(flags, args.config, base=saved)
+    for note in notes:
+        say(f"note: {note}", file=sys.stderr)
     thresholds = _thresholds(args.fail_under, settings.k)
     if args.dry_run:
         _, cases, selection = prepare(settings)
@@ -209,6 +211,9 @@ def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
     if found.not_counted:
         lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
     slots = s.workers * len(s.servers())
+    if found.embedding is not None:
+        e = found.embedding
+        lines.append(embedding_text(e.chunks_needed, e.seconds_per_chunk, e.chars, e.model))
     lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
     return "\n".join(lines)
 

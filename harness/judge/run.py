@@ -53,10 +53,13 @@ class JudgeSettings:
     cache_dir: str | None = None
     min_quote_words: int | None = None  # None: the run's own
 
-    def client(self, backend: str = "ollama") -> ClientSettings:
-        return ClientSettings(host=self.host, timeout_s=self.timeout, retries=self.retries, backoff_s=self.backoff,
-                              backend=self.backend or backend, api_key_env=self.api_key_env,
-                              max_body_bytes=self.max_body_bytes)
+    def client(self, backend: str = "ollama", host: str | None = None) -> ClientSettings:
+        """The judge's server: the flags given, else the run's (`backend`, `host`). The run's host goes only with
+        the run's backend: another API is another server."""
+        same_api = self.backend in (None, backend)
+        return ClientSettings(host=self.host or (host if same_api else None), timeout_s=self.timeout,
+                              retries=self.retries, backoff_s=self.backoff, backend=self.backend or backend,
+                              api_key_env=self.api_key_env, max_body_bytes=self.max_body_bytes)
 
     def options(self, model: str) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]
@@ -112,7 +115,7 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     prompt = judge_prompt(settings.prompt)
     manifest = read_manifest(run_dir)
     model = judge_model(manifest, settings)
-    client = connect(settings.client(manifest.settings.backend or "ollama"))
+    client = connect(settings.client(manifest.settings.backend or "ollama", manifest.settings.host))
     info = preflight(client, chat_model=model, embed_model=None, load=False).models[model]
     asker = judge_asker(client, settings.options(model), info.digest, info.capabilities,
                         judge_cache(settings.cache_dir), window=server_window(client, info))

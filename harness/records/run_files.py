@@ -196,6 +196,7 @@ class RunSettingsRecord(_Section):
     system: str | None = None
     top_k: int | None = None
     chunk_size: int | None = None
+    host: str | None = Field(default=None, description="the chat server given (None: the backend's default)")
     hosts: tuple[str, ...] = ()
     backend: str | None = None
     chat_model: str | None = None

@@ -1,7 +1,9 @@
 """`rag-eval sweep --dry-run`: how many embedding and chat calls a sweep needs, and how many the caches hold.
 
-Nothing is embedded, generated or loaded: the documents are read and chunked per cell, the cases read, and each
-server is asked only for its model list and model details (digests and capabilities decide the cache keys).
+Nothing is generated or loaded: the documents are read and chunked per cell, the cases read, and each server is
+asked for its model list and model details (digests and capabilities decide the cache keys). One chunk of those
+to embed, of median length, is embedded (and not kept) to time it: the embedding estimate is that time per chunk,
+since on a CPU server embedding can take longer than the chats.
 Embedding texts are every cell's chunk texts (doc prefix) and questions (query prefix; none for `bm25`), keyed as
 the vector cache keys them. A chat call's key needs its prompt, which needs the retrieved passages: a cell whose
 chunk and question vectors are all cached is retrieved locally and its answer keys counted exactly (distinct
@@ -11,6 +13,7 @@ other systems (`offline`, plug-ins, http) are listed as not counted.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -32,13 +35,24 @@ from ..systems.chatbot import answer_cache_for, embedding_cache_dir
 from .calls import CallPlan, plan_calls
 from .plan import SweepPlan
 
-__all__ = ["DryRun", "count_calls", "dry_run"]
+__all__ = ["DryRun", "EmbedTiming", "count_calls", "dry_run"]
+
+
+@dataclass(frozen=True)
+class EmbedTiming:
+    """One chunk to embed, embedded alone and timed."""
+
+    chunks_needed: int  # distinct chunk texts no cache holds, over every cell
+    seconds_per_chunk: float  # the timed call's wall time
+    chars: int  # the timed chunk's length
+    model: str
 
 
 @dataclass(frozen=True)
 class DryRun:
     calls: CallPlan
     not_counted: tuple[str, ...]  # cells of systems whose calls are not ours to count
+    embedding: EmbedTiming | None = None  # None: no chunk to embed
 
 
 def dry_run(plan: SweepPlan) -> DryRun:
@@ -50,8 +64,9 @@ def count_calls(cells: Sequence[tuple[str, RunSettings]]) -> DryRun:
     """The same count for (label, settings) pairs: a sweep's cells, or a single run."""
     embed_keys, chat_keys, unknown, skipped = [], [], 0, []
     # one client per (server, chat model, embedding model): the preflight asks it, the cell's generator holds it
-    servers: dict[tuple, tuple[ModelServer, ServerInfo, ServerInfo]] = {}
+    servers: dict[tuple, _Servers] = {}
     vectors: dict[str, EmbeddingCache] = {}
+    to_embed: dict[str, tuple[str, ModelServer, str]] = {}  # chunk key -> (text sent, embedding client, model)
     for label, s in cells:
         uses_servers = traits_for(s.system).uses_model_servers
         if not uses_servers:
@@ -62,10 +77,11 @@ def count_calls(cells: Sequence[tuple[str, RunSettings]]) -> DryRun:
         known = servers.get(where_from)
         if known is None:
             servers[where_from] = known = _identify(s)
-        client, server, embed_server = known
+        client, server, embedder, embed_server = known
         where = embedding_cache_dir(s.cache_dir)
         cache = vectors.setdefault(str(where), EmbeddingCache(where))
-        keys, chats, unknown_chats = _cell_calls(s, client, server, embed_server, cache)
+        keys, chats, unknown_chats, texts = _cell_calls(s, client, server, embed_server, cache)
+        to_embed |= {k: (text, embedder, s.embed_model) for k, text in texts.items()}
         embed_keys.append(keys)
         chat_keys.append(chats)
         unknown += unknown_chats
@@ -79,40 +95,56 @@ def count_calls(cells: Sequence[tuple[str, RunSettings]]) -> DryRun:
             answers.setdefault(str(s.cache_dir), answer_cache_for(s.cache_dir))
     calls = plan_calls(embed_keys, chat_keys, embed_cached=lambda k: _cached(vectors, k),
                        chat_cached=chat_cached, unknown_chats=unknown)
-    return DryRun(calls, tuple(skipped))
+    needed = [to_embed[k] for k in to_embed if not _cached(vectors, k)]
+    return DryRun(calls, tuple(skipped), _time_one(needed))
+
+
+def _time_one(needed: list[tuple[str, ModelServer, str]]) -> EmbedTiming | None:
+    """The chunk of median length among `needed`, embedded alone and timed (the vector is not kept)."""
+    if not needed:
+        return None
+    text, embedder, model = sorted(needed, key=lambda n: len(n[0]))[len(needed) // 2]
+    started = time.perf_counter()
+    embedder.embed(model, [text])
+    return EmbedTiming(len(needed), time.perf_counter() - started, len(text), model)
 
 
 def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
     return any(c.get(key) is not None for c in caches.values())
 
 
-def _identify(s: RunSettings) -> tuple[ModelServer, ServerInfo, ServerInfo]:
-    """(chat client, chat server info, embedding server info) of a cell's settings; nothing is loaded."""
+_Servers = tuple[ModelServer, ServerInfo, ModelServer, ServerInfo]
+
+
+def _identify(s: RunSettings) -> _Servers:
+    """(chat client, chat server info, embedding client, embedding server info) of a cell's settings; nothing
+    is loaded."""
     settings = s.client()
     client = connect(settings)
     if not settings.separate_embeddings:
         server = preflight(client, chat_model=s.chat_model, embed_model=s.embed_model, load=False)
-        return client, server, server
-    embed_server = preflight(connect(settings.for_embeddings()), chat_model=None, embed_model=s.embed_model,
-                             load=False)
-    return client, preflight(client, chat_model=s.chat_model, embed_model=None, load=False), embed_server
+        return client, server, client, server
+    server = preflight(client, chat_model=s.chat_model, embed_model=None, load=False)
+    embedder = connect(settings.for_embeddings())
+    return client, server, embedder, preflight(embedder, chat_model=None, embed_model=s.embed_model, load=False)
 
 
 def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_server: ServerInfo,
-                cache: EmbeddingCache) -> tuple[list[str], list[str], int]:
-    """(embedding keys, answer keys, chats of unknown key) of one chatbot cell."""
+                cache: EmbeddingCache) -> tuple[list[str], list[str], int, dict[str, str]]:
+    """(embedding keys, answer keys, chats of unknown key, {chunk key: text as sent}) of one chatbot cell."""
     documents, cases, _ = prepare(s)
     chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
     embedding, digest = s.embedding(), embed_server.models[s.embed_model].digest
     doc_prefix, query_prefix = embedding.prefixes
     chunk_keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
+    texts = {k: doc_prefix + c.text for k, c in zip(chunk_keys, chunks)}
     dense = s.retriever != "bm25"
     query_keys = {c.question: EmbeddingCache.key(digest, query_prefix, c.question) for c in cases} if dense else {}
     chats = len(cases) * s.repeat
     wanted = [*chunk_keys, *query_keys.values()]
     found = {k: v for k in wanted if (v := cache.get(k)) is not None}
     if len(found) < len(set(wanted)):  # some vector is not cached: the prompts, hence the answer keys, are unknown
-        return wanted, [], chats
+        return wanted, [], chats, texts
     retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
                           lambda q: found[query_keys[q]])
     answering, template = s.answering(), answer_template(s.prompt)
@@ -123,7 +155,7 @@ def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_s
     prompts = {q: render_prompt(template, q, found) for q, found in hits.items()}
     keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering, hits[c.question])
             for c in cases for r in range(s.repeat)]  # the run's own keys
-    return [*chunk_keys, *query_keys.values()], keys, 0
+    return [*chunk_keys, *query_keys.values()], keys, 0, texts
 
 
 def _retriever(kind: str, chunks: list[Chunk], matrix: np.ndarray,

@@ -3,7 +3,9 @@ seconds per call, spread over the server slots.
 
 Seconds per call is `--assume-seconds-per-call` when given; else the median server time per reply
 (`usage.total_ms`) of the newest complete run of the same chat model under `--out`; else a stated default.
-Embedding calls are left out: they take milliseconds per text on a server, against seconds per answer.
+Embedding is estimated apart (`embedding_text`): the chunks to embed times one chunk of median length embedded and
+timed by the dry run, on one server, as the index is built; on a GPU that takes milliseconds a chunk, on a CPU
+server seconds, more than the chats in all. Questions are short and left out.
 """
 
 from __future__ import annotations
@@ -69,3 +71,10 @@ def estimate(calls: int, slots: int, *, assume: float | None, out: str | Path, c
     return Estimate(calls, slots, DEFAULT_SECONDS_PER_CALL,
                     f"the default {DEFAULT_SECONDS_PER_CALL:g} s: no finished run of {chat_model} in {out}; give "
                     "--assume-seconds-per-call or run a few cases first (--limit 5)")
+
+
+def embedding_text(chunks: int, seconds_per_chunk: float, chars: int, model: str) -> str:
+    """The embedding estimate's line: `chunks` x the time one chunk of `chars` characters took."""
+    return (f"estimated embedding time: {clock(chunks * seconds_per_chunk)} ({chunks} chunks to embed x "
+            f"{seconds_per_chunk:.2f} s, timed on one chunk of {chars:,} characters with {model}; batches may go "
+            "faster a chunk)")

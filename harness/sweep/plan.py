@@ -35,7 +35,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..metrics import metric_names
-from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config
+from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config, docs_without_cases
 from ..stats.defaults import DEFAULT_PRIMARY
 from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
@@ -134,6 +134,8 @@ def load_sweep(path: str | Path | None, *, grid: Sequence[str] = (), flags: Mapp
         problems.append(f"{source}: no setting has a list of values, so there is nothing to sweep; give one a list "
                         "(e.g. top-k = [2, 4]) or pass --grid top-k=2,4")
     problems += _too_many(axes, max_cells)
+    if "docs" not in axes and (refusal := docs_without_cases(base | given)) is not None:
+        problems.append(refusal)
     if problems:
         raise InputError("\n".join(problems))
     cells = _cells(source, base | given, axes)

@@ -148,7 +148,8 @@ class ChatbotSystem:
         if len(servers) > 1:  # refuse different builds on any server before loading or embedding anything
             pool = HostPool([_client(h, s.client()) for h in servers], slots=s.workers)
             embeds_here = not s.client().separate_embeddings  # else the embedding server is preflighted on its own
-            info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model if embeds_here else None)
+            info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model if embeds_here else None,
+                                  status=ctx.status)
         with _OPENING:
             bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(),
                                chunking=s.chunking(),

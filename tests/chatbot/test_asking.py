@@ -1,7 +1,7 @@
 """The one asker drafting and the judge share (chatbot/asking.py `Asker.request`), against the test
 server (tests/fake_ollama.py). Its chat rule here: reply `{"ok": true}` to every request; it is not a model.
 
-A model that thinks writes up to num_predict twice (thinking, then the answer: shared/ollama-api.md §10), so a
+A model that thinks writes up to num_predict twice (thinking, then the answer), so a
 prompt that fits beside one num_predict but not two is refused before any call when the model thinks, and sent
 when it does not."""
 

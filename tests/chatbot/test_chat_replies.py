@@ -1,4 +1,4 @@
-"""Issue 11, chat replies and what real Ollama servers do (items 3, 7-14, ollama-api.md §10), through real HTTP
+"""Issue 11, chat replies and what real Ollama servers do (items 3, 7-14), through real HTTP
 against the test server. Its chat answers follow each test's rule; it is not a model."""
 
 import json
@@ -184,8 +184,10 @@ def test_version_0_0_0_is_not_called_old(server, version, warned):
 def test_prompt_longer_than_context_is_a_context_error(server, status):
     server.fail_next(status, error="the prompt is longer than the context length (9000 > 8192)", path="/api/chat")
     client = OllamaClient(ClientSettings(host=server.url))
-    with pytest.raises(InputTooLong, match="input longer than qwen3:4b's context .* raise --num-ctx"):
+    with pytest.raises(InputTooLong, match=r'refused the input as too long: "the prompt is longer than the context '
+                                           r'length \(9000 > 8192\)"; on the server: raise --num-ctx') as caught:
         client.chat("qwen3:4b", [{"role": "user", "content": "hi"}], format=None, options={}, think=None)
+    assert caught.value.server_said == "the prompt is longer than the context length (9000 > 8192)"
 
 
 # -- 22 (chatbot side): duplicate files reach the chatbot's warnings --------------------------------------------

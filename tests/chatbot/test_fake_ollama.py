@@ -1,7 +1,7 @@
 """The Ollama stand-in, driven by the official ``ollama`` client: shapes, semantics and fault modes.
 
-Expected shapes and error texts come from /work/shared/ollama-api.md (§1 embed, §2 chat, §3 metadata,
-§4 errors); error texts are matched on status plus a loose substring, as that document advises.
+Expected shapes and error texts are those real Ollama servers send (embed, chat, metadata, errors); error texts
+are matched on status plus a loose substring, since their wording changes between Ollama versions.
 """
 from __future__ import annotations
 

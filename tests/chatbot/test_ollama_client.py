@@ -105,10 +105,12 @@ def test_prefix_override_and_query_prefix(server):
 def test_over_long_chunk_is_named_not_truncated(server, make_pdf):
     server.models["nomic-embed-text:latest"].context_length = 50
     path = make_pdf("long.pdf", ["short page", " ".join(["word"] * 120)])
-    with pytest.raises(InputTooLong, match=r"long.pdf#p2 is longer") as err:
+    with pytest.raises(InputTooLong, match=r"chunk long.pdf#p2 \(\d+ characters\) was refused") as err:
         build_index(read_documents(path), client_for(server), chunking=ChunkSettings(2000, 0),
                     embedding=EmbedSettings(), digest="d" * 64, cache=None)
-    assert "--chunk-size" in str(err.value)
+    message = str(err.value)  # the server's words, then the server's fix, then the harness's
+    assert f'"{err.value.server_said}"' in message and "exceeds the context length" in err.value.server_said
+    assert message.index("OLLAMA_CONTEXT_LENGTH") < message.index("--chunk-size")
 
 
 def test_cache_makes_a_rebuild_embed_nothing(server, tmp_path):
@@ -149,3 +151,4 @@ def test_damaged_index_is_a_clear_error(server, tmp_path):
     (saved / "chunks.jsonl").write_text((saved / "chunks.jsonl").read_text().split("\n", 1)[1])
     with pytest.raises(InputError, match="not a readable index .*4 vectors"):
         Index.load(saved)
+

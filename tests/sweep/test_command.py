@@ -92,7 +92,9 @@ def test_dry_run_counts_before_anything_is_cached_and_asks_nothing(server, tmp_p
     assert main(["sweep", sweep_file(tmp_path), *base(server, tmp_path), "--dry-run"]) == 0
     out = capsys.readouterr().out
     assert "6 cells" in out and "chat calls: 126 distinct, 0 cached, 126 to make" in out
-    assert server.chat_bodies() == [] and server.bodies("/api/embed") == []
+    assert server.chat_bodies() == []
+    [timed] = server.bodies("/api/embed")  # one chunk embedded to time it, nothing else
+    assert len(timed["input"]) == 1 and timed["input"][0].startswith("search_document: ")
     assert server.count("/api/chat") == 0  # no model load either
     assert not (tmp_path / "sweeps").exists()
 

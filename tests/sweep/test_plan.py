@@ -18,7 +18,8 @@ def write(tmp_path: Path, text: str, name: str = "sweep.toml") -> Path:
 
 
 def test_cells_are_the_product_in_file_order_with_readable_labels(tmp_path):
-    path = write(tmp_path, 'docs = "pdfs"\nchunk-size = [600, 1000, 2000]\ntop-k = [2, 4]\nk = [1, 2]\n')
+    path = write(tmp_path, 'docs = "pdfs"\ncases = "c.jsonl"\nchunk-size = [600, 1000, 2000]\ntop-k = [2, 4]\n'
+                           'k = [1, 2]\n')
     plan = load_sweep(path)
     assert [c.label for c in plan.cells] == [
         "chunk-size=600,top-k=2", "chunk-size=600,top-k=4", "chunk-size=1000,top-k=2",
@@ -74,9 +75,11 @@ def test_grid_adds_an_axis_and_replaces_the_files_values(tmp_path):
 
 def test_flags_form_the_base_but_cannot_name_a_swept_setting(tmp_path):
     path = write(tmp_path, "top-k = [4, 8]\nchunk-size = 800\n")
-    plan = load_sweep(path, flags={"chunk_size": 500, "docs": "elsewhere", "seed": None})
+    plan = load_sweep(path, flags={"chunk_size": 500, "docs": "elsewhere", "cases": "c.jsonl", "seed": None})
     assert {c.settings.chunk_size for c in plan.cells} == {500}
     assert plan.cells[0].settings.docs == "elsewhere"
+    with pytest.raises(InputError, match="--docs elsewhere without --cases"):  # the bundled cases would find nothing
+        load_sweep(path, flags={"docs": "elsewhere"})
     with pytest.raises(InputError, match=r"--top-k is swept in .*sweep.toml"):
         load_sweep(path, flags={"top_k": 8})
 

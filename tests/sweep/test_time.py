@@ -71,6 +71,30 @@ def test_run_dry_run_estimates_the_wall_time(server, tmp_path, capsys):
     assert "seconds per call measured: median of qwen3:4b replies in" in out and str(tmp_path / "results") in out
 
 
+def test_run_dry_run_estimates_the_embedding_time_from_one_chunk_timed(server, tmp_path, capsys):
+    """On a CPU server embedding can outlast the chats (issue #44: 84 chunks took 4:33): the dry run embeds one
+    chunk of median length, times it, and multiplies by the chunks no cache holds; once they are cached, no
+    embedding estimate."""
+    import re
+    server.embed_delay_s = 0.4  # the test server waits this long before each embedding reply
+    common = ["--host", server.url, "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--out",
+              str(tmp_path / "results")]
+    assert main(["run", *common, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    found = re.search(r"estimated embedding time: (\d+):(\d\d) \((\d+) chunks to embed x (\d+\.\d\d) s, timed on one "
+                      r"chunk of ([\d,]+) characters with nomic-embed-text", out)
+    assert found, out
+    minutes, secs, chunks, each = int(found[1]), int(found[2]), int(found[3]), float(found[4])
+    assert 0.4 <= each < 2 and chunks == 4  # the handbook's four pages, one chunk each
+    assert abs(minutes * 60 + secs - chunks * each) <= 1
+    assert out.index("estimated embedding time") < out.index("estimated wall time")
+    server.embed_delay_s = 0.0
+    assert main(["run", *common, "--limit", "1"]) == 0
+    capsys.readouterr()
+    assert main(["run", *common, "--dry-run"]) == 0
+    assert "estimated embedding time" not in capsys.readouterr().out
+
+
 def test_sweep_dry_run_has_the_estimate(server, tmp_path, capsys):
     assert main(["sweep", "--grid", "top-k=2,4", "--k", "1", "2", "--host", server.url, "--docs", str(HANDBOOK),
                  "--cases", sample_cases(tmp_path), "--out", str(tmp_path / "s"), "--dry-run",

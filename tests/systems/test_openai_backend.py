@@ -189,3 +189,48 @@ def test_a_host_with_the_other_apis_path_is_refused_with_the_backend_to_give(tmp
     with pytest.raises(InputError, match="give --backend ollama with the server's root"):
         connect(ClientSettings(host="http://127.0.0.1:9/api", backend="openai"))
     assert connect(ClientSettings(host="http://127.0.0.1:9/v1", backend="openai")) is not None
+
+
+def test_a_chunk_over_llama_cpps_physical_batch_quotes_the_server_and_names_ub_first(server, tmp_path, capsys):
+    """llama.cpp refuses an embedding input longer than its physical batch (-ub, default 512 tokens) with HTTP 500,
+    whatever its context: the refusal is quoted as the server sent it, the server-side fix (-b/-ub) comes before
+    the harness-side one (--chunk-size), and nothing is run (issue #44 item 2)."""
+    server.openai.kind, server.openai.ubatch = "llama.cpp", 40
+    code = main(["run", "--backend", "openai", "--host", server.url + "/v1", "--out", str(tmp_path / "results")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "error: chunk " in err and ".pdf#p" in err and "current batch size: 40)" in err
+    assert '"input (' in err and 'tokens) is too large to process. increase the physical batch size' in err
+    assert err.index("-ub") < err.index("--chunk-size")
+    assert "context" not in err.split("too large to process")[0]  # not called the context: -c does not help
+    assert not list((tmp_path / "results").glob("*/rows.jsonl"))
+
+
+def test_with_the_physical_batch_raised_the_same_run_runs(server, tmp_path):
+    """The documented fix: -ub at least the longest chunk in tokens (the handbook's default chunks: under 400)."""
+    server.openai.kind, server.openai.ubatch = "llama.cpp", 2048
+    assert main(["run", "--backend", "openai", "--host", server.url + "/v1", "--limit", "3",
+                 "--out", str(tmp_path / "results")]) == 0
+
+
+def test_a_busy_embedding_server_neither_hides_a_wrong_chat_model_nor_holds_the_run(server, tmp_path, capsys):
+    """The embedding server busy (its probe queued): a chat model the chat server does not serve is said at once,
+    and a right one waits at most the preflight's 10 s, saying on stderr what it waits for, then stops as busy
+    (issue #44 item 5)."""
+    import time
+    with FakeOllama() as busy:
+        busy_url = busy.url + "/v1"
+        busy.openai.kind, busy.embed_delay_s = "llama.cpp", 60.0
+        base = ["run", "--backend", "openai", "--host", server.url + "/v1", "--embed-host", busy_url,
+                "--out", str(tmp_path / "results")]
+        started = time.monotonic()
+        assert main([*base, "--chat-model", "qwen3:8b"]) == 1
+        assert time.monotonic() - started < 5
+        assert "qwen3:8b" in capsys.readouterr().err
+        started = time.monotonic()
+        assert main(base) == 1
+        elapsed = time.monotonic() - started
+    err = capsys.readouterr().err
+    assert 10 <= elapsed < 14, elapsed
+    assert f"checking whether {busy_url} embeds with nomic-embed-text: waiting for the server…" in err
+    assert "no answer within 10 s: the server is busy" in err and "check --embed-host" in err
