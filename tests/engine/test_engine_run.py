@@ -9,7 +9,8 @@ import pytest
 from harness.cli import main
 from harness.runs import read_manifest, read_rows
 from tests.conftest import HANDBOOK, sample_cases
-from tests.engine.engine import chat_settings
+from tests.engine.engine import chat_settings, embed_settings
+from tests.engine.servers import ServerSettings
 
 pytestmark = pytest.mark.engine
 
@@ -61,3 +62,27 @@ def test_a_window_too_small_for_the_prompt_makes_error_rows_before_generation(st
         assert row.error is not None and "context window of 1024 tokens" in row.error, row.error
         assert "-c" in row.error and "--top-k" in row.error
         assert not row.usage.get("output_tokens")
+
+
+def test_a_chunk_over_the_embedding_servers_physical_batch_quotes_the_server_and_names_ub(start_server, engine,
+                                                                                         chat_server, tmp_path,
+                                                                                         capsys):
+    """Contract (issue #44 item 2): a real llama-server started with a physical batch (-b/-ub) of 64 tokens refuses
+    the handbook's chunks (~100 tokens and more) whatever its context; the run stops before any row with the
+    server's own words quoted and -ub named before --chunk-size. The same run against the embedding server as
+    docs/backends.md starts it (-b/-ub the whole 2,048-token window) embeds every chunk."""
+    small = start_server(ServerSettings(engine.embed_model, "gemma-embed", 2048, 1, 1,
+                                        ("--embeddings", "--pooling", "mean", "-b", "64", "-ub", "64")))
+    args = ["run", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--limit", "1", "--backend", "openai",
+            "--host", chat_server.base_url, "--chat-model", "smollm2", "--embed-model", "gemma-embed",
+            "--num-predict", "64"]
+    code = main([*args, "--embed-host", small.base_url, "--out", str(tmp_path / "small")])
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "too large to process" in err and "physical batch" in err  # llama.cpp's own words, quoted
+    assert "-ub" in err and err.index("-ub") < err.index("--chunk-size")
+    assert not list((tmp_path / "small").glob("*/rows.jsonl"))
+    documented = start_server(embed_settings(engine))
+    assert main([*args, "--embed-host", documented.base_url, "--out", str(tmp_path / "documented")]) in (0, 1)
+    (run_dir,) = (tmp_path / "documented").iterdir()
+    assert [row.error for row in read_rows(run_dir)] == [None]
