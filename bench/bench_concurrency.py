@@ -29,10 +29,10 @@ from pathlib import Path
 
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
 
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.pdfs import read_documents
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.pdfs import read_documents
 from tests.fake_ollama import FakeOllama
 
 TARGET = 1.15  # wall / ideal, from the issue

@@ -28,7 +28,7 @@ from pathlib import Path
 from _common import SAMPLE_DOCS, isolated_state, machine_line, table, verdict
 from bench_openai import replay
 
-import chatbot.openai_client as openai_client
+import pdfrag.openai_client as openai_client
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
 from tests.engine.engine import chat_settings, embed_settings, prepare

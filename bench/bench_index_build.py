@@ -4,7 +4,7 @@ A PDF of `--pages` pages (about 250 words each) is generated with sample_docs/ma
 Timed, each as the median of `--repeats` runs after one warm-up:
 
   raw pypdf            for page in PdfReader(path).pages: page.extract_text()      (the reference)
-  read + chunk         chatbot.pdfs.read_documents + chatbot.chunking.chunk_pages
+  read + chunk         pdfrag.pdfs.read_documents + pdfrag.chunking.chunk_pages
   read + chunk + embed chatbot.bot.open_chatbot(docs=...) with a fresh embedding cache each run, against the test
                        server with no delay: adds preflight, the /api/embed round trips (the fake computes a
                        lexical stand-in vector in pure Python), and writing one cache file per chunk
@@ -25,9 +25,9 @@ from _common import isolated_state, load_pdfgen, machine_line, median_time, synt
 from pypdf import PdfReader
 
 from chatbot.bot import open_chatbot
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.ollama_client import ClientSettings
-from chatbot.pdfs import read_documents
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.ollama_client import ClientSettings
+from pdfrag.pdfs import read_documents
 from tests.fake_ollama import FakeOllama
 
 TARGET = 0.8  # pages/s of the library path over pages/s of raw pypdf extraction, from the issue

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from _common import REPO, SAMPLE_DOCS, isolated_state, load_pdfgen, machine_line, synthetic_pages, table, verdict
 
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import read_documents
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import read_documents
 
 CHECK = "import sys; from harness.cli import main; sys.exit(main(sys.argv[1:]))"
 BLOCKED = "import sys; sys.modules['pypdf'] = None; " + CHECK.removeprefix("import sys; ")

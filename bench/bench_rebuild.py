@@ -18,9 +18,9 @@ from pathlib import Path
 from _common import isolated_state, load_pdfgen, machine_line, median_time, synthetic_pages, table, verdict
 
 from chatbot.bot import open_chatbot
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.ollama_client import ClientSettings
-from chatbot.pdfs import read_documents
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.ollama_client import ClientSettings
+from pdfrag.pdfs import read_documents
 from tests.fake_ollama import FakeOllama
 
 

@@ -61,8 +61,8 @@ def child(n: int, dim: int, queries: int, repeats: int, k: int) -> dict:
     """Everything for one size, inside its own process; returns plain numbers."""
     import numpy as np
 
-    from chatbot.chunking import Chunk
     from chatbot.index import Index, top_k
+    from pdfrag.chunking import Chunk
 
     baseline = _maxrss_bytes()
     matrix = _unit_matrix(n, dim, seed=n)

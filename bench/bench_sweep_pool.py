@@ -1,4 +1,4 @@
-"""Wall time of dispatching D distinct chat calls through `HostPool` (chatbot/hosts.py), one and two servers.
+"""Wall time of dispatching D distinct chat calls through `HostPool` (pdfrag/hosts.py), one and two servers.
 
 Each test server answers at most `--slots` chats at once (like OLLAMA_NUM_PARALLEL), each after `--delay` seconds,
 and the pool gives each server that many worker slots. The work per item is the real answer-path generator
@@ -24,10 +24,11 @@ from pathlib import Path
 from _common import isolated_state, machine_line, table, verdict
 
 from chatbot.answer import AnswerSettings
-from chatbot.answer_cache import AnswerCache, CachingGenerator
+from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import ServerGenerator
-from chatbot.hosts import HostPool
-from chatbot.ollama_client import ClientSettings, OllamaClient
+from pdfrag.hosts import HostPool
+from pdfrag.ollama_client import ClientSettings, OllamaClient
+from pdfrag.reply_cache import AnswerCache
 from tests.fake_ollama import FakeOllama
 
 TARGET = 1.15  # wall / ideal, from the issue

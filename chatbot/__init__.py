@@ -2,15 +2,15 @@
 validated quotes.
 
 The names below are imported on first use (PEP 562), so `import chatbot` (and every CLI that only needs
-`chatbot.errors` or `chatbot.terminal`) does not pay for `ollama`, `openai`, pydantic, numpy and pypdf at start-up.
+`pdfrag.errors` or `pdfrag.terminal`) does not pay for `ollama`, `openai`, pydantic, numpy and pypdf at start-up.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._version import __version__
-from .lazy import lazy_exports
+from pdfrag._version import __version__
+from pdfrag.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .answer import ANSWER_SCHEMA as ANSWER_SCHEMA

@@ -9,7 +9,7 @@ from typing import Protocol, TypedDict
 
 import jsonschema
 
-from .asking import (
+from pdfrag.asking import (
     DEFAULT_NUM_PREDICT,
     LONGER_WINDOW,
     Failed,
@@ -21,10 +21,12 @@ from .asking import (
     split_thinking,
     window_advice,
 )
-from .citations import CheckedCitation, validate_citation
-from .errors import BadReply, GenerationAborted, InputError, InputTooLong, ServerTimeout
+from pdfrag.citations import CheckedCitation
+from pdfrag.errors import BadReply, GenerationAborted, InputError, InputTooLong, ServerTimeout
+from pdfrag.model_server import ChatReply
+
+from .citations import validate_citation
 from .index import Hit
-from .model_server import ChatReply
 from .retrievers import Retriever
 
 NO_ANSWER = "I could not find the answer in the documents."
@@ -67,7 +69,7 @@ class AnswerSettings:
     """How questions are answered. `think=None` means: on when the model reports the thinking capability.
     `num_ctx` must hold the prompt plus num_predict, twice over when the model thinks (thinking and answer are
     two phases on the server, each allowed num_predict tokens); `num_predict=None` is decided from the server
-    (`resolved`, `chatbot.asking.default_num_predict`). `max_reply_chars` caps what a reply may be."""
+    (`resolved`, `pdfrag.asking.default_num_predict`). `max_reply_chars` caps what a reply may be."""
 
     top_k: int = 4
     chat_model: str = "qwen3:4b"

@@ -9,13 +9,13 @@ import threading
 from collections.abc import Sequence
 from dataclasses import replace
 
+from pdfrag.asking import KeyLocks
+from pdfrag.errors import InputError
+from pdfrag.model_server import ChatReply
 from pdfrag.reply_cache import AnswerCache, answer_key
 
 from .answer import AnswerSettings, Generator, answer_schema
-from .asking import KeyLocks
-from .errors import InputError
 from .index import Hit
-from .model_server import ChatReply
 
 __all__ = ["CachingGenerator"]
 

@@ -7,13 +7,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .answer import Answer, AnswerSettings, Generator, answer, answer_schema, answer_template
-from .asking import PromptTemplate, count_tokens
-from .backends import connect
-from .chunking import ChunkSettings
-from .errors import InputError
-from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
-from .model_server import (
+from pdfrag.asking import PromptTemplate, count_tokens
+from pdfrag.backends import connect
+from pdfrag.chunking import ChunkSettings
+from pdfrag.errors import InputError
+from pdfrag.model_server import (
     ChatReply,
     ClientSettings,
     ModelInfo,
@@ -23,8 +21,11 @@ from .model_server import (
     preflight,
     server_window,
 )
-from .page_cache import PageCache
-from .pdfs import Document, duplicate_warnings, read_documents
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import Document, duplicate_warnings, read_documents
+
+from .answer import Answer, AnswerSettings, Generator, answer, answer_schema, answer_template
+from .index import EmbeddingCache, EmbedSettings, Hit, Index, Progress, build_index, cache_root, embed_query
 from .question_batches import QuestionBatches
 from .retrievers import Retriever, choose
 

@@ -8,17 +8,18 @@ import json
 import sys
 from pathlib import Path
 
-from ._version import __version__
+from pdfrag._version import __version__
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.errors import InputError
+from pdfrag.model_server import BACKENDS, ClientSettings
+from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import duplicate_warnings, read_folder
+from pdfrag.terminal import ProgressBar, SuggestingParser, run_cli, say
+
 from .answer import AnswerSettings
 from .bot import Chatbot, open_chatbot
-from .chunking import ChunkSettings, chunk_pages
-from .errors import InputError
 from .index import EmbedSettings
-from .model_server import BACKENDS, ClientSettings
-from .ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
-from .page_cache import PageCache
-from .pdfs import duplicate_warnings, read_folder
-from .terminal import ProgressBar, SuggestingParser, run_cli, say
 
 DEFAULT_INDEX_DIR = ".rag-index"
 

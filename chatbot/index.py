@@ -16,13 +16,13 @@ from typing import Callable
 
 import numpy as np
 
-from ._version import __version__
-from .chunking import Chunk, ChunkSettings, chunk_pages
-from .errors import BadReply, InputError, InputTooLong
-from .model_server import ModelServer
-from .ollama_client import prefixes_for
-from .pdfs import Document
-from .store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
+from pdfrag._version import __version__
+from pdfrag.chunking import Chunk, ChunkSettings, chunk_pages
+from pdfrag.errors import BadReply, InputError, InputTooLong
+from pdfrag.model_server import ModelServer
+from pdfrag.ollama_client import prefixes_for
+from pdfrag.pdfs import Document
+from pdfrag.store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
     UnsafeFile,
     atomic_write_bytes,
     atomic_write_text,
@@ -30,8 +30,8 @@ from .store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
     default_cache_dir,
     read_bytes,
 )
-from .text import TEXT_RULE
-from .versions import software_versions
+from pdfrag.text import TEXT_RULE
+from pdfrag.versions import software_versions
 
 Progress = Callable[[int, int], None]  # (done, total)
 INDEX_FORMAT = 1

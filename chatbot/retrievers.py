@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from .chunking import Chunk
+from pdfrag.chunking import Chunk
+from pdfrag.lexical import LexicalIndex
+
 from .index import Hit
-from .lexical import LexicalIndex
 
 RETRIEVERS = ("dense", "bm25", "hybrid")
 RRF_K = 60  # the constant of the original paper; it damps the weight of the very first ranks

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from .cases import Case as Case

@@ -11,15 +11,15 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from chatbot.text import fold
-from chatbot.versions import pypdf_version
+from pdfrag.text import fold
+from pdfrag.versions import pypdf_version
 
 from .errors import InputError
 from .inputs import Problems, schema_lines
 
 if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf or the model client
-    from chatbot.chunking import Chunk
-    from chatbot.pdfs import Document
+    from pdfrag.chunking import Chunk
+    from pdfrag.pdfs import Document
 
     from .records import Manifest
     from .settings import RunSettings

@@ -1,6 +1,6 @@
 """The harness's exceptions, in one place. Each is a `RagError` (the CLIs map those to exit codes); bad input is
 the chatbot's `InputError` (exit 2), re-exported here: harness code takes `InputError` and `RagError` from this
-module. What goes wrong with a model server is the model-server seam's own (`chatbot.errors`: ServerUnreachable,
+module. What goes wrong with a model server is the model-server seam's own (`pdfrag.errors`: ServerUnreachable,
 ModelMissing, ...), imported from there by the few modules that tell those apart."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import os
 import shlex
 from pathlib import Path
 
-from chatbot.errors import InputError, RagError, ServerUnreachable
-from chatbot.terminal import stop_exit_code, stopped_how
+from pdfrag.errors import InputError, RagError, ServerUnreachable
+from pdfrag.terminal import stop_exit_code, stopped_how
 
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
            "SystemDown", "command", "stop_code"]

@@ -15,14 +15,14 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from chatbot import __version__
 from chatbot.answer import answer_template
-from chatbot.chunking import chunk_pages
-from chatbot.errors import ModelMissing, ServerBusy, ServerUnreachable
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import Document, read_documents
-from chatbot.store import open_regular
-from chatbot.versions import software_versions
+from pdfrag import __version__
+from pdfrag.chunking import chunk_pages
+from pdfrag.errors import ModelMissing, ServerBusy, ServerUnreachable
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import Document, read_documents
+from pdfrag.store import open_regular
+from pdfrag.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
 from .errors import InputError, RunStopped, SystemDown, command

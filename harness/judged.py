@@ -39,7 +39,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from chatbot.text import normalize
+from pdfrag.text import normalize
 
 from . import metrics as m
 from .errors import JudgeRefused

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, overload
 
-from chatbot.text import fold
+from pdfrag.text import fold
 
 from .cases import Evidence
 

@@ -15,8 +15,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from chatbot.citations import check_quote
-from chatbot.text import fold, normalize
+from pdfrag.citations import check_quote
+from pdfrag.text import fold, normalize
 
 from . import metrics as m
 from .cases import Case, Evidence

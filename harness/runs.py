@@ -22,7 +22,7 @@ from typing import IO, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
-from chatbot.store import (
+from pdfrag.store import (
     atomic_write_text,
     open_reading,
     open_regular,

@@ -9,11 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.answer import AnswerSettings
-from chatbot.chunking import ChunkSettings
 from chatbot.index import EmbedSettings
-from chatbot.model_server import ClientSettings
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
-from chatbot.redaction import without_userinfo
+from pdfrag.chunking import ChunkSettings
+from pdfrag.model_server import ClientSettings
+from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
+from pdfrag.redaction import without_userinfo
 
 from .errors import InputError
 from .inputs import check_values, read_toml
@@ -72,7 +72,7 @@ class RunSettings(ServerSettings):
     query_prefix: str | None = None
     batch_size: int = _EMBED.batch_size
     num_ctx: int = _ANSWER.num_ctx
-    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (chatbot.asking.default_num_predict)
+    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (pdfrag.asking.default_num_predict)
     seed: int = _ANSWER.seed
     temperature: float = _ANSWER.temperature
     think: str = "auto"

@@ -214,7 +214,7 @@ class BoundedTransport(httpx.BaseTransport):  # also an httpx2 transport: the tw
             transport = flavour.HTTPTransport(verify=tls_context(flavour) if verify is None else verify, proxy=proxy)
             if not hasattr(transport._pool, "_network_backend"):
                 raise RuntimeError(f"{flavour.__name__} {flavour.__version__}: its connection pool has no "
-                                   "_network_backend; chatbot/bounded_http.py needs updating")
+                                   "_network_backend; pdfrag/bounded_http.py needs updating")
             transport._pool._network_backend = self._backend
             return transport
 

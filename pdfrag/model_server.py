@@ -3,7 +3,7 @@
 Two clients implement `ModelServer`: `OllamaClient` (Ollama's native API) and `OpenAIClient` (the OpenAI-compatible
 API of vLLM, llama.cpp, SGLang, LM Studio, LiteLLM and Ollama's `/v1`). The answer path, the index build, drafting
 and the several-servers pool use only this protocol; nothing outside the two clients knows which API is spoken.
-`chatbot.backends.connect` makes the client a `ClientSettings` names.
+`pdfrag.backends.connect` makes the client a `ClientSettings` names.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ NAME_ONLY = "identity by name only"  # an OpenAI-compatible server reports no we
 @dataclass(frozen=True)
 class ClientSettings:
     """How to reach the servers. `timeout_s` bounds each HTTP call from connect to the last byte of the reply, and
-    `max_body_bytes` its decoded body (chatbot/bounded_http.py); retries apply to busy replies (503, 429) and dropped
+    `max_body_bytes` its decoded body (pdfrag/bounded_http.py); retries apply to busy replies (503, 429) and dropped
     links. `backend` is the API spoken at `host`; embeddings go to `embed_host` with `embed_backend`
     (None: the chat server's). The API key (OpenAI backend) is read from the environment variable `api_key_env`
     (None: OPENAI_API_KEY when set); the key itself is never held in settings, manifests or logs."""
@@ -302,7 +302,7 @@ def _is_number(x: Any) -> bool:
 
 
 def bounds_error(exc: BoundsExceeded, host: str, what: str, model: str, cap: int) -> BadReply:
-    """Our error for a reply outside the bounds (chatbot/bounded_http.py), saying what to do."""
+    """Our error for a reply outside the bounds (pdfrag/bounded_http.py), saying what to do."""
     who = f"{what} with {model}" if model else what
     if isinstance(exc, Redirected):
         return BadReply(f"{host} answered {who} with {exc}: the prompt would go to another host; point --host at "

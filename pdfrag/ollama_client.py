@@ -1,6 +1,6 @@
-"""Ollama's native API behind the model-server seam (chatbot.model_server), through the official `ollama` client.
+"""Ollama's native API behind the model-server seam (pdfrag.model_server), through the official `ollama` client.
 
-Every failure leaves here as one of our own exceptions (chatbot.errors) with a message that says what to do.
+Every failure leaves here as one of our own exceptions (pdfrag.errors) with a message that says what to do.
 Error text differs between Ollama releases, so replies are classified by status code and a loose substring only.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 
 # `import ollama` makes a default client from $OLLAMA_HOST, and an address it cannot parse (a CR LF in it, a port
 # that is no number) raises ValueError there, in every command that imports this module. The variable is set
-# aside while it loads; the address is checked where a client is made (chatbot/backends.py), in one line.
+# aside while it loads; the address is checked where a client is made (pdfrag/backends.py), in one line.
 _HOST = os.environ.pop("OLLAMA_HOST", None)
 try:
     import ollama

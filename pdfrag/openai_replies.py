@@ -1,6 +1,6 @@
 """Reading what an OpenAI-compatible server sends back: JSON bodies, error texts, Retry-After, the cause behind
 a connection error, embedding items in input order, and numbers that are only taken when they are what they claim
-to be. Pure functions over replies; the requests are chatbot/openai_client.py's."""
+to be. Pure functions over replies; the requests are pdfrag/openai_client.py's."""
 
 from __future__ import annotations
 

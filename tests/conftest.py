@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import ModelServerError
-from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
+from pdfrag.errors import ModelServerError
+from pdfrag.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
 from tests.fake_ollama import FakeOllama
 
 REPO = Path(__file__).resolve().parents[1]

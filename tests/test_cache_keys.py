@@ -12,14 +12,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, answer_schema, answer_template, render_prompt
-from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.asking import Asker, ChatOptions, ParsedReplies, PromptTemplate
-from chatbot.chunking import Chunk
+from chatbot.answer_cache import CachingGenerator
 from chatbot.index import Hit
-from chatbot.model_server import ChatReply
 from harness.drafting.prompting import drafts_schema
 from harness.judge.asking import judge_asker
 from harness.judge.prompting import judge_prompt, judge_values, verdicts_schema
+from pdfrag.asking import Asker, ChatOptions, ParsedReplies, PromptTemplate
+from pdfrag.chunking import Chunk
+from pdfrag.model_server import ChatReply
+from pdfrag.reply_cache import AnswerCache
 from tests.support.rowkit import make_row
 
 DIGEST = "sha256:" + "ab" * 32

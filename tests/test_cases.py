@@ -2,10 +2,10 @@ import json
 
 import pytest
 
-from chatbot.errors import InputError
-from chatbot.pdfs import read_documents
 from harness.cases import check_labels, load_cases
 from harness.cli import main
+from pdfrag.errors import InputError
+from pdfrag.pdfs import read_documents
 from tests.conftest import HANDBOOK, SAMPLE_DOCS
 
 

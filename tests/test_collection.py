@@ -11,13 +11,13 @@ from pathlib import Path
 import pypdf
 import pytest
 
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.pdfs import read_documents, read_pdf
-from chatbot.text import fold, normalize
 from harness.cases import load_checked_cases
 from harness.cli import main as rag_eval
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.pdfs import read_documents, read_pdf
+from pdfrag.text import fold, normalize
 from tests.conftest import SAMPLE_DOCS, load_sample_script
 
 COLLECTION = SAMPLE_DOCS / "collection"

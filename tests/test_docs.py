@@ -367,7 +367,7 @@ def test_every_path_and_name_the_docs_give_exists():
 
 def test_stale_paths_and_names_are_found():
     text = ("`harness/report.py` `harness/report/html.py` `docs/metrics.md` `docs/nothing.md` "
-            "`harness.evaluate.run_evaluation` `harness.evaluate.no_such_function` `harness.nowhere.f` `chatbot.text`")
+            "`harness.evaluate.run_evaluation` `harness.evaluate.no_such_function` `harness.nowhere.f` `pdfrag.text`")
     assert missing_paths(text) == ["harness/report.py", "docs/nothing.md"]
     assert missing_names(text) == ["harness.evaluate.no_such_function", "harness.nowhere.f"]
 

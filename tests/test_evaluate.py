@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-from chatbot.errors import InputError, ModelMissing, ServerUnreachable
 from harness.cli import main as rag_eval
 from harness.errors import RunStopped
 from harness.evaluate import run_evaluation
 from harness.rows import validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from pdfrag.errors import InputError, ModelMissing, ServerUnreachable
 from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS, sample_cases
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."

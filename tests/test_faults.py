@@ -5,13 +5,13 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.chunking import Chunk
 from chatbot.citations import validate_citation
 from chatbot.index import Hit
-from chatbot.text import normalize
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from pdfrag.chunking import Chunk
+from pdfrag.text import normalize
 from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases
 
 

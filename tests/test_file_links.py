@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from chatbot.store import UnsafeFile, atomic_write_text, open_regular
 from harness.cli import main
+from pdfrag.store import UnsafeFile, atomic_write_text, open_regular
 from tests.conftest import SAMPLE_DOCS, sample_cases
 
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.drafting.records import read_drafts
 from harness.review.book import ReviewBook
 from harness.review.csv_io import export_csv, import_csv
 from harness.saved.layout import load_saved
+from pdfrag.errors import InputError
 from tests.support.rowkit import make_row
 
 WORKSHOP = Path(__file__).resolve().parent.parent / "sample_docs" / "workshop"

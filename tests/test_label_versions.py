@@ -9,13 +9,13 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from chatbot import __version__
-from chatbot.chunking import ChunkSettings
 from chatbot.index import EmbedSettings, build_index
-from chatbot.ollama_client import ClientSettings, OllamaClient
-from chatbot.pdfs import read_documents
 from harness.cli import main
 from harness.runs import read_json
+from pdfrag import __version__
+from pdfrag.chunking import ChunkSettings
+from pdfrag.ollama_client import ClientSettings, OllamaClient
+from pdfrag.pdfs import read_documents
 from tests.conftest import HANDBOOK, sample_cases
 
 EXPECTED = {"pdf_rag_eval": __version__, "python": platform.python_version(), "pypdf": metadata.version("pypdf")}

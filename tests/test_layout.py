@@ -124,11 +124,11 @@ def test_the_graph_resolves_relative_and_package_imports():
     graph = import_graph()
     assert graph["harness.systems.interface"] == {"harness.records"}  # `from ..records import ...`
     assert graph["harness.inputs"] == {"harness.errors"}  # `from .errors import InputError`
-    assert {"harness.systems", "chatbot", "chatbot.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
+    assert {"harness.systems", "chatbot", "pdfrag.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
 
 
 def family(module: str) -> str:
-    """`harness.review.store` -> review, `harness.summary` -> summary, `chatbot.text` -> chatbot."""
+    """`harness.review.store` -> review, `harness.summary` -> summary, `pdfrag.text` -> chatbot."""
     parts = module.split(".")
     return parts[0] if parts[0] != "harness" or len(parts) == 1 else parts[1]
 
@@ -177,7 +177,7 @@ def test_the_floor_check_sees_an_arrow_up_and_sideways():  # so that the tests a
     assert wrong_way(arrows) == ["judged -> review runs up: harness.judged -> harness.review.book",
                                  "new: on no floor of FLOORS (add it, and to docs/architecture.md)",
                                  "report -> saved runs sideways: x -> y"]
-    assert ("judge", "drafting") not in family_arrows(import_graph())  # the judge asks through chatbot/asking.py
+    assert ("judge", "drafting") not in family_arrows(import_graph())  # the judge asks through pdfrag/asking.py
 
 
 def test_nothing_imports_upward():

@@ -199,7 +199,7 @@ def test_hit_and_recall_grow_with_k(retrieved, evidence):
 
 @given(st.text(max_size=40), st.text(min_size=1, max_size=8))
 def test_fact_found_needs_the_fact_in_the_text(answer, fact):
-    from chatbot.text import normalize
+    from pdfrag.text import normalize
     if m.fact_found(answer, [fact]):
         assert normalize(fact).casefold() in normalize(answer).casefold()
 
@@ -248,7 +248,7 @@ def test_grounded(answer, facts, quotes, abstained, value):
     ("EUR 1600, not 16.", None),
 ])
 def test_negation_before_a_found_fact(answer, word):
-    from chatbot.text import fold
+    from pdfrag.text import fold
     assert m.negation_before(fold(answer), ["160"]) == word
 
 

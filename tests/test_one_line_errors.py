@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.backends import connect
-from chatbot.model_server import ClientSettings
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.saved.layout import load_saved
 from harness.settings import RunSettings
+from pdfrag.backends import connect
+from pdfrag.model_server import ClientSettings
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 

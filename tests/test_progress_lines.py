@@ -15,10 +15,10 @@ import threading
 import time
 from pathlib import Path
 
-from chatbot.terminal import ProgressBar, Stages
 from harness.cli.sweep import SweepProgress
 from harness.settings import RunSettings
 from harness.sweep.plan import Cell
+from pdfrag.terminal import ProgressBar, Stages
 from tests.conftest import HANDBOOK, REPO, sample_cases
 
 

@@ -8,10 +8,10 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from chatbot.errors import InputError
 from harness.records import MANIFEST_FORMAT, Manifest, RerunRecord, Row, SystemReply, field_problem, published_schemas
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_manifest_noting, read_rows, read_summary, write_rows
+from pdfrag.errors import InputError
 from tests.conftest import REPO
 from tests.support.rowkit import make_row
 

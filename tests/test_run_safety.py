@@ -149,7 +149,7 @@ def test_evidence_on_a_page_without_text_is_refused(tmp_path, make_pdf, capsys):
 
 def test_check_uses_the_runs_chunk_settings(tmp_path, capsys):
     # A quote that spans most of a page fits one 2000-character chunk but is cut by 300-character chunks.
-    from chatbot.pdfs import read_documents
+    from pdfrag.pdfs import read_documents
     page = next(p for d in read_documents(SAMPLE_DOCS) for p in d.pages if p.source_id == PAGE)
     quote = " ".join(page.text.split())[:600]
     cases = _write_cases(tmp_path, [{"id": "long", "question": "q?", "evidence": [{"source_id": PAGE, "quote": quote}],
@@ -219,7 +219,7 @@ def test_progress_counts_reused_work_apart_from_the_rate():
     # Item 29: 40 chunks all from the cache used to print a rate like "30144624.4/s".
     import io
 
-    from chatbot.terminal import ProgressBar
+    from pdfrag.terminal import ProgressBar
     stream = io.StringIO()
     bar = ProgressBar("embedding", stream=stream)
     bar(40, 40)
@@ -237,7 +237,7 @@ def test_progress_shows_elapsed_and_an_eta_from_the_fresh_rate():
     # takes), 8 left -> ETA 0:16; reused work is not in the rate.
     import io
 
-    from chatbot.terminal import ProgressBar, clock
+    from pdfrag.terminal import ProgressBar, clock
 
     class Tty(io.StringIO):
         def isatty(self) -> bool:

@@ -31,7 +31,7 @@ def test_importing_harness_cli_imports_no_heavy_module():
 
 
 def test_importing_the_packages_imports_no_heavy_module():
-    assert _heavy_after("import chatbot, harness, chatbot.terminal, chatbot.errors") == []
+    assert _heavy_after("import chatbot, harness, pdfrag.terminal, pdfrag.errors") == []
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["report", "--help"], ["compare", "--help"], ["--version"]])
@@ -76,7 +76,7 @@ def test_lazy_package_exports():
     import chatbot
     import harness
     assert chatbot.Index.__name__ == "Index" and harness.Row.__name__ == "Row"
-    from chatbot import normalize
+    from pdfrag import normalize
     assert normalize("ﬁle") == "file"
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         chatbot.nope  # noqa: B018

@@ -1,6 +1,6 @@
 """Issue #19 item 13: escape sequences from systems, PDFs and files never reach the terminal raw.
 
-One function, `chatbot.terminal.printable`, behind every print of the CLIs (`say`). Checked in a real terminal
+One function, `pdfrag.terminal.printable`, behind every print of the CLIs (`say`). Checked in a real terminal
 (tmux) for `rag-chat pages`, and on the captured output of `rag-eval run`, `review` and `draft review`."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from dataclasses import replace
 
 import pytest
 
-from chatbot.terminal import printable
 from harness.cli import main
 from harness.drafting.records import read_drafts, write_drafts
+from pdfrag.terminal import printable
 from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
 from tests.support.sysfixtures import ESCAPES
 

@@ -12,8 +12,8 @@ import importlib
 import sys
 from typing import Iterable
 
-from chatbot import __version__
-from chatbot.terminal import SuggestingParser, run_cli
+from pdfrag import __version__
+from pdfrag.terminal import SuggestingParser, run_cli
 
 __all__ = ["build_parser", "main"]
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from chatbot.cli import add_chunk_args
-from chatbot.page_cache import PageCache
-from chatbot.terminal import say
+from pdfrag.page_cache import PageCache
+from pdfrag.terminal import say
 
 from ..cases import describe_selection
 from ..evaluate import prepare

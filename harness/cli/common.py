@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from chatbot.terminal import say
+from pdfrag.terminal import say
 
 from ..errors import InputError
 from ..judged import JudgeAgreement, Shared

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from chatbot.terminal import say
+from pdfrag.terminal import say
 
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED

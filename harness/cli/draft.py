@@ -26,11 +26,11 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from chatbot.model_server import BACKENDS
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import read_documents
-from chatbot.store import atomic_write_text
-from chatbot.terminal import ProgressBar, Stages, say
+from pdfrag.model_server import BACKENDS
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import read_documents
+from pdfrag.store import atomic_write_text
+from pdfrag.terminal import ProgressBar, Stages, say
 
 from ..cases import load_checked_cases
 from ..drafting.agreement import draft_agreement_report
@@ -51,7 +51,7 @@ from .draft_walk import walk, walk_disagreements
 from .flags import add_quiet
 
 _ACTIONS = ("cases", "review", "report", "judge")
-_CUT_OFF = "cut off at num_predict"  # in the error of a reply that reached --num-predict (chatbot.asking)
+_CUT_OFF = "cut off at num_predict"  # in the error of a reply that reached --num-predict (pdfrag.asking)
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -4,8 +4,8 @@ at once. Only the CLI talks to the terminal; this is its draft-review part."""
 
 from __future__ import annotations
 
-from chatbot.terminal import printable, say
-from chatbot.text import find_quote
+from pdfrag.terminal import printable, say
+from pdfrag.text import find_quote
 
 from ..drafting.agreement import decision_text
 from ..drafting.decisions import Collection, checks_summary, decide, edit

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chatbot.store import atomic_write_text
-from chatbot.terminal import printable, say
+from pdfrag.store import atomic_write_text
+from pdfrag.terminal import printable, say
 
 from ..report.csv_export import rows_csv
 from ..runs import load_run

@@ -16,8 +16,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from chatbot.model_server import BACKENDS
-from chatbot.terminal import ProgressBar, say
+from pdfrag.model_server import BACKENDS
+from pdfrag.terminal import ProgressBar, say
 
 from ..errors import command
 from ..judge.run import JudgeResult, JudgeSettings, judge_run

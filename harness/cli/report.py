@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from chatbot.store import atomic_write_text
-from chatbot.terminal import say
+from pdfrag.store import atomic_write_text
+from pdfrag.terminal import say
 
 from ..errors import InputError
 from ..report.markup import LIST_LIMIT

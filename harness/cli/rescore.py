@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chatbot.terminal import say
+from pdfrag.terminal import say
 
 from ..review.rescore import rescore_run
 from .flags import run_label

@@ -12,8 +12,8 @@ import argparse
 import json
 from pathlib import Path
 
-from chatbot.store import atomic_write_text
-from chatbot.terminal import say
+from pdfrag.store import atomic_write_text
+from pdfrag.terminal import say
 
 from ..errors import InputError, RunLocked, command
 from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import cast
 
-from chatbot.terminal import printable, say
-from chatbot.text import cited_passage, find_quote
+from pdfrag.terminal import printable, say
+from pdfrag.text import cited_passage, find_quote
 
 from ..records import RetrievedPassage, Row, Verdict
 from ..review.agreement import verdict_text as _verdict_text

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
-from chatbot.errors import ServerUnreachable
-from chatbot.terminal import ProgressBar, Stages, say
+from pdfrag.errors import ServerUnreachable
+from pdfrag.terminal import ProgressBar, Stages, say
 
 from ..cases import describe_selection
 from ..chart import fmt

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from chatbot.terminal import say
+from pdfrag.terminal import say
 
 from ..chart import fmt, text_bars
 from ..errors import command

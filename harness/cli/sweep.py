@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Callable, TextIO
 
-from chatbot.terminal import clock, printable, say
+from pdfrag.terminal import clock, printable, say
 
 from ..chart import p_text
 from ..errors import InputError

@@ -2,7 +2,7 @@
 export the accepted drafts as cases. See docs/drafting.md for the workflow and every check's definition.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "pipeline": ("DraftRun", "run_drafting"),

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chatbot.chunking import Chunk, ChunkSettings, chunk_pages
-from chatbot.lexical import LexicalIndex
-from chatbot.pdfs import Document
-from chatbot.text import fold
+from pdfrag.chunking import Chunk, ChunkSettings, chunk_pages
+from pdfrag.lexical import LexicalIndex
+from pdfrag.pdfs import Document
+from pdfrag.text import fold
 
 from ..cases import Evidence
 from ..metrics import Retrieved, first_rank

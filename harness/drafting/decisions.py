@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from chatbot.text import fold
+from pdfrag.text import fold
 
 from ..errors import InputError
 from ..inputs import csv_text, open_csv

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chatbot.text import fold
+from pdfrag.text import fold
 
 from ..cases import DRAFTED_TAG
 from .records import Draft

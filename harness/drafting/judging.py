@@ -15,11 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot.asking import Failed, PromptTemplate
-from chatbot.backends import connect
-from chatbot.model_server import preflight, server_window
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL
-from chatbot.text import clip
+from pdfrag.asking import Failed, PromptTemplate
+from pdfrag.backends import connect
+from pdfrag.model_server import preflight, server_window
+from pdfrag.ollama_client import DEFAULT_CHAT_MODEL
+from pdfrag.text import clip
 
 from ..judge.asking import judge_asker, judge_cache
 from ..judge.run import JudgeSettings, judge_name

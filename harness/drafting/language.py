@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections import Counter
 
-from chatbot.text import fold
+from pdfrag.text import fold
 
 _STOP = {
     "en": "the a an and or of to in on for is are was were be by with what which who how when where does do can "

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from chatbot import __version__
-from chatbot.store import atomic_write_text
-from chatbot.versions import software_versions
+from pdfrag import __version__
+from pdfrag.store import atomic_write_text
+from pdfrag.versions import software_versions
 
 from ..cases import manifest_beside
 from ..errors import InputError

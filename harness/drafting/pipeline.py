@@ -14,15 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from chatbot.asking import Asker, Failed, ParsedReplies, PromptTemplate, sha256
-from chatbot.backends import connect
-from chatbot.errors import ModelServerError
-from chatbot.hosts import HostPool
 from chatbot.index import EmbeddingCache, Index, build_index, cache_root
-from chatbot.model_server import ModelServer, ServerInfo, preflight, server_window
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import Document, Page, read_documents
-from chatbot.text import clip, fold, normalize
+from pdfrag.asking import Asker, Failed, ParsedReplies, PromptTemplate, sha256
+from pdfrag.backends import connect
+from pdfrag.errors import ModelServerError
+from pdfrag.hosts import HostPool
+from pdfrag.model_server import ModelServer, ServerInfo, preflight, server_window
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import Document, Page, read_documents
+from pdfrag.text import clip, fold, normalize
 
 from ..errors import InputError
 from ..metrics import fact_found

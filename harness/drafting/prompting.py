@@ -1,9 +1,9 @@
 """What drafting asks the chat model: three prompts (harness/prompts/) and the schema each reply must match.
 
 `draft.txt` (one call per page: a list of drafts), `parametric.txt` (the question alone, no page),
-`unanswerable.txt` (one call per unanswerable draft). Each goes out through `chatbot.asking.Asker` as one chat call
+`unanswerable.txt` (one call per unanswerable draft). Each goes out through `pdfrag.asking.Asker` as one chat call
 with its JSON Schema as the format, temperature 0 and a fixed seed. Replies that parse and match the schema are
-kept in `chatbot.asking.ParsedReplies` (keyed by model digest, prompt template SHA-256, SHA-256 of the rendered
+kept in `pdfrag.asking.ParsedReplies` (keyed by model digest, prompt template SHA-256, SHA-256 of the rendered
 prompt, request options and schema): a rerun over unchanged pages makes no chat call. Failures are not kept, so a
 rerun tries them again.
 """

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
-from chatbot.store import atomic_write_text
+from pdfrag.store import atomic_write_text
 
 from ..inputs import Problems, schema_lines
 

@@ -12,8 +12,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from chatbot.pdfs import Document, Page
-from chatbot.text import normalize
+from pdfrag.pdfs import Document, Page
+from pdfrag.text import normalize
 
 from ..errors import InputError
 

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 from chatbot.answer import AnswerSettings
-from chatbot.asking import ChatOptions
-from chatbot.chunking import ChunkSettings
 from chatbot.index import EmbedSettings
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
+from pdfrag.asking import ChatOptions
+from pdfrag.chunking import ChunkSettings
+from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 
 from ..errors import InputError
 from ..inputs import check_values, read_toml
@@ -49,7 +49,7 @@ class DraftSettings(ServerSettings):
     embed_model: str = DEFAULT_EMBED_MODEL
     workers: int = 1  # pages drafted at once, per server (several servers: pages are spread over them)
     num_ctx: int = _ANSWER.num_ctx
-    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (chatbot.asking.default_num_predict)
+    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (pdfrag.asking.default_num_predict)
     temperature: float = 0.0
     think: str = "auto"
     cache_dir: str | None = None

@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chatbot.lexical import LexicalIndex
-from chatbot.text import fold, split_sentences
+from pdfrag.lexical import LexicalIndex
+from pdfrag.text import fold, split_sentences
 
 from ..records import QUESTION_CHARS, TERM_CHARS
 from .language import ALL_STOP_WORDS

@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from chatbot.text import fold, is_clipped
+from pdfrag.text import fold, is_clipped
 
 from ..metrics import fact_found
 from ..records import QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
@@ -178,7 +178,7 @@ def check_question(question: str, quote: str, page_language: str, limits: Limits
 
 def too_long(what: str, text: str, limit: int) -> Reason | None:
     """A `<what>_too_long` reason when `text` has more than `limit` characters, or was cut when it was stored
-    (`chatbot.text.is_clipped`: what is left is not what the model wrote), else None."""
+    (`pdfrag.text.is_clipped`: what is left is not what the model wrote), else None."""
     code = f"{what.split()[-1]}_too_long"
     if is_clipped(text):
         return Reason(code, f"the {what} was cut to {limit:,} characters when it was stored")

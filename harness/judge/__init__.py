@@ -4,7 +4,7 @@ the reviews file under `judge:<model>@<digest>`; `harness/judged.py` measures it
 number uses it, and `calibrate` draws the random sample people review first.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "run": ("JudgeResult", "JudgeSettings", "judge_run"),

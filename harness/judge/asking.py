@@ -1,9 +1,9 @@
-"""The judge's reply store: one chat call per answer through `chatbot.asking.Asker` (the Ollama client, or the
+"""The judge's reply store: one chat call per answer through `pdfrag.asking.Asker` (the Ollama client, or the
 OpenAI-compatible one with --backend openai), its replies kept like answers.
 
 The request: one chat call (`/api/chat`, or `/v1/chat/completions`), one user message, `stream: false`, the
 verdicts schema as `format`, options {temperature: 0, seed, num_ctx, num_predict}, `think` as runs send it (on
-for models with the thinking capability under `auto`). Replies are kept by `chatbot.answer_cache.answer_key`
+for models with the thinking capability under `auto`). Replies are kept by `pdfrag.reply_cache.answer_key`
 (model digest or name identity, SHA-256 of the rendered prompt: template, question, answer, claims and passages;
 options with the API spoken; think; schema) under `<cache dir>/judge-replies/`, and only once they parse and match
 the schema, so a rerun makes no call for an unchanged answer and asks again for one that failed. A timeout, a
@@ -12,10 +12,10 @@ server error or gone away, a reply cut off or malformed is a `Failed` outcome fo
 
 from __future__ import annotations
 
-from chatbot.answer_cache import AnswerCache, answer_key
-from chatbot.asking import Asker, ChatOptions, PromptTemplate, Replied, read_reply, sha256, split_thinking
-from chatbot.model_server import ChatReply, ModelServer
-from chatbot.store import cache_root
+from pdfrag.asking import Asker, ChatOptions, PromptTemplate, Replied, read_reply, sha256, split_thinking
+from pdfrag.model_server import ChatReply, ModelServer
+from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.store import cache_root
 
 __all__ = ["JudgeReplies", "judge_asker", "judge_cache"]
 

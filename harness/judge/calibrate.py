@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.store import atomic_write_text
+from pdfrag.store import atomic_write_text
 
 from ..errors import InputError
 from ..judged import claim_key

@@ -5,7 +5,7 @@ The prompt template (`harness/prompts/judge.txt`, or `--prompt FILE`) is `string
 introduced by `[source: ID]`, marked `(cited)` when the answer cites it). The reply must match `verdicts_schema`:
 exactly one verdict per claim, by number, each with a `source_id` and a verbatim `quote`.
 
-Each quote is validated with the answer path's own rules (`chatbot.citations.check_quote`: a retrieved passage,
+Each quote is validated with the answer path's own rules (`pdfrag.citations.check_quote`: a retrieved passage,
 at least `min_quote_words` words, found in that passage after normalize(), case folded); a quote longer than the
 longest retrieved passage with the id it names (or, naming none, than every retrieved passage) cannot be on it and
 fails at once, before any normalising. A "supported" whose quote fails becomes `unverified` (never counted as
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from chatbot.asking import PromptTemplate
-from chatbot.citations import check_quote
+from pdfrag.asking import PromptTemplate
+from pdfrag.citations import check_quote
 
 from ..records import VERDICTS, Row
 from ..review.book import Claim

@@ -15,10 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chatbot.asking import Asker, ChatOptions, Failed, PromptTemplate
-from chatbot.backends import connect
-from chatbot.model_server import ClientSettings, preflight, server_window
-from chatbot.ollama_client import DEFAULT_CHAT_MODEL
+from pdfrag.asking import Asker, ChatOptions, Failed, PromptTemplate
+from pdfrag.backends import connect
+from pdfrag.model_server import ClientSettings, preflight, server_window
+from pdfrag.ollama_client import DEFAULT_CHAT_MODEL
 
 from ..records import Manifest, Row, Summary
 from ..review.book import JUDGE_PREFIX, Review
@@ -46,7 +46,7 @@ class JudgeSettings:
     backoff: float = ClientSettings.backoff_s
     max_body_bytes: int = ClientSettings.max_body_bytes
     num_ctx: int = 16384
-    num_predict: int | None = None  # None: chatbot.asking.default_num_predict from the server's window
+    num_predict: int | None = None  # None: pdfrag.asking.default_num_predict from the server's window
     seed: int = 42
     think: str = "auto"
     prompt: str | None = None

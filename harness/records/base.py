@@ -11,7 +11,7 @@ from typing import Any, Final, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 # Text a model writes into a file people read again (the reviews file, the drafts file) is stored to at most these
-# many characters, cut with a marker (`chatbot.text.clip`): far above any real quote, note, question or fact, so
+# many characters, cut with a marker (`pdfrag.text.clip`): far above any real quote, note, question or fact, so
 # only a runaway reply reaches them, and such a text never passes a check (docs/hardening.md).
 QUOTE_CHARS = 5_000  # a judge's or a drafted quote (a chunk is 2,000 characters by default)
 NOTE_CHARS = 2_000  # a note or reason: a judge's, a claim's note, a draft judge's reason, a parametric answer

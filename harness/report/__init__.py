@@ -2,7 +2,7 @@
 view, and the rows as CSV.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "html": ("render_report",),

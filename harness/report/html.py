@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from chatbot.text import cited_passage, find_quote
+from pdfrag.text import cited_passage, find_quote
 
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars

@@ -3,7 +3,7 @@ resolutions), CSV export and import, agreement between reviewers, rescoring a ru
 reviewer's name remembered between sessions.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "store": ("add_reviews", "apply_reviews", "apply_to_run", "load_reviews", "read_reviews", "reviews_path"),

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, cast
 
-from chatbot.text import clip
+from pdfrag.text import clip
 
 from ..judged import claim_key
 from ..records import (

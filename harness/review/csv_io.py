@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from chatbot.text import clip
+from pdfrag.text import clip
 
 from ..inputs import Problems, csv_text, open_csv
 from ..records import Row, Verdict

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.text import normalize
+from pdfrag.text import normalize
 
 from ..cases import Case, load_cases
 from ..errors import InputError

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from chatbot.store import atomic_write_text, file_lock
-from chatbot.text import normalize, split_sentences
+from pdfrag.store import atomic_write_text, file_lock
+from pdfrag.text import normalize, split_sentences
 
 from ..inputs import Problems, json_lines
 from ..judged import judged_claims, judged_passed

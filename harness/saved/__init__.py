@@ -2,7 +2,7 @@
 outputs written in that layout.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "layout": ("load_saved",),

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot.store import atomic_write_text
-from chatbot.text import fold, split_sentences
+from pdfrag.store import atomic_write_text
+from pdfrag.text import fold, split_sentences
 
 from ..metrics import fact_found
 from .layout import SavedCase, SavedChunk, SavedOutputs, load_saved

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from chatbot import __version__
-from chatbot.store import atomic_write_text, atomic_writer
-from chatbot.versions import software_versions
+from pdfrag import __version__
+from pdfrag.store import atomic_write_text, atomic_writer
+from pdfrag.versions import software_versions
 
 from ..chart import fmt, svg_bars
 from ..errors import command

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
-from chatbot.lexical import LexicalIndex
+from pdfrag.lexical import LexicalIndex
 
 from ..cases import Case, Evidence
 from ..records import Citation, ClaimRecord, Manifest, Passage, Row, SystemAnswer

@@ -2,7 +2,7 @@
 minimum detectable difference, agreement between raters, the judge floor.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "paired": ("holm", "mean_interval", "paired_stats", "sign_flip_p"),

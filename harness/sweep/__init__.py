@@ -1,7 +1,7 @@
 """Sweeps: a grid of settings as a directory of runs (plan, dry run, run) and its leaderboard.
 """
 
-from chatbot.lazy import lazy_exports
+from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "plan": ("SweepPlan", "load_sweep"),

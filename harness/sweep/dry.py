@@ -20,13 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from chatbot.answer import answer_template, render_prompt
-from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.backends import connect
+from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import ServerGenerator
-from chatbot.chunking import Chunk, chunk_pages
 from chatbot.index import EmbeddingCache, Hit, Index
-from chatbot.model_server import ModelServer, ServerInfo, preflight
 from chatbot.retrievers import choose
+from pdfrag.backends import connect
+from pdfrag.chunking import Chunk, chunk_pages
+from pdfrag.model_server import ModelServer, ServerInfo, preflight
+from pdfrag.reply_cache import AnswerCache
 
 from ..evaluate import prepare
 from ..settings import RunSettings

@@ -14,7 +14,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from chatbot.terminal import clock
+from pdfrag.terminal import clock
 
 from ..errors import InputError
 from ..runs import MANIFEST, read_json, read_rows

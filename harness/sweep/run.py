@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import Document, read_documents
-from chatbot.store import atomic_write_text
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import Document, read_documents
+from pdfrag.store import atomic_write_text
 
 from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped, command
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes

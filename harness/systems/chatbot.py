@@ -26,16 +26,17 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chatbot import __version__
 from chatbot.answer import Answer, Generator, answer
-from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.asking import KeyLocks
-from chatbot.backends import connect, resolve_address
+from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
-from chatbot.hosts import HostPool, PoolInfo
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root, embed_query
-from chatbot.model_server import ClientSettings, ModelServer
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
+from pdfrag import __version__
+from pdfrag.asking import KeyLocks
+from pdfrag.backends import connect, resolve_address
+from pdfrag.hosts import HostPool, PoolInfo
+from pdfrag.model_server import ClientSettings, ModelServer
+from pdfrag.reply_cache import AnswerCache
 
 from ..records import Citation, Passage, SystemAnswer
 from .interface import System, SystemContext

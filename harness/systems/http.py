@@ -1,6 +1,6 @@
 """A RAG service over HTTP: POST `{"case_id", "question"}`, JSON reply per system_reply.schema.json.
 
-Every call is bounded (chatbot/bounded_http.py, as every model server's): `--timeout` from connect to last byte, at
+Every call is bounded (pdfrag/bounded_http.py, as every model server's): `--timeout` from connect to last byte, at
 most `--max-body-bytes` of decoded body, and no redirect followed, so no reply can hang the run or fill the memory.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 from pydantic import ValidationError
 
-from chatbot.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, Bounds, Redirected, read_head
+from pdfrag.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, Bounds, Redirected, read_head
 
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem

@@ -82,7 +82,7 @@ class SystemContext:
     get it, and so does a plug-in factory that takes a `context` keyword."""
 
     settings: Any  # harness.settings.RunSettings (typed loosely to keep this module below settings)
-    documents: list[Any]  # chatbot.pdfs.Document: each PDF's pages, read once
+    documents: list[Any]  # pdfrag.pdfs.Document: each PDF's pages, read once
     progress: Progress | None = None
     status: Callable[[str], None] | None = None  # one-line news such as "loading qwen3:4b…"
 

@@ -11,15 +11,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from chatbot import __version__
 from chatbot.answer import AnswerSettings, answer, answer_template
-from chatbot.asking import PromptTemplate
-from chatbot.chunking import chunk_pages
 from chatbot.index import Hit
-from chatbot.lexical import LexicalIndex, tokenize
-from chatbot.model_server import ChatReply
 from chatbot.retrievers import LexicalRetriever
-from chatbot.text import split_sentences
+from pdfrag import __version__
+from pdfrag.asking import PromptTemplate
+from pdfrag.chunking import chunk_pages
+from pdfrag.lexical import LexicalIndex, tokenize
+from pdfrag.model_server import ChatReply
+from pdfrag.text import split_sentences
 
 from ..records import SystemAnswer
 from .chatbot import from_chatbot

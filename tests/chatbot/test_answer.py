@@ -5,11 +5,11 @@ import json
 import pytest
 
 from chatbot.answer import AnswerSettings, answer_template
-from chatbot.asking import split_thinking
 from chatbot.bot import open_chatbot
 from chatbot.cli import main as rag_chat
-from chatbot.errors import InputError
-from chatbot.ollama_client import ClientSettings
+from pdfrag.asking import split_thinking
+from pdfrag.errors import InputError
+from pdfrag.ollama_client import ClientSettings
 from tests.conftest import HANDBOOK
 
 HOTEL = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."

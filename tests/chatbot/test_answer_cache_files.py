@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from chatbot.answer_cache import AnswerCache, answer_key
-from chatbot.ollama_client import ChatReply
 from harness.cli import main
 from harness.runs import read_rows
+from pdfrag.ollama_client import ChatReply
+from pdfrag.reply_cache import AnswerCache, answer_key
 from tests.conftest import HANDBOOK, sample_cases
 
 KEY = {"model_digest": "d" * 64, "options": {"seed": 1}, "think": None, "format": None, "repeat": 0}

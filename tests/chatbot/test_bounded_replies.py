@@ -15,15 +15,15 @@ import time
 import numpy as np
 import pytest
 
-from chatbot.backends import connect
 from chatbot.bot import open_chatbot
-from chatbot.errors import BadReply
-from chatbot.model_server import ClientSettings
-from chatbot.openai_client import OpenAIClient
-from chatbot.openai_replies import INDEXED, LISTED
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from pdfrag.backends import connect
+from pdfrag.errors import BadReply
+from pdfrag.model_server import ClientSettings
+from pdfrag.openai_client import OpenAIClient
+from pdfrag.openai_replies import INDEXED, LISTED
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 from tests.support.judge_rules import judge_rule

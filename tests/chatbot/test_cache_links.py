@@ -1,4 +1,4 @@
-"""Issue #27 item 7, the caches beside the page-text cache (tests/chatbot/test_page_cache.py): a subfolder of the
+"""Issue #27 item 7, the caches beside the page-text cache (tests/pdfrag/test_page_cache.py): a subfolder of the
 embedding, answer or draft-reply cache replaced by a symbolic link to an outside folder is never written or read
 through, and an entry edited by hand is not served."""
 
@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chatbot.answer_cache import AnswerCache, answer_key
-from chatbot.asking import ParsedReplies, Replied
 from chatbot.index import EmbeddingCache
-from chatbot.ollama_client import ChatReply
-from chatbot.store import UnsafeFile
+from pdfrag.asking import ParsedReplies, Replied
+from pdfrag.ollama_client import ChatReply
+from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.store import UnsafeFile
 
 KEY = "ab" + "0" * 62
 REPLY = ChatReply(content='{"answer": "EUR 160", "citations": []}', thinking="", done_reason="stop",

@@ -8,11 +8,11 @@ import pytest
 from chatbot.answer import AnswerSettings
 from chatbot.bot import open_chatbot
 from chatbot.cli import main as rag_chat
-from chatbot.errors import InputTooLong
-from chatbot.ollama_client import ClientSettings, OllamaClient
 from harness.evaluate import run_evaluation
 from harness.runs import read_rows
 from harness.settings import RunSettings
+from pdfrag.errors import InputTooLong
+from pdfrag.ollama_client import ClientSettings, OllamaClient
 from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS, sample_cases
 from tests.fake_ollama import REPEAT_LIMIT_ERROR, ChatReply, ModelSpec
 

@@ -7,11 +7,11 @@ import pytest
 
 from chatbot.answer import AnswerSettings
 from chatbot.bot import open_chatbot
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.errors import BadReply
 from chatbot.index import EmbeddingCache, EmbedSettings, build_index
-from chatbot.ollama_client import ClientSettings, OllamaClient, _embeddings
-from chatbot.pdfs import read_documents
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.errors import BadReply
+from pdfrag.ollama_client import ClientSettings, OllamaClient, _embeddings
+from pdfrag.pdfs import read_documents
 from tests.conftest import HANDBOOK
 
 MODEL = "nomic-embed-text"
@@ -113,8 +113,8 @@ def test_query_vector_of_another_width_than_the_index_is_that_questions_error(se
 
 
 def test_a_saved_index_with_non_finite_vectors_is_refused(server, tmp_path):
-    from chatbot.errors import InputError
     from chatbot.index import Index
+    from pdfrag.errors import InputError
     index = build(server, None)
     index.vectors[0, 0] = np.nan  # as an index saved before vectors were checked could be
     index.save(tmp_path / "idx")

@@ -14,18 +14,18 @@ import unicodedata
 import numpy as np
 import pytest
 
-from chatbot.chunking import Chunk, chunk_pages
-from chatbot.citations import check_quote
-from chatbot.errors import InputError
 from chatbot.index import Index
-from chatbot.pdfs import Page
-from chatbot.text import _NUMBER_FORMS, _SUBSCRIPTS, _SUPERSCRIPTS, TEXT_RULE, find_quote, fold, normalize
 from harness.cases import Case, Evidence
 from harness.drafting.verify import Limits, PageView
 from harness.drafting.verify import check_quote as draft_quote
 from harness.metrics import fact_found
 from harness.records import Citation, Passage, SystemAnswer
 from harness.rows import Judging, build_row
+from pdfrag.chunking import Chunk, chunk_pages
+from pdfrag.citations import check_quote
+from pdfrag.errors import InputError
+from pdfrag.pdfs import Page
+from pdfrag.text import _NUMBER_FORMS, _SUBSCRIPTS, _SUPERSCRIPTS, TEXT_RULE, find_quote, fold, normalize
 
 # (written in a form of its own, the plain digits NFKC used to make of it)
 PAIRS = [("10\u2075", "105"), ("\u2461\u2460", "21"), ("1\u00bd", "11")]

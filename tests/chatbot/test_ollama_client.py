@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from chatbot.chunking import ChunkSettings
-from chatbot.errors import InputTooLong, ModelMissing, ServerBusy, ServerTimeout, ServerUnreachable
 from chatbot.index import EmbeddingCache, EmbedSettings, Index, build_index
-from chatbot.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
-from chatbot.pdfs import read_documents
+from pdfrag.chunking import ChunkSettings
+from pdfrag.errors import InputTooLong, ModelMissing, ServerBusy, ServerTimeout, ServerUnreachable
+from pdfrag.ollama_client import ClientSettings, OllamaClient, preflight, resolve_host
+from pdfrag.pdfs import read_documents
 from tests.conftest import HANDBOOK
 
 
@@ -142,7 +142,7 @@ def test_index_search_save_and_load(server, tmp_path):
 
 
 def test_damaged_index_is_a_clear_error(server, tmp_path):
-    from chatbot.errors import InputError
+    from pdfrag.errors import InputError
     index = build_index(read_documents(HANDBOOK), client_for(server), chunking=ChunkSettings(),
                         embedding=EmbedSettings(), digest="a" * 64, cache=None)
     saved = index.save(tmp_path / "idx")

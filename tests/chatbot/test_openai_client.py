@@ -9,7 +9,7 @@ import pytest
 
 from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, answer
 from chatbot.bot import ServerGenerator, open_chatbot
-from chatbot.errors import (
+from pdfrag.errors import (
     BadReply,
     InputError,
     InputTooLong,
@@ -18,8 +18,8 @@ from chatbot.errors import (
     ServerTimeout,
     ServerUnreachable,
 )
-from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
-from chatbot.openai_client import EMBED_PROBE, OpenAIClient
+from pdfrag.model_server import NAME_ONLY, ClientSettings, preflight
+from pdfrag.openai_client import EMBED_PROBE, OpenAIClient
 from tests.conftest import HANDBOOK
 from tests.fake_ollama import ModelSpec
 
@@ -295,8 +295,9 @@ def test_the_api_key_comes_from_the_named_variable_and_is_sent_as_bearer(server,
 
 
 def test_the_answer_cache_key_holds_the_backend_and_the_name_identity(server, tmp_path):
-    from chatbot.answer_cache import AnswerCache, CachingGenerator
-    from chatbot.ollama_client import OllamaClient
+    from chatbot.answer_cache import CachingGenerator
+    from pdfrag.ollama_client import OllamaClient
+    from pdfrag.reply_cache import AnswerCache
     cache, settings = AnswerCache(tmp_path / "answers"), AnswerSettings()
     native = OllamaClient(ClientSettings(host=server.url))
     keys = []

@@ -9,8 +9,8 @@ import pytest
 from pypdf import PdfWriter
 
 from chatbot.cli import main as rag_chat
-from chatbot.errors import PdfError
-from chatbot.pdfs import duplicate_warnings, read_documents, read_folder, read_pdf
+from pdfrag.errors import PdfError
+from pdfrag.pdfs import duplicate_warnings, read_documents, read_folder, read_pdf
 from tests.conftest import REPO
 
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import pytest
 
 from chatbot.answer import AnswerSettings, answer, answer_template
-from chatbot.answer_cache import AnswerCache, CachingGenerator
-from chatbot.asking import Asker, ChatOptions, Failed, PromptTemplate, over_budget
+from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import open_chatbot
-from chatbot.errors import ModelMissing
-from chatbot.model_server import ClientSettings, preflight
-from chatbot.openai_client import EMBED_PROBE, OpenAIClient
+from pdfrag.asking import Asker, ChatOptions, Failed, PromptTemplate, over_budget
+from pdfrag.errors import ModelMissing
+from pdfrag.model_server import ClientSettings, preflight
+from pdfrag.openai_client import EMBED_PROBE, OpenAIClient
+from pdfrag.reply_cache import AnswerCache
 from tests.conftest import HANDBOOK
 from tests.fake_ollama import ModelSpec
 

@@ -7,13 +7,13 @@ from dataclasses import replace
 
 import pytest
 
-from chatbot.text import fold
 from harness.drafting.export import to_case, to_cases
 from harness.drafting.language import guess, same_language
 from harness.drafting.records import Decision, Draft, Provenance, Reason, Verification
 from harness.drafting.report import build_report, render_report
 from harness.drafting.unanswerable import Sentences, check_unanswerable, distinguishing_terms
 from harness.drafting.verify import Limits, PageView, check_draft, copy_measures, is_deictic, longest_common_run
+from pdfrag.text import fold
 
 PAGE_A = ("Hotel costs are reimbursed up to EUR 160 per night, including breakfast. Mileage is paid at EUR 0.30 "
           "per km. The shared rule: receipts must be kept for ten years.")

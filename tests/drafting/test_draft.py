@@ -18,14 +18,14 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.pdfs import read_documents
-from chatbot.text import fold
 from harness.cases import load_checked_cases
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import Decision, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.pdfs import read_documents
+from pdfrag.text import fold
 from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS
 from tests.fake_ollama import ChatReply, FakeOllama
 from tests.support import draft_rules as rules

@@ -11,12 +11,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from chatbot.pdfs import read_documents
-from chatbot.text import fold
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
+from pdfrag.pdfs import read_documents
+from pdfrag.text import fold
 from tests.conftest import HANDBOOK, LIVE_HOST
 
 pytestmark = pytest.mark.ollama

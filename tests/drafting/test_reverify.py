@@ -39,11 +39,11 @@ def test_draft_cases_leaves_out_drafts_the_file_wrongly_marks_passed(drafts_file
 
 
 def test_an_unanswerable_draft_the_documents_answer_fails_again():
-    from chatbot.chunking import ChunkSettings
-    from chatbot.pdfs import read_documents
     from harness.drafting.collection import Collection
     from harness.drafting.decisions import reverify
     from harness.drafting.records import Draft, Verification
+    from pdfrag.chunking import ChunkSettings
+    from pdfrag.pdfs import read_documents
     from tests.conftest import HANDBOOK
     collection = Collection.of(read_documents(HANDBOOK), ChunkSettings())
     sound = Draft("u1", "unanswerable", "handbook.pdf#p2", question="Which tablet do designers receive?",

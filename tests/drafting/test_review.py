@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 import re
 
-from chatbot.pdfs import read_documents
-from chatbot.text import fold
 from harness.cli import main
 from harness.drafting.records import read_drafts
+from pdfrag.pdfs import read_documents
+from pdfrag.text import fold
 from tests.conftest import HANDBOOK
 from tests.support import draft_rules as rules
 

@@ -362,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-# What the live tier (`-m openai`, tests/chatbot/test_live_openai.py) is given against these servers: the models'
+# What the live tier (`-m openai`, tests/pdfrag/test_live_openai.py) is given against these servers: the models'
 # names, and a run small enough for a 135M model on two busy cores (2 cases, 128 tokens to write each).
 LIVE_SETTINGS = {"OPENAI_CHAT_MODEL": "smollm2", "OPENAI_EMBED_MODEL": "gemma-embed", "OPENAI_LIVE_LIMIT": "2",
                  "OPENAI_LIVE_NUM_PREDICT": "128"}

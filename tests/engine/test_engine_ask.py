@@ -9,7 +9,7 @@ import pytest
 
 from chatbot.answer import NO_ANSWER, STATUSES
 from chatbot.cli import main as rag_chat
-from chatbot.text import find_quote
+from pdfrag.text import find_quote
 from tests.conftest import HANDBOOK
 
 pytestmark = pytest.mark.engine

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from chatbot.answer import ANSWER_SCHEMA
-from chatbot.errors import InputTooLong, ModelMissing, ServerTimeout
-from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
-from chatbot.openai_client import OpenAIClient
+from pdfrag.errors import InputTooLong, ModelMissing, ServerTimeout
+from pdfrag.model_server import NAME_ONLY, ClientSettings, preflight
+from pdfrag.openai_client import OpenAIClient
 from tests.engine.engine import chat_settings
 
 pytestmark = pytest.mark.engine

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from chatbot.asking import CHARS_PER_TOKEN
-from chatbot.errors import ModelMissing
-from chatbot.model_server import ClientSettings, preflight
-from chatbot.openai_client import OpenAIClient
 from harness.cli import main
 from harness.cli.run import EXIT_ALL_ERRORED
 from harness.runs import read_rows
+from pdfrag.asking import CHARS_PER_TOKEN
+from pdfrag.errors import ModelMissing
+from pdfrag.model_server import ClientSettings, preflight
+from pdfrag.openai_client import OpenAIClient
 from tests.conftest import sample_cases
 from tests.engine.cli_runs import run_argv
 from tests.engine.engine import chat_settings

@@ -1,4 +1,4 @@
-"""The one asker drafting and the judge share (chatbot/asking.py `Asker.request`), against the test
+"""The one asker drafting and the judge share (pdfrag/asking.py `Asker.request`), against the test
 server (tests/fake_ollama.py). Its chat rule here: reply `{"ok": true}` to every request; it is not a model.
 
 A model that thinks writes up to num_predict twice (thinking, then the answer), so a
@@ -7,8 +7,8 @@ when it does not."""
 
 from __future__ import annotations
 
-from chatbot.asking import ERROR_CHARS, Asker, ChatOptions, Failed, Replied, read_reply
-from chatbot.ollama_client import ClientSettings, OllamaClient
+from pdfrag.asking import ERROR_CHARS, Asker, ChatOptions, Failed, Replied, read_reply
+from pdfrag.ollama_client import ClientSettings, OllamaClient
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
 PROMPT = "x" * 3000  # ~1000 tokens by the answer path's estimate of 3 characters a token

@@ -2,10 +2,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chatbot.chunking import ChunkSettings, chunk_pages
-from chatbot.errors import InputError
-from chatbot.pdfs import Page
-from chatbot.text import normalize
+from pdfrag.chunking import ChunkSettings, chunk_pages
+from pdfrag.errors import InputError
+from pdfrag.pdfs import Page
+from pdfrag.text import normalize
 
 LONG = " ".join(f"Sentence {i} explains rule {i} of the policy in detail." for i in range(60))
 

@@ -12,10 +12,10 @@ A model's answers vary, so these tests check contracts (statuses, schemas, ident
 
 import pytest
 
-from chatbot.model_server import NAME_ONLY, ClientSettings, preflight
-from chatbot.openai_client import OpenAIClient
 from harness.evaluate import run_evaluation
 from harness.settings import RunSettings
+from pdfrag.model_server import NAME_ONLY, ClientSettings, preflight
+from pdfrag.openai_client import OpenAIClient
 from tests.conftest import HANDBOOK, LIVE_OPENAI, SAMPLE_DOCS
 from tests.support.live import check_query_and_document_vectors, check_rows
 

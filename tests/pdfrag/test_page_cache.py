@@ -11,10 +11,10 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from chatbot import page_cache
-from chatbot.page_cache import PageCache
-from chatbot.pdfs import read_documents
 from harness.cli import main
+from pdfrag import page_cache
+from pdfrag.page_cache import PageCache
+from pdfrag.pdfs import read_documents
 from tests.conftest import HANDBOOK, REPO, SAMPLE_DOCS
 
 BLOCKED = "import sys; sys.modules['pypdf'] = None; from harness.cli import main; sys.exit(main(sys.argv[1:]))"

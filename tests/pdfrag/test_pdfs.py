@@ -1,7 +1,7 @@
 import pytest
 
-from chatbot.errors import PdfError
-from chatbot.pdfs import read_documents, read_pdf
+from pdfrag.errors import PdfError
+from pdfrag.pdfs import read_documents, read_pdf
 from tests.conftest import pdfgen
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from chatbot.citations import check_quote
-from chatbot.text import normalize
 from harness.cases import Case, Evidence
 from harness.records import Citation, Passage, SystemAnswer
 from harness.rows import Judging, build_row
+from pdfrag.citations import check_quote
+from pdfrag.text import normalize
 
 FIRST = "Hotel costs are reimbursed up to EUR 160 per night."
 SECOND = "Meals are paid up to EUR 45 per day."

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatbot.text import _FORMAT, _LINE_END_HYPHEN, _QUOTES, clip, fold, is_clipped, keep_numbers, normalize
+from pdfrag.text import _FORMAT, _LINE_END_HYPHEN, _QUOTES, clip, fold, is_clipped, keep_numbers, normalize
 
 
 @pytest.mark.parametrize("raw, expected", [

@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx2
 
-from chatbot.bounded_http import BoundedTransport
-from chatbot.model_server import ClientSettings
-from chatbot.openai_client import OpenAIClient
-from chatbot.transports import PooledTransports
+from pdfrag.bounded_http import BoundedTransport
+from pdfrag.model_server import ClientSettings
+from pdfrag.openai_client import OpenAIClient
+from pdfrag.transports import PooledTransports
 
 
 def test_threads_reuse_the_pools_and_every_reply_is_whole(server):

@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from chatbot.errors import InputError
 from harness.records import JudgedClaim, Manifest
 from harness.report.columns import columns_of_dir, columns_of_run
 from harness.runs import LoadedRun, read_rows, read_scores, write_rows
+from pdfrag.errors import InputError
 from tests.support.rowkit import make_row
 
 METRICS = ["hit@1", "facts", "passed"]

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.text import find_quote
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.report.html import chart_families, highlight_quote, render_report
 from harness.review.store import Claim, Review, apply_to_run
 from harness.runs import load_run, read_rows
 from harness.settings import RunSettings
+from pdfrag.text import find_quote
 from tests.conftest import SAMPLE_DOCS, pdfgen
 
 SCRIPT = "<script>document.title='pwned'</script>"

@@ -7,12 +7,12 @@ import shutil
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.records import JudgedClaim
 from harness.report.html import render_report
 from harness.report.report_run import read_report_run
 from harness.runs import load_run, read_rows, write_rows
+from pdfrag.errors import InputError
 from tests.conftest import SAMPLE_DOCS
 from tests.support.rowkit import make_row
 

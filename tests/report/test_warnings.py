@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chatbot.terminal import printable
 from harness.cli import main
 from harness.report.row_warnings import count_warnings, warning_lines
+from pdfrag.terminal import printable
 from tests.conftest import HANDBOOK, sample_cases
 from tests.support.rowkit import make_row
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.review.rescore import rescore_run
@@ -15,6 +14,7 @@ from harness.review.store import Claim, Review, apply_to_run
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from harness.summary import summarize
+from pdfrag.errors import InputError
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_docs"

@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import ClaimRecord, Row
@@ -35,6 +34,7 @@ from harness.rows import answer_sha256, validate_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from harness.summary import summarize
+from pdfrag.errors import InputError
 from tests.support.rowkit import make_row
 
 REPO = Path(__file__).resolve().parents[2]

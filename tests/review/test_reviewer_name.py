@@ -9,13 +9,13 @@ import os
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.cli.common import reviewer_name
 from harness.evaluate import run_evaluation
 from harness.review.reviewer import checked_name, remember_reviewer, remembered_reviewer, reviewer_file
 from harness.review.store import read_reviews, reviews_path
 from harness.settings import RunSettings
+from pdfrag.errors import InputError
 from tests.conftest import HANDBOOK, sample_cases
 from tests.support import draft_rules as rules
 

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.saved.layout import (
     ClaimsOutOfOrder,
@@ -21,6 +20,7 @@ from harness.saved.layout import (
     resolve_paths,
 )
 from harness.saved.score import score_saved, score_to_run
+from pdfrag.errors import InputError
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 CASE_HEADER = ["case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chatbot.pdfs import read_pdf
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Passage, Row, SystemAnswer
@@ -22,6 +21,7 @@ from harness.saved.layout import load_saved
 from harness.saved.score import score_outputs
 from harness.saved.scoring import citation_quotes
 from harness.settings import RunSettings
+from pdfrag.pdfs import read_pdf
 from tests.conftest import HANDBOOK
 
 PAGES = {p.source_id: p.text for p in read_pdf(HANDBOOK).pages}

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 import harness.summary as summary_module
-from chatbot.lexical import LexicalIndex, tokenize
 from harness import metrics as m
 from harness.cases import DRAFTED_TAG, origin
 from harness.chart import svg_bars, text_bars
@@ -27,6 +26,7 @@ from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs,
 from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
 from harness.summary import Summarizer, summarize
+from pdfrag.lexical import LexicalIndex, tokenize
 from tests.support.pinned import PINNED, rows_digest
 from tests.support.rowkit import make_row, observation
 

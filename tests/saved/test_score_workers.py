@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.saved import scoring
 from harness.saved.layout import SavedStream, load_saved, resolve_paths
 from harness.saved.score import _manifest, _setup, score_to_run
+from pdfrag.errors import InputError
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 COPIES = 30  # 300 cases, 3 in 10 without retrieved ids (the lexical retriever), most failing some check

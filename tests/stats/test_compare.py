@@ -10,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Manifest
@@ -19,6 +18,7 @@ from harness.runs import LoadedRun, read_rows
 from harness.settings import RunSettings
 from harness.stats.mde import NOT_DETECTABLE
 from harness.stats.paired import paired_stats, sign_flip_p
+from pdfrag.errors import InputError
 from tests.support.rowkit import make_row as _row
 
 REPO = Path(__file__).resolve().parents[2]

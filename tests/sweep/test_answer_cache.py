@@ -9,10 +9,11 @@ import math
 import pytest
 
 from chatbot.answer import ANSWER_SCHEMA, AnswerSettings, render_prompt
-from chatbot.answer_cache import MAX_REPLY_CHARS, AnswerCache, CachingGenerator, answer_key
+from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import open_chatbot
-from chatbot.errors import InputError
-from chatbot.ollama_client import ChatReply, ClientSettings
+from pdfrag.errors import InputError
+from pdfrag.ollama_client import ChatReply, ClientSettings
+from pdfrag.reply_cache import MAX_REPLY_CHARS, AnswerCache, answer_key
 from tests.conftest import HANDBOOK
 
 HOTEL_Q = "What is the hotel reimbursement limit per night?"

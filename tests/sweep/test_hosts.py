@@ -6,9 +6,9 @@ import threading
 
 import pytest
 
-from chatbot.errors import InputError, ModelMissing
-from chatbot.hosts import HostPool
-from chatbot.ollama_client import ClientSettings, OllamaClient
+from pdfrag.errors import InputError, ModelMissing
+from pdfrag.hosts import HostPool
+from pdfrag.ollama_client import ClientSettings, OllamaClient
 from tests.fake_ollama import FakeOllama
 
 CHAT = "qwen3:4b"

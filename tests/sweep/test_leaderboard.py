@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from chatbot.errors import InputError
 from harness.stats.paired import holm, paired_stats
 from harness.summary import per_case_means
 from harness.sweep.leaderboard import (
@@ -25,6 +24,7 @@ from harness.sweep.leaderboard_files import (
     read_leaderboard,
     write_leaderboard,
 )
+from pdfrag.errors import InputError
 
 IDS = [f"case-{i:02d}" for i in range(20)]
 

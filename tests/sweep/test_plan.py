@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.sweep.plan import CallPlan, load_sweep, parse_grid, plan_calls
+from pdfrag.errors import InputError
 
 
 def write(tmp_path: Path, text: str, name: str = "sweep.toml") -> Path:

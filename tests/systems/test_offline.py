@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings, resolve
+from pdfrag.errors import InputError
 from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases
 from tests.support.pinned import PINNED, rows_digest
 

@@ -176,9 +176,9 @@ def test_several_chat_servers_and_one_embedding_server(server, tmp_path):
 def test_a_host_with_the_other_apis_path_is_refused_with_the_backend_to_give(tmp_path, capsys):
     """A /v1 URL with the default --backend ollama (and /api with --backend openai) would fail later with a 404 that
     does not say why: it is refused at once, naming the flag to give, and nothing is written."""
-    from chatbot.backends import connect
-    from chatbot.errors import InputError
-    from chatbot.model_server import ClientSettings
+    from pdfrag.backends import connect
+    from pdfrag.errors import InputError
+    from pdfrag.model_server import ClientSettings
 
     out = tmp_path / "runs"
     args = ["run", "--docs", str(HANDBOOK), "--cases", sample_cases(tmp_path), "--limit", "1", "--out", str(out)]

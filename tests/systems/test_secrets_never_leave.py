@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import BadReply
-from chatbot.redaction import REDACTED, Redactor, url_secrets, without_userinfo
 from harness.cli import main
+from pdfrag.errors import BadReply
+from pdfrag.redaction import REDACTED, Redactor, url_secrets, without_userinfo
 from tests.conftest import HANDBOOK, sample_cases
 from tests.fake_ollama import ECHO
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from chatbot.errors import InputError
 from examples.bm25_pages import Bm25Pages
 from examples.http_server import serve
 from harness.errors import RunStopped
@@ -24,6 +23,7 @@ from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
 from harness.settings import RunSettings
 from harness.systems import SystemContext, load_system
+from pdfrag.errors import InputError
 from tests.conftest import REPO, SAMPLE_DOCS, sample_cases
 
 HOTEL_PAGE = "handbook.pdf#p2"

@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 
-from chatbot.errors import InputError
 from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
 from harness.runs import read_manifest, read_rows
@@ -17,6 +16,7 @@ from harness.systems import SystemContext, Traits, load_system, traits_for, trai
 from harness.systems.chatbot import ChatbotSystem
 from harness.systems.http import HttpSystem
 from harness.systems.offline import OfflineSystem
+from pdfrag.errors import InputError
 from tests.conftest import SAMPLE_DOCS, sample_cases
 
 SEEN: list[SystemContext] = []  # what the factories below were given, for the test to read
