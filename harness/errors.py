@@ -1,5 +1,5 @@
 """The harness's exceptions, in one place. Each is a `RagError` (the CLIs map those to exit codes); bad input is
-the chatbot's `InputError` (exit 2), re-exported here: harness code takes `InputError` and `RagError` from this
+pdfrag's `InputError` (exit 2), re-exported here: harness code takes `InputError` and `RagError` from this
 module. What goes wrong with a model server is the model-server seam's own (`pdfrag.errors`: ServerUnreachable,
 ModelMissing, ...), imported from there by the few modules that tell those apart."""
 
