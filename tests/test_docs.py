@@ -325,8 +325,8 @@ def test_slug_follows_github(heading, anchor):
     assert slug(heading) == anchor
 
 
-_PATH = re.compile(r"`((?:chatbot|harness|tests|examples|bench|sample_docs|docs)/[\w./-]*)`")
-_NAME = re.compile(r"`((?:chatbot|harness)(?:\.\w+)+)`")
+_PATH = re.compile(r"`((?:pdfrag|chatbot|harness|tests|examples|bench|sample_docs|docs)/[\w./-]*)`")
+_NAME = re.compile(r"`((?:pdfrag|chatbot|harness)(?:\.\w+)+)`")
 
 
 def missing_paths(text: str) -> list[str]:
@@ -374,7 +374,7 @@ def test_stale_paths_and_names_are_found():
 
 def test_docs_pages_named_in_the_code_exist():
     """Help texts and error messages send readers to docs pages; those pages exist."""
-    named = {m for p in [*REPO.glob("chatbot/**/*.py"), *REPO.glob("harness/**/*.py")]
+    named = {m for p in [*REPO.glob("pdfrag/**/*.py"), *REPO.glob("chatbot/**/*.py"), *REPO.glob("harness/**/*.py")]
              for m in re.findall(r"docs/([\w-]+\.md)", p.read_text(encoding="utf-8"))}
     assert {n for n in named if not (DOCS / n).exists()} == set()
 

@@ -3,7 +3,8 @@ inside functions count like any other, so a lazy import cannot dodge the order.
 
 The families stand on the floors `docs/architecture.md` draws (`FLOORS`): every import between two families runs
 down, none sideways or up, and no family imports another in a circle. No import cycle among project modules;
-`chatbot/` never imports `harness`; the system seam
+`chatbot/` never imports `harness`; the shared package `pdfrag/` imports neither
+(nor loads either when all of it is imported); the system seam
 (`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
 instead of testing the `--system` string; `harness/` keeps at most 24 top-level entries; and one name per meaning
 (one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
@@ -27,12 +28,12 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-PACKAGES = ("chatbot", "harness")
+PACKAGES = ("pdfrag", "chatbot", "harness")
 # The families, from the top floor down (docs/architecture.md, "The floors"). A family is a folder of harness/, a
 # flat module of it, or a whole package; a package's face (`__init__.py`) only hands names on and is left out.
 FLOORS = (("cli",), ("sweep",), ("evaluate", "drafting"), ("report", "judge", "saved"), ("review",), ("summary",),
           ("judged", "rows"), ("metrics",), ("cases",), ("settings",), ("inputs", "runs", "systems"),
-          ("stats",), ("errors", "records", "chart"), ("chatbot",))
+          ("stats",), ("errors", "records", "chart"), ("chatbot",), ("pdfrag",))
 MAX_HARNESS_ENTRIES = 24
 SYSTEM_NAMES = {"chatbot", "offline", "http", "python"}
 
@@ -124,7 +125,7 @@ def test_the_graph_resolves_relative_and_package_imports():
     graph = import_graph()
     assert graph["harness.systems.interface"] == {"harness.records"}  # `from ..records import ...`
     assert graph["harness.inputs"] == {"harness.errors"}  # `from .errors import InputError`
-    assert {"harness.systems", "chatbot", "pdfrag.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
+    assert {"harness.systems", "pdfrag", "pdfrag.pdfs"} <= graph["harness.evaluate"]  # a package, absolute ones
 
 
 def family(module: str) -> str:
@@ -137,7 +138,7 @@ def family_arrows(graph: dict[str, set[str]]) -> dict[tuple[str, str], list[str]
     """(family, family it imports) -> the module imports behind that arrow; faces (`__init__`) left out."""
     arrows: dict[tuple[str, str], list[str]] = {}
     for module, deps in graph.items():
-        if module in ("chatbot", "harness") or _MODULES[module].name == "__init__.py":
+        if module in ("pdfrag", "chatbot", "harness") or _MODULES[module].name == "__init__.py":
             continue
         for dep in deps:
             if family(module) != family(dep):
@@ -328,3 +329,43 @@ def test_the_citation_check_sees_each_form(tmp_path):  # so that the test above 
         files.append(tmp_path / f"f{i}.py")
         files[-1].write_text(f"x = 1\n# {name}\n", encoding="utf-8")
     assert [hit.split(":")[0] for hit in outside_citations(files, tmp_path)] == [f"f{i}.py" for i in range(len(names))]
+
+
+def shared_package_reaches(root: Path = REPO) -> dict[str, list[str]]:
+    """Module of pdfrag -> what of `chatbot` or `harness` it imports (any import, those inside functions and under
+    TYPE_CHECKING included) or names in a string that is a dotted path of theirs (`import_module("chatbot.x")`)."""
+    modules = _modules(root)
+    halves = re.compile(r"^(chatbot|harness)(\.\w+)*$")
+    out = {}
+    for module, path in modules.items():
+        if module.split(".")[0] != "pdfrag":
+            continue
+        strings = {n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and halves.match(n.value)}
+        found = sorted({d for d in _imports(module, path, set(modules)) if halves.match(d)} | strings)
+        if found:
+            out[module] = found
+    return out
+
+
+def test_the_shared_package_imports_neither_half():
+    assert shared_package_reaches() == {}
+
+
+def test_the_shared_package_check_sees_imports_and_names(tmp_path):  # so that the test above cannot see nothing
+    tree = {"pdfrag": {"__init__.py": "", "a.py": "def f():\n    from chatbot import b\n",
+                       "c.py": "import importlib\nimportlib.import_module('harness.x')\n"},
+            "chatbot": {"__init__.py": "", "b.py": ""}, "harness": {"__init__.py": "", "x.py": ""}}
+    for package, files in tree.items():
+        (tmp_path / package).mkdir()
+        for name, text in files.items():
+            (tmp_path / package / name).write_text(text, encoding="utf-8")
+    assert shared_package_reaches(tmp_path) == {"pdfrag.a": ["chatbot.b"], "pdfrag.c": ["harness.x"]}
+
+
+def test_importing_all_of_the_shared_package_loads_neither_half():
+    code = ("import importlib, pkgutil, sys, pdfrag\n"
+            "for m in pkgutil.iter_modules(pdfrag.__path__, 'pdfrag.'): importlib.import_module(m.name)\n"
+            "print(sorted(n for n in sys.modules if n.split('.')[0] in ('chatbot', 'harness')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
+    assert done.stdout.strip() == "[]"

@@ -185,5 +185,5 @@ def test_a_summary_refuses_a_key_it_does_not_know(tmp_path):
 
 
 def test_no_reader_walks_untyped_extras():
-    code = [p for folder in ("chatbot", "harness") for p in (REPO / folder).rglob("*.py")]
+    code = [p for folder in ("pdfrag", "chatbot", "harness") for p in (REPO / folder).rglob("*.py")]
     assert [str(p) for p in code if "model_extra" in p.read_text(encoding="utf-8")] == []
