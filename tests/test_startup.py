@@ -82,6 +82,20 @@ def test_lazy_package_exports():
         chatbot.nope  # noqa: B018
 
 
+def test_harness_hands_on_the_library_calls_its_docstring_promises():
+    """`harness`'s face promises the calls behind `rag-eval run`, `score` and `compare`: each is there, and is the
+    function the command calls."""
+    import harness
+    from harness.evaluate import run_evaluation
+    from harness.report.compare import compare_runs
+    from harness.saved.score import score_to_run
+    from harness.settings import RunSettings
+    assert (harness.run_evaluation, harness.score_to_run, harness.compare_runs, harness.RunSettings) == \
+        (run_evaluation, score_to_run, compare_runs, RunSettings)
+    promised = {"run_evaluation", "score_to_run", "compare_runs", "RunSettings"}
+    assert promised <= set(harness.__all__) and all(f"`{name}`" in harness.__doc__ for name in promised)
+
+
 def test_the_report_asks_a_system_its_traits_without_importing_it():
     """Issue 31: the report's header asks the run's system its traits (`harness.systems.traits`); that imports
     neither the chatbot system nor its model client."""
