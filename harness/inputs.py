@@ -25,6 +25,8 @@ from dataclasses import Field, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pdfrag.text import lone_surrogate as text_surrogate
+
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -161,26 +163,20 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # only a line with one can
 
 
 def lone_surrogate(line: str) -> tuple[str, str] | None:
-    """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate: legal in JSON as an
-    escape, but not text (UTF-8 cannot encode it, so no row, manifest or report could hold it). None when there is
-    none, or when the line does not parse (its reader says why). Only a line with a surrogate escape is parsed."""
+    """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate (`pdfrag.text.
+    lone_surrogate`): no row, manifest or report could hold it. None when there is none, or when the line does not
+    parse (its reader says why). Only a line with a surrogate escape is parsed."""
     if not _SURROGATE_ESCAPE.search(line):
         return None
     try:
-        data = json.loads(line)
+        found = text_surrogate(json.loads(line))
     except (ValueError, RecursionError):
         return None
-    stack: list[tuple[str, Any]] = [("", data)]
-    while stack:
-        path, value = stack.pop(0)
-        if isinstance(value, str):
-            bad = next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-            if bad is not None:
-                return (path or "(line)", f"holds a lone surrogate U+{ord(bad):04X}, which is not text; write the "
-                                          "text as UTF-8 (a pair of surrogates, or the character itself)")
-        items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-        stack += [(f"{path}.{key}" if path else str(key), item) for key, item in items]
-    return None
+    if found is None:
+        return None
+    path, _, bad = found
+    return (path or "(line)", f"holds a lone surrogate U+{ord(bad):04X}, which is not text; write the text as UTF-8 "
+                              "(a pair of surrogates, or the character itself)")
 
 
 def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:

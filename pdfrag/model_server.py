@@ -21,6 +21,7 @@ import numpy as np
 
 from .bounded_http import DEFAULT_MAX_BODY_BYTES, BodyTooLarge, BoundsExceeded, Redirected
 from .errors import BadReply, InputError, InputTooLong, ServerBusy
+from .text import lone_surrogate
 
 BACKENDS = ("ollama", "openai")
 NAME_ONLY = "identity by name only"  # an OpenAI-compatible server reports no weights digest
@@ -224,9 +225,11 @@ def load_chat_model(client: ModelServer, server: ServerInfo, chat_model: str,
 def _storable(server: ServerInfo) -> ServerInfo:
     """`server` when every text it reports can be stored (it goes into the manifests); a lone surrogate (legal in
     JSON, not text) is refused now, before any work, naming the field, not when the manifest is written."""
-    if (problem := lone_surrogate(server.to_dict(), "identity")) is not None:
-        raise BadReply(f"bad reply from {server.host}: {problem}; the server reports it, and no file can store "
-                       "it: fix the server's model names or version")
+    if (found := lone_surrogate(server.to_dict())) is not None:
+        path, text, bad = found
+        raise BadReply(f"bad reply from {server.host}: identity.{path}: {snippet(text)} holds a lone surrogate "
+                       f"U+{ord(bad):04X}, which is not text; the server reports it, and no file can store it: fix "
+                       "the server's model names or version")
     return server
 
 
@@ -310,17 +313,6 @@ def bounds_error(exc: BoundsExceeded, host: str, what: str, model: str, cap: int
     if isinstance(exc, BodyTooLarge):
         return BadReply(f"bad reply from {host}: {who}: {exc} (--max-body-bytes {cap:,})")
     return BadReply(f"bad reply from {host}: {who}: {exc}")
-
-
-def lone_surrogate(value: Any, where: str) -> str | None:
-    """`where.field: …` for the first string in `value` (dicts and lists walked) holding a lone UTF-16 surrogate
-    (legal in JSON as an escape, but not text: no file can store it); None when there is none."""
-    if isinstance(value, str):
-        bad = None if value.isascii() else next((c for c in value if "\ud800" <= c <= "\udfff"), None)
-        return None if bad is None else \
-            f"{where}: {snippet(value)} holds a lone surrogate U+{ord(bad):04X}, which is not text"
-    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
-    return next((p for key, item in items if (p := lone_surrogate(item, f"{where}.{key}")) is not None), None)
 
 
 def snippet(text: str, limit: int = 80) -> str:

@@ -6,6 +6,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 # The version of the rule `normalize()` applies. What is stored already normalised and read back as it is (a saved
 # index's chunks) records it, and is rebuilt when it differs. 2: numbers keep their forms (`keep_numbers`).
@@ -182,3 +183,21 @@ def clip(text: str, limit: int) -> str:
 def is_clipped(text: str) -> bool:
     """Whether `text` ends with the marker `clip` puts there: what is left of it is not what was written."""
     return _CUT.search(text) is not None
+
+
+def lone_surrogate(value: Any) -> tuple[str, str, str] | None:
+    """(path, the string, the surrogate) for the first string in `value`, dicts and lists walked in order, that holds
+    a lone UTF-16 surrogate: legal in JSON as an escape, but not text (UTF-8 cannot encode it, so no file can store
+    it). The path is the keys and indexes from the top joined by "." ("" for `value` itself). None when there is
+    none. The walk keeps its own stack: a parsed JSON line may nest as deep as the parser allows."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii() and (bad := next((c for c in item if "\ud800" <= c <= "\udfff"), None)):
+                return path, item, bad
+            continue
+        items = item.items() if isinstance(item, dict) else enumerate(item) if isinstance(item, list) else ()
+        stack += reversed([(f"{path}.{key}" if path else str(key), child) for key, child in items])
+    return None
+
