@@ -36,9 +36,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .precision_recall import Z_95
+
 __all__ = ["Z_95", "paired_score_interval", "tango_interval", "tango_z"]
 
-Z_95 = 1.959963984540054  # the standard normal's 97.5th percentile
 _BISECT_STEPS = 62  # delta in [-1, 1] to within 2**-60
 _EPS = 1e-12
 
