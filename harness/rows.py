@@ -209,16 +209,14 @@ def failure_reasons(case: Case, row: Row, obs: m.Observation, facts: Sequence[Fa
     elif not case.abstain and abstained:
         reasons.append(f"gave no answer to an answerable question (status {status})")
     reasons.extend(f"citation: {r}" for *_, r in bad_citations)
-    unretrieved = {m.page_of(sid) for sid, _, r in bad_citations if r.endswith(_NOT_RETRIEVED)}
+    retrieved_ids = {r.source_id for r in row.retrieved}  # a citation of another id was said not retrieved
+    unretrieved = {m.page_of(sid) for sid, _, _ in bad_citations if sid not in retrieved_ids}
     reasons.extend(_citation_precision_reasons(case, row, unretrieved))
     reasons.extend(_grounding_reasons(case, obs))
     reasons.extend(_claim_reasons(row, abstained or status in BROKEN))
     if not case.abstain:
         reasons.extend(_missed(f.fact) for f in facts if not f.found)
     return tuple(reasons)
-
-
-_NOT_RETRIEVED = "was not among the retrieved passages"
 
 
 def _citation_precision_reasons(case: Case, row: Row, said: set[str]) -> list[str]:
@@ -386,7 +384,7 @@ def negated_facts(warnings: Sequence[str], case: Case, obs: m.Observation) -> tu
         if word is not None:
             negated.append(f"{_NEGATED} {word!r} shortly before fact {_alternatives(fact)} in the answer; the fact "
                            "rule finds it all the same")
-    return (*kept, *negated) if negated or len(kept) < len(warnings) else tuple(warnings)
+    return (*kept, *negated)
 
 
 def fold_pages(pages: Mapping[str, str]) -> dict[str, str]:
