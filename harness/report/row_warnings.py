@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..records import AnyRow
+from ..records import REVIEW_WARNINGS, AnyRow
 
 MOST = 0.5  # a kind on more than this share of the rows gets its likely cause
 
@@ -23,6 +23,24 @@ class _Kind:
     label: str
     cause: str
 
+
+# The reviewer warnings (`harness.records.REVIEW_WARNINGS`, each "kind: ..."): no check fails them, a reviewer
+# should look. Their label and likely cause here; their kinds and order come from the records.
+_REVIEW_TEXT = {
+    "empty answer": ("empty answer: an empty answer not marked as abstaining",
+                     "the system returns an empty answer instead of abstaining: mark it as abstaining, or find why "
+                     "it is empty"),
+    "duplicate citation": ("duplicate citation: the same source id and quote cited twice",
+                           "the system repeats its citations: citation counts and the reasons count each once"),
+    "quotes not checked": ("quotes not checked: the saved layout carries no quotes (quote_valid and grounded are n/a)",
+                           "save the outputs as JSONL with metadata.citations (docs/your-system.md) so each quote is "
+                           "checked"),
+    "negated fact": ("negated fact: a negation shortly before a fact the answer states (the fact rule still finds it)",
+                     "read these answers: a fact under a negation may say the opposite"),
+    "instruction-like text": ("instruction-like text in an answer (it speaks to a grader, not to the user)",
+                              "the answers speak to a grader: a prompt injection in the documents or the system's "
+                              "prompt"),
+}
 
 _KINDS = (
     _Kind("zero_based", re.compile(r"its text does not occur on that page; it is on .* \(0-based page numbers\?\)"),
@@ -36,21 +54,7 @@ _KINDS = (
           "a retrieved passage's text does not occur on the page its id names",
           "the system's passages are not the page text pypdf extracts here: another PDF reader, changed text, "
           "or ids that point at the wrong file"),
-    # the reviewer warnings (`harness.records.REVIEW_WARNINGS`): no check fails them, a reviewer should look
-    _Kind("empty answer", re.compile(r"^empty answer: "), "empty answer: an empty answer not marked as abstaining",
-          "the system returns an empty answer instead of abstaining: mark it as abstaining, or find why it is empty"),
-    _Kind("duplicate citation", re.compile(r"^duplicate citation: "),
-          "duplicate citation: the same source id and quote cited twice",
-          "the system repeats its citations: citation counts and the reasons count each once"),
-    _Kind("quotes not checked", re.compile(r"^quotes not checked: "),
-          "quotes not checked: the saved layout carries no quotes (quote_valid and grounded are n/a)",
-          "save the outputs as JSONL with metadata.citations (docs/your-system.md) so each quote is checked"),
-    _Kind("negated fact", re.compile(r"^negated fact: "),
-          "negated fact: a negation shortly before a fact the answer states (the fact rule still finds it)",
-          "read these answers: a fact under a negation may say the opposite"),
-    _Kind("instruction-like text", re.compile(r"^instruction-like text"),
-          "instruction-like text in an answer (it speaks to a grader, not to the user)",
-          "the answers speak to a grader: a prompt injection in the documents or the system's prompt"),
+    *(_Kind(kind, re.compile(f"^{re.escape(kind)}:"), *_REVIEW_TEXT[kind]) for kind in REVIEW_WARNINGS),
 )
 
 
