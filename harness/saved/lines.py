@@ -334,15 +334,15 @@ class Reading:
         for line, content in enumerate(text, start=1):
             if not content.strip():
                 continue
+            try:
+                yield line, kind.fast.model_validate_json(content).record()
+                continue
+            except ValidationError:  # a lone surrogate anywhere in the line is refused here too (invalid JSON)
+                pass
             if (problem := lone_surrogate(content)) is not None:
                 self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
                 complete = False
                 continue
-            try:
-                yield line, kind.fast.model_validate_json(content).record()
-                continue
-            except ValidationError:
-                pass
             data = self._schema_checked(where, line, content, kind.schema)
             if data is None:
                 complete = False
