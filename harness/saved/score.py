@@ -218,8 +218,10 @@ def chart_title(summary: Summary) -> str:
     return f"{summary.rows} cases, {summary.passes} pass every check ({na})"
 
 
-_SHORT = {"retrieval_recall": "recall", "citation_precision": "citation", "claim_support": "claims",
-          "key_point_coverage": "points", "abstention": "abstain", "quote_valid": "quote", "grounded": "grounded"}
+# The failed-case table's column of each check that feeds `passed` (PASS_LABELS, in its order): a short name.
+_SHORT = {name: {"retrieval_recall": "recall", "citation_precision": "citation", "claim_support": "claims",
+                 "key_point_coverage": "points", "abstention": "abstain", "quote_valid": "quote"}.get(name, name)
+          for name in PASS_LABELS}
 
 
 def failed_table(scored: ScoredRun) -> str:
