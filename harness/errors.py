@@ -13,10 +13,9 @@ from pdfrag.errors import InputError, RagError, ServerUnreachable
 from pdfrag.terminal import stop_exit_code, stopped_how
 
 __all__ = ["EXIT_JUDGE_REFUSED", "InputError", "JudgeRefused", "RagError", "RunLocked", "RunStopped", "SweepStopped",
-           "SystemDown", "command", "stop_code"]
+           "SystemDown", "command", "shell_words", "stop_code"]
 
 EXIT_JUDGE_REFUSED = 6  # --judged-passed: the judge has not earned its say (5 is --fail-if-worse, 3 and 4 are run's)
-
 
 
 def command(*words: str | os.PathLike[str]) -> str:
@@ -24,7 +23,14 @@ def command(*words: str | os.PathLike[str]) -> str:
     such as `report` or `--csv` stay as they are). A run folder or label can hold anything a file name can
     (`res $(touch PWNED) ; x`); every command the harness prints (after a run or a score, how to resume, in a
     report, in failed.txt) is built here, so pasted into bash it runs `rag-eval` with those words and nothing else."""
-    return " ".join(["rag-eval", *(shlex.quote(os.fspath(w)) for w in words)])
+    return shell_words("rag-eval", *words)
+
+
+def shell_words(*words: str | os.PathLike[str]) -> str:
+    """`words` joined for a shell, each quoted by `shlex.quote`: a part of a command to copy (`command` builds
+    the whole one)."""
+    return " ".join(shlex.quote(os.fspath(w)) for w in words)
+
 
 class RunLocked(RagError):
     """Another process holds the run directory."""

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -42,7 +41,7 @@ from ..drafting.pipeline import DraftRun, run_drafting
 from ..drafting.records import Draft, read_drafts, write_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
-from ..errors import InputError, command
+from ..errors import InputError, command, shell_words
 from ..judge.run import JudgeSettings
 from ..runs import utc_now
 from ..settings import host_flags
@@ -190,7 +189,7 @@ def _retry_line(drafts: Sequence[Draft]) -> str:
     if cut:
         line += (f"; {len(cut)} were cut off at --num-predict: a higher --num-predict is another cache key, so "
                  "given to the whole command it drafts every page again; to draft only those again, add "
-                 f"--num-predict N --pages {' '.join(shlex.quote(p) for p in cut)} to the same command")
+                 f"--num-predict N --pages {shell_words(*cut)} to the same command")
     return line
 
 
