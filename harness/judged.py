@@ -196,8 +196,7 @@ class JudgeAgreement:
 
     def floor(self, floor: float = DEFAULT_MIN_JUDGE_KAPPA) -> FloorCheck:
         """The `--judged-passed` floor over these shared claims (`harness.stats.judge_floor.floor_check`)."""
-        return floor_check([str(s.claim.verdict) for s in self.shared],
-                           [str(s.claim.judge_verdict) for s in self.shared], floor=floor)
+        return _floor_over(self.shared, floor)
 
     def sample_text(self) -> str:
         """Whether the shared claims were a random sample or the reviewers' own choice."""
@@ -252,14 +251,24 @@ def judge_agreement(rows: Sequence[AnyRow], *, sample: Collection[SampleKey] | N
                     resamples: int = DEFAULT_RESAMPLES) -> JudgeAgreement | None:
     """The judge of `rows` against people; None when no row carries judged claims. `sample` holds the answers of
     the calibration sample, to count how many shared claims came from it."""
-    judges = sorted({c.judge for r in rows for c in r.judged_claims or ()})
-    if not judges:
+    judge = _judge_of(rows)
+    if judge is None:
         return None
     shared = shared_claims(rows)
     items = [{HUMAN: str(s.claim.verdict), s.claim.judge: str(s.claim.judge_verdict)} for s in shared]
     result = measure_agreement(items, seed=seed, resamples=resamples)
     random_sample = None if sample is None else sum(s.sample_key in sample for s in shared)
-    return JudgeAgreement(judges[0], result, tuple(shared), random_sample)
+    return JudgeAgreement(judge, result, tuple(shared), random_sample)
+
+
+def _judge_of(rows: Sequence[AnyRow]) -> str | None:
+    """The judge whose verdicts `rows` carry (the first by name), or None."""
+    return min((c.judge for r in rows for c in r.judged_claims or ()), default=None)
+
+
+def _floor_over(shared: Sequence[Shared], floor: float) -> FloorCheck:
+    return floor_check([str(s.claim.verdict) for s in shared], [str(s.claim.judge_verdict) for s in shared],
+                       floor=floor)
 
 
 @dataclass(frozen=True)
@@ -313,11 +322,12 @@ def judge_prompt(manifest: Manifest) -> str | None:
 def judge_standing(rows: Sequence[Row], *, floor: float, prompt_sha256: str | None = None) -> JudgeStanding:
     """The judge of `rows` against the floor (`JudgeStanding`, `harness.stats.judge_floor.floor_check`):
     deterministic, the same rows give the same decision."""
-    found = judge_agreement(rows, resamples=1)  # the floor reads no bootstrap: one resample is enough to skip it
-    if found is None:
+    judge = _judge_of(rows)  # the floor reads only the shared claims: no agreement table, no bootstrap
+    if judge is None:
         return JudgeStanding(None, prompt_sha256, 0, None, None, None, floor, "no judge rated these answers")
-    check = found.floor(floor)
-    return JudgeStanding(found.judge, prompt_sha256, found.n, check.kappa, check.low, check.high, floor,
+    shared = shared_claims(rows)
+    check = _floor_over(shared, floor)
+    return JudgeStanding(judge, prompt_sha256, len(shared), check.kappa, check.low, check.high, floor,
                          "; ".join(check.reasons) if check.reasons else None, check.verdicts)
 
 
