@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .kappa_interval import kappa_interval
-from .precision_recall import wilson_interval
+from .precision_recall import per_category, wilson_interval
 
 __all__ = ["FLOOR_VERDICTS", "MIN_PER_VERDICT", "MIN_RECALL", "MIN_SHARED", "FloorCheck", "VerdictCheck",
            "floor_check"]
@@ -74,9 +74,8 @@ def floor_check(human: Sequence[str], judge: Sequence[str], *, floor: float) -> 
     """The four conditions of the module docstring over these shared claims, in the same order."""
     interval = kappa_interval(human, judge)
     kappa, low, high = interval if interval is not None else (None, None, None)
-    checks = tuple(VerdictCheck(v, sum(_GROUP.get(h) == v for h in human),
-                                sum(_GROUP.get(h) == v and _GROUP.get(j) == v for h, j in zip(human, judge)))
-                   for v in FLOOR_VERDICTS)
+    scores = per_category([_GROUP.get(h, h) for h in human], [_GROUP.get(j, j) for j in judge], FLOOR_VERDICTS)
+    checks = tuple(VerdictCheck(s.category, people=s.reference, found=s.hits) for s in scores)
     return FloorCheck(kappa, low, high, checks, tuple(_reasons(len(human), kappa, low, floor, checks)))
 
 
