@@ -13,7 +13,7 @@ from typing import Any
 from pdfrag.terminal import say
 
 from ..errors import InputError
-from ..judged import JudgeAgreement, Shared
+from ..judged import MIN_PER_VERDICT, MIN_RECALL, JudgeAgreement, Shared
 from ..records import VERDICTS, Summary
 from ..stats.agreement import AgreementReport
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
@@ -75,7 +75,8 @@ def judged_passed_text(summary: Summary) -> str | None:
         return f"--judged-passed: `passed` reads the judge's verdicts where no person's exists ({block.text})"
     return (f"--judged-passed refused: {block.refusal}; `passed` is the people's ({block.text}; floor: "
             f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims, each verdict given "
-            "by people on >= 10 and recalled by the judge >= 0.7 at its Wilson lower bound: docs/judge.md)")
+            f"by people on >= {MIN_PER_VERDICT} and recalled by the judge >= {MIN_RECALL:g} at its Wilson lower bound: "
+            "docs/judge.md)")
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:
