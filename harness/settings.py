@@ -127,7 +127,7 @@ class RunSettings(ServerSettings):
         path read later from another folder names another file; their contents' SHA-256 are recorded beside them
         (the manifest's `inputs` and `prompt_template`)."""
         hosts = {"host": _shown(self.host), "hosts": [_shown(h) for h in self.hosts],
-                 "embed_host": _shown(self.embed_host)}  # never a user:password@ (issue #43)
+                 "embed_host": _shown(self.embed_host), "system": _shown(self.system)}  # never a user:password@
         return self.to_dict() | hosts | {name: absolute_path(getattr(self, name)) for name in PATH_SETTINGS}
 
     def chunking(self) -> ChunkSettings:

@@ -15,6 +15,7 @@ import httpx
 from pydantic import ValidationError
 
 from pdfrag.bounded_http import BodyEncoding, BodyTooLarge, BoundedTransport, Bounds, Redirected, read_head
+from pdfrag.redaction import without_userinfo
 
 from ..errors import SystemDown
 from ..records import SystemAnswer, SystemReply, field_problem
@@ -32,7 +33,8 @@ class HttpSystem:
     (`--timeout`, connect to last byte), so the harness does not time it again."""
 
     def __init__(self, url: str, settings: Any):
-        self.url = url
+        self.url = url  # as given: a `user:password@` in it is sent as the request's Basic authorization
+        self.shown = without_userinfo(url)  # as described, in messages and in the manifest
         self.retries, self.backoff_s, self.timeout_s = settings.retries, settings.backoff, settings.timeout
         self.max_body_bytes: int = settings.max_body_bytes
         # verify=True: a TLS context per system, so SSL_CERT_FILE as set when the run starts counts
@@ -49,7 +51,7 @@ class HttpSystem:
         return system
 
     def describe(self) -> dict[str, Any]:
-        return {"name": "http", "system": f"RAG service at {self.url}", "url": self.url,
+        return {"name": "http", "system": f"RAG service at {self.shown}", "url": self.shown,
                 "settings": {"timeout_s": self.timeout_s, "max_body_bytes": self.max_body_bytes}}
 
     def close(self) -> None:
@@ -69,19 +71,19 @@ class HttpSystem:
         try:
             raw = body.decode("utf-8")
         except UnicodeDecodeError as exc:  # never decoded with U+FFFD and scored as if the service said that
-            return SystemAnswer(error=f"bad reply from {self.url}: not UTF-8 JSON ({exc.reason} at byte {exc.start})",
+            return SystemAnswer(error=f"bad reply from {self.shown}: not UTF-8 JSON ({exc.reason} at byte {exc.start})",
                                 raw=bytes(body[:_SHOWN]).decode("utf-8", "backslashreplace"))
         try:
             data = json.loads(raw)
         except RecursionError:
-            return SystemAnswer(error=f"bad reply from {self.url}: reply nested too deeply to read as JSON",
+            return SystemAnswer(error=f"bad reply from {self.shown}: reply nested too deeply to read as JSON",
                                 raw=raw[:_SHOWN])
         except ValueError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: not JSON ({exc})", raw=raw[:_SHOWN])
+            return SystemAnswer(error=f"bad reply from {self.shown}: not JSON ({exc})", raw=raw[:_SHOWN])
         try:
             reply = SystemReply.model_validate(data)
         except ValidationError as exc:
-            return SystemAnswer(error=f"bad reply from {self.url}: {field_problem(exc)}", raw=raw[:_SHOWN])
+            return SystemAnswer(error=f"bad reply from {self.shown}: {field_problem(exc)}", raw=raw[:_SHOWN])
         return reply.to_answer(raw)  # the harness checks the answer and each passage against --max-reply-chars
 
     def _post(self, payload: dict) -> tuple[bytearray | str, int]:
@@ -95,13 +97,13 @@ class HttpSystem:
                     if response.status_code != 503 or last:
                         return self._status_error(response), attempt
             except httpx.TimeoutException:
-                return f"no whole reply from {self.url} within --timeout {self.timeout_s:g} s", attempt
+                return f"no whole reply from {self.shown} within --timeout {self.timeout_s:g} s", attempt
             except BodyTooLarge as exc:
-                return f"bad reply from {self.url}: {exc}, over --max-body-bytes {self.max_body_bytes}", attempt
+                return f"bad reply from {self.shown}: {exc}, over --max-body-bytes {self.max_body_bytes}", attempt
             except BodyEncoding as exc:
-                return f"bad reply from {self.url}: {exc}", attempt
+                return f"bad reply from {self.shown}: {exc}", attempt
             except Redirected as exc:  # not followed: the address to evaluate is the user's to give
-                return (f"{self.url} answered HTTP {exc.status}, a redirect to {exc.location!r}; give that address "
+                return (f"{self.shown} answered HTTP {exc.status}, a redirect to {exc.location!r}; give that address "
                         "as --system"), attempt
             except _RETRIED as exc:
                 if tls_problem(exc) is not None:  # no retry mends a certificate: every case would fail so
@@ -115,7 +117,7 @@ class HttpSystem:
         """The error of a case whose connection dropped after every retry, if the service still answers a probe;
         if it does not, nothing will answer: SystemDown stops the run (it can be resumed)."""
         self.check_reachable()
-        return (f"{self.url} dropped the connection on this question ({type(exc).__name__}: {exc}) after "
+        return (f"{self.shown} dropped the connection on this question ({type(exc).__name__}: {exc}) after "
                 f"{self.retries} retries; it answers other requests")
 
     def check_reachable(self) -> None:
@@ -129,21 +131,21 @@ class HttpSystem:
         except httpx.HTTPError as exc:
             raise SystemDown(self._unreachable(exc)) from exc
         if status in (502, 503, 504):
-            raise SystemDown(f"{self.url} answered HTTP {status} to a probe (a proxy with no service behind it?); "
+            raise SystemDown(f"{self.shown} answered HTTP {status} to a probe (a proxy with no service behind it?); "
                              "is the service running?")
 
     def _unreachable(self, exc: Exception) -> str:
         tls = tls_problem(exc)
         if tls is not None:
-            return (f"{self.url}: {tls}; if the service's certificate comes from your own CA, point SSL_CERT_FILE "
+            return (f"{self.shown}: {tls}; if the service's certificate comes from your own CA, point SSL_CERT_FILE "
                     "at that CA's certificate (PEM): SSL_CERT_FILE=/path/to/ca.pem rag-eval run ...")
         if isinstance(exc, httpx.TimeoutException):
-            return f"{self.url} did not answer a probe within --timeout {self.timeout_s:g} s; is the service running?"
-        return f"{self.url} is unreachable ({type(exc).__name__}: {exc}); is the service running?"
+            return f"{self.shown} did not answer a probe within --timeout {self.timeout_s:g} s; is the service running?"
+        return f"{self.shown} is unreachable ({type(exc).__name__}: {exc}); is the service running?"
 
     def _status_error(self, response: httpx.Response) -> str:
         head = read_head(response, 300).decode("utf-8", "backslashreplace")
-        return f"{self.url} answered HTTP {response.status_code}: {head}"
+        return f"{self.shown} answered HTTP {response.status_code}: {head}"
 
 
 def tls_problem(exc: BaseException) -> str | None:

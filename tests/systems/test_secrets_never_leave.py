@@ -7,10 +7,14 @@ secret may appear in anything printed or in any file of the run folder, its repo
 
 from __future__ import annotations
 
+import base64
+import threading
 from pathlib import Path
 
 import pytest
 
+from examples.bm25_pages import Bm25Pages
+from examples.http_server import serve
 from harness.cli import main
 from pdfrag.errors import BadReply
 from pdfrag.redaction import REDACTED, Redactor, url_secrets, without_userinfo
@@ -116,3 +120,29 @@ def test_a_redacted_error_keeps_its_type_and_drops_its_cause():
         clean = Redactor([KEY]).exception(exc)
     assert isinstance(clean, BadReply) and str(clean) == f"HTTP 401: Bearer {REDACTED}" and clean.item_index == 3
     assert clean.__cause__ is None and clean.__suppress_context__
+
+
+def test_a_password_in_an_http_systems_url_is_sent_and_never_stored_or_printed(tmp_path, capsys):
+    seen: list[str | None] = []  # the Authorization header each question came with
+    server = serve(Bm25Pages(str(HANDBOOK)), 0)
+    handler = server.RequestHandlerClass  # a class of this server's own
+    post = handler.do_POST
+
+    def noting_post(self):
+        seen.append(self.headers.get("Authorization"))
+        return post(self)
+
+    handler.do_POST = noting_post
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://reader:{PASSWORD}@127.0.0.1:{server.server_address[1]}/answer"
+        assert main(["run", "--system", url, "--docs", str(HANDBOOK), "--cases", str(sample_cases(tmp_path)),
+                     "--out", str(tmp_path / "results")]) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    printed = capsys.readouterr()
+    [run] = (tmp_path / "results").iterdir()
+    assert f"http://127.0.0.1:{server.server_address[1]}/answer" in (run / "manifest.json").read_text()
+    assert PASSWORD not in _everything(tmp_path, printed.out + printed.err)
+    assert seen and seen[0] == "Basic " + base64.b64encode(f"reader:{PASSWORD}".encode()).decode()  # it was sent
