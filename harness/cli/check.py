@@ -13,7 +13,7 @@ from ..cases import describe_selection
 from ..evaluate import prepare
 from ..settings import RunSettings, resolve_noting
 from ..systems import traits_for
-from .run import add_selection_args
+from .flags import add_selection_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -12,11 +12,11 @@ from pdfrag.terminal import say
 
 from ..errors import EXIT_JUDGE_REFUSED, InputError
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from .flags import EXIT_WORSE
 
 if TYPE_CHECKING:
     from ..report.compare import Comparison, MetricComparison
 
-EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3, 4: rag-eval run; 6: a judge refused)
 GATE_ALPHA = 0.05
 
 

@@ -29,12 +29,11 @@ from ..review.store import (
     apply_file_to_run,
     apply_reviews,
     read_reviews,
-    reviews_path,
     run_judge,
 )
 from ..runs import read_manifest, read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .common import agreement_text, judge_agreement_text, judged_passed_text, reviewer_name
+from .common import agreement_text, default_reviews, judge_agreement_text, judged_passed_text, reviewer_name
 from .review_walk import walk, walk_disagreements
 
 
@@ -176,13 +175,3 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
             f"over {claims.scored if claims else 0} answers with claims; claims: {counts.agreed} agreed, "
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
             f"{counts.one_reviewer} by one reviewer; reviews in {path}" + (f"\n{switched}" if switched else ""))
-
-
-
-def default_reviews(run_dir: Path) -> Path:
-    """The reviews file beside the run's cases file."""
-    cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
-    if not cases or not Path(cases).exists():
-        raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
-                         "run was made in, or pass --reviews FILE")
-    return reviews_path(cases)
