@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -31,10 +30,10 @@ from pdfrag.pdfs import read_documents
 from pdfrag.store import atomic_write_text
 from pdfrag.terminal import ProgressBar, Stages, say
 
-from ..cases import load_checked_cases
 from ..drafting.agreement import draft_agreement_report
 from ..drafting.decisions import Collection, export_csv, import_csv, reverify
 from ..drafting.export import to_cases
+from ..drafting.files import left_out_text, recorded_settings, write_checked_cases
 from ..drafting.judging import draft_judge_agreement, judge_drafts
 from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
 from ..drafting.pipeline import DraftRun, run_drafting
@@ -136,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     """A model's accept/reject on each answerable draft that passed verification, saved in the drafts file."""
-    settings = _settings_for(args)
+    settings = recorded_settings(args.drafts, args.docs)
     pages = {p.source_id: p.text for d in read_documents(settings.docs) for p in d.pages}
     given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
     pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
@@ -206,28 +205,10 @@ def _unanswerable_line(run_: DraftRun, *, given: bool) -> str:
            "confirms that no page answers them"
 
 
-def _settings_for(args: argparse.Namespace) -> DraftSettings:
-    """The drafting settings recorded beside the drafts file, with --docs overriding the documents."""
-    saved = read_manifest(args.drafts).get("settings", {})
-    if not saved and not args.docs:
-        raise InputError(f"{args.drafts} has no manifest beside it to say which documents it was drafted from; "
-                         "pass --docs")
-    values = {k: v for k, v in saved.items() if k in DraftSettings.__dataclass_fields__}
-    for name in ("pages", "hosts"):
-        if name in values:
-            values[name] = tuple(values[name])
-    if args.docs:
-        values["docs"] = args.docs
-    elif not Path(values["docs"]).exists():
-        raise InputError(f"{values['docs']} (the documents named in {manifest_path(args.drafts)}) does not exist "
-                         "from here; run from the folder you drafted in, or pass --docs")
-    return DraftSettings(**values)
-
-
 def _cases(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
-    settings = _settings_for(args)
+    settings = recorded_settings(args.drafts, args.docs)
     pages = PageCache.at(settings.cache_dir)
     documents = read_documents(settings.docs, cache=pages)
     if pages.problem:
@@ -240,24 +221,14 @@ def _cases(args: argparse.Namespace) -> int:
     again = (f"{failed_again} draft(s) marked passed in {args.drafts} failed the checks against {settings.docs} "
              "when run again and were left out (edited by hand, or other documents?)") if failed_again else ""
     if not export.cases:
-        raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
+        raise InputError(f"{args.drafts}: no draft to write ({left_out_text(export.left_out)}); review them with "
                          f"`{command('draft', 'review', args.drafts)}`, or pass --include-unreviewed"
                          + (f"; {again}" if again else ""))
-    # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
-    # would fail the label check is never left behind.
     out = Path(args.out)
-    staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
-    atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
-    try:
-        load_checked_cases(staged, documents, list(collection.chunks), written_by=manifest_path(args.drafts))
-        os.replace(staged, out)
-    except InputError as exc:
-        raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
-    finally:
-        staged.unlink(missing_ok=True)
+    write_checked_cases(out, export.cases, documents, list(collection.chunks), written_by=manifest_path(args.drafts))
     write_cases_manifest(out, drafts_path=args.drafts, docs=settings.docs, written_at=utc_now())
     say(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
-          f"{_left_out(export.left_out)}")
+          f"{left_out_text(export.left_out)}")
     if again:
         say(f"warning: {again}", file=sys.stderr)
     return 0
@@ -275,10 +246,6 @@ def _imported_line(sheet: str, path: str, before: list[Draft], after: list[Draft
     stand = ", ".join(f"{status[s]} {s}" for s in ("accepted", "edited", "rejected", "pending"))
     return (f"imported {sheet} into {path}: {len(changed)} draft(s) changed; now {stand} of "
             f"{sum(status.values())} (coverage: `{command('draft', 'report', path)}`, or --verbose here)")
-
-
-def _left_out(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {why}" for why, n in counts.items()) or "none"
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -309,7 +276,7 @@ def _review(args: argparse.Namespace) -> int:
               f"`{command('draft', 'review', args.drafts, '--import', args.export)}`")
         return 0
     by = reviewer_name(args.reviewer, required=not args.import_)  # an import's sheet may name each line's reviewer
-    settings = _settings_for(args)
+    settings = recorded_settings(args.drafts, args.docs)
     documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
     collection = Collection.of(documents, settings.chunking())
     if args.import_:
