@@ -16,7 +16,7 @@ from pdfrag.store import atomic_write_text
 from pdfrag.terminal import say
 
 from ..errors import InputError, RunLocked, command
-from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
+from ..judge.calibrate import CalibrationSample, calibration_sample, read_sample, sample_path
 from ..judged import judge_agreement
 from ..records import Row, Summary
 from ..review.agreement import agreement_report
@@ -131,21 +131,9 @@ def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: R
 
 def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook,
                  path: Path) -> CalibrationSample:
-    """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
-    N and seed, else a new one (written there)."""
-    manifest = read_manifest(run_dir)
-    judge = run_judge(manifest) or next(iter(book.judges()), None)
-    if judge is None:
-        raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
-    old = read_sample(path)
-    if old is not None and (old.judge, old.n, old.seed) == (judge, args.calibrate, args.seed):
-        sample = old
-    else:
-        applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
-        sample = draw_sample(applied, judge, args.calibrate, args.seed)
-        write_sample(path, sample)
-    say(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "
-          f"its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
+    sample = calibration_sample(run_dir, rows, book, path, args.calibrate, args.seed)
+    say(f"calibration sample: {len(sample.claims)} claims judged by {sample.judge} (seed {sample.seed}, stratified "
+          f"by its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
     return sample
 
 

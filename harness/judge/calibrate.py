@@ -20,12 +20,14 @@ from typing import Any
 
 from pdfrag.store import atomic_write_text
 
-from ..errors import InputError
+from ..errors import InputError, command
 from ..judged import claim_key
 from ..records import Row
 from ..review.book import ReviewKey
+from ..review.store import ReviewBook, apply_reviews, run_judge
+from ..runs import read_manifest
 
-__all__ = ["CalibrationSample", "draw_sample", "read_sample", "sample_path", "write_sample"]
+__all__ = ["CalibrationSample", "calibration_sample", "draw_sample", "read_sample", "sample_path", "write_sample"]
 
 
 @dataclass(frozen=True)
@@ -104,3 +106,20 @@ def draw_sample(rows: Sequence[Row], judge: str, n: int, seed: int) -> Calibrati
     for verdict, count in sorted(_allocate({k: len(v) for k, v in strata.items()}, min(n, len(seen))).items()):
         drawn += rng.sample(sorted(strata[verdict]), count)
     return CalibrationSample(judge, n, seed, tuple(drawn))
+
+
+def calibration_sample(run_dir: str | Path, rows: Sequence[Row], book: ReviewBook, reviews: str | Path, n: int,
+                       seed: int) -> CalibrationSample:
+    """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
+    N and seed, else a new one (written there)."""
+    manifest = read_manifest(run_dir)
+    judge = run_judge(manifest) or next(iter(book.judges()), None)
+    if judge is None:
+        raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
+    old = read_sample(reviews)
+    if old is not None and (old.judge, old.n, old.seed) == (judge, n, seed):
+        return old
+    applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
+    sample = draw_sample(applied, judge, n, seed)
+    write_sample(reviews, sample)
+    return sample
