@@ -9,8 +9,8 @@ import argparse
 
 from ..errors import EXIT_JUDGE_REFUSED
 
-__all__ = ["EXIT_WORSE", "LABEL_CHARS", "add_base_args", "add_quiet", "add_selection_args", "given_flags",
-           "positive_int", "run_label"]
+__all__ = ["EXIT_WORSE", "LABEL_CHARS", "add_base_args", "add_chunk_flags", "add_quiet", "add_selection_args",
+           "given_flags", "positive_int", "run_label"]
 
 EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3, 4: rag-eval run; 6: a judge refused)
 LABEL_CHARS = 200  # the run's folder is <UTC time>-<label>: a file name holds at most 255 bytes
@@ -42,7 +42,7 @@ def add_quiet(p: argparse._ActionsContainer) -> None:
 def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
     """The run settings as flags (shared by `rag-eval run` and `rag-eval sweep`); returns the "the run" group
     for command-specific flags. `--host` may be given once per server."""
-    from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
+    from chatbot.cli import add_answer_args, add_server_args
 
     from ..settings import RunSettings
     from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL
@@ -78,9 +78,17 @@ def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
                      help="with --judged-passed: the lower end of kappa's analytic 95%% interval the judge must reach "
                           f"(default {d.min_judge_kappa:g}: where 'substantial' agreement begins)")
     add_server_args(p, fill=False, many_hosts=True)
-    add_chunk_args(p, fill=False)
+    add_chunk_flags(p)
     add_answer_args(p, fill=False)
     return run
+
+
+def add_chunk_flags(p: argparse.ArgumentParser) -> None:
+    """The chatbot's chunking flags (run, sweep, check: the label check fits quotes to its chunks), unfilled so
+    that a --config file can give them."""
+    from chatbot.cli import add_chunk_args
+
+    add_chunk_args(p, fill=False)
 
 
 def add_selection_args(g: argparse._ActionsContainer) -> None:
