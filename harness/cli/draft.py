@@ -43,13 +43,12 @@ from ..drafting.files import (
     skipped_pages,
     write_cases,
 )
-from ..drafting.judging import draft_judge_agreement
+from ..drafting.judging import draft_judge_agreement, draft_judge_settings
 from ..drafting.pipeline import DraftRun
 from ..drafting.records import Draft, read_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
 from ..errors import InputError, command, shell_words
-from ..judge.run import JudgeSettings
 from ..settings import host_flags
 from .common import agreement_text, draft_judges_text, reviewer_name
 from .draft_walk import walk, walk_disagreements
@@ -144,14 +143,10 @@ def _judge(args: argparse.Namespace) -> int:
     """A model's accept/reject on each answerable draft that passed verification, saved in the drafts file."""
     settings = recorded_settings(args.drafts, args.docs)
     pages = page_texts(read_documents(settings.docs))
-    given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
-    pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
-                                                             "num_predict", "seed", "think", "cache_dir")}
+    judging = draft_judge_settings(settings, {k: v for k, v in vars(args).items() if v is not None})
     with ProgressBar("judging drafts", quiet=bool(args.quiet)) as bar:
-        judged = judge_into_file(args.drafts, pages, JudgeSettings(
-            model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
-            backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
-            **pick), progress=lambda done, total, cached: bar(done, total, reused=cached))
+        judged = judge_into_file(args.drafts, pages, judging,
+                                 progress=lambda done, total, cached: bar(done, total, reused=cached))
     say(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
           f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
     for draft_id, error in judged.errors:
