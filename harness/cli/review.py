@@ -16,10 +16,8 @@ from pdfrag.store import atomic_write_text
 from pdfrag.terminal import say
 
 from ..errors import InputError, RunLocked, command
-from ..judge.calibrate import CalibrationSample, calibration_sample, read_sample, sample_path
-from ..judged import judge_agreement
+from ..judge.calibrate import CalibrationSample, calibration_sample, run_agreement, sample_path
 from ..records import Row, Summary
-from ..review.agreement import agreement_report
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..review.reviewer import refuse_nameless
 from ..review.store import (
@@ -27,11 +25,9 @@ from ..review.store import (
     add_reviews,
     answer_key,
     apply_file_to_run,
-    apply_reviews,
     read_reviews,
-    run_judge,
 )
-from ..runs import read_manifest, read_rows, utc_now
+from ..runs import read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
 from .common import agreement_text, default_reviews, judge_agreement_text, judged_passed_text, reviewer_name
 from .review_walk import walk, walk_disagreements
@@ -114,13 +110,7 @@ def _apply(run_dir: Path, path: Path, args: argparse.Namespace, *, saved: str) -
 
 def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
     """Agreement between people, then (when a judge rated the answers) the judge against people."""
-    manifest = read_manifest(run_dir)
-    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
-    applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
-    report = agreement_report(applied, seed=args.seed, resamples=args.resamples)
-    sample = read_sample(path)
-    judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=args.seed,
-                             resamples=args.resamples)
+    report, judged = run_agreement(run_dir, rows, book, path, seed=args.seed, resamples=args.resamples)
     if args.json:
         data = report.to_json() | {"judges": [judged.to_json()] if judged else []}
         say(json.dumps(data, indent=2, ensure_ascii=False))

@@ -6,7 +6,9 @@ The N claims are drawn without replacement from every claim the judge rated, str
 `random.Random(seed)` over the claims in a fixed order. People review whole answers, so the sample is the set of
 answers holding a drawn claim; every shared claim of those answers counts as from the random sample, any other
 shared claim as the reviewers' own choice. The sample is written beside the reviews file
-(`<reviews stem>.calibration.json`) and reused while the judge, N and seed are unchanged.
+(`<reviews stem>.calibration.json`) and reused while the judge, N and seed are unchanged (`calibration_sample`).
+`run_agreement` measures a run's reviewers and its judge against people, counting the claims from the sample
+(`rag-eval review RUN --agreement`).
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ from typing import Any
 from pdfrag.store import atomic_write_text
 
 from ..errors import InputError, command
-from ..judged import claim_key
+from ..judged import JudgeAgreement, claim_key, judge_agreement
 from ..records import Row
+from ..review.agreement import Disagreement, agreement_report
 from ..review.book import ReviewKey
 from ..review.store import ReviewBook, apply_reviews, run_judge
 from ..runs import read_manifest
+from ..stats.agreement import AgreementReport
 
-__all__ = ["CalibrationSample", "calibration_sample", "draw_sample", "read_sample", "sample_path", "write_sample"]
+__all__ = ["CalibrationSample", "calibration_sample", "draw_sample", "read_sample", "run_agreement", "sample_path",
+           "write_sample"]
 
 
 @dataclass(frozen=True)
@@ -123,3 +128,17 @@ def calibration_sample(run_dir: str | Path, rows: Sequence[Row], book: ReviewBoo
     sample = draw_sample(applied, judge, n, seed)
     write_sample(reviews, sample)
     return sample
+
+
+def run_agreement(run_dir: str | Path, rows: Sequence[Row], book: ReviewBook, reviews: str | Path, *, seed: int,
+                  resamples: int) -> tuple[AgreementReport[Disagreement], JudgeAgreement | None]:
+    """The reviews of `book` applied to the run's `rows`: agreement between people, and (None when no judge rated
+    the answers) the judge against people, counting the shared claims of the calibration sample beside `reviews`."""
+    manifest = read_manifest(run_dir)
+    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
+    applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
+    report = agreement_report(applied, seed=seed, resamples=resamples)
+    sample = read_sample(reviews)
+    judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=seed,
+                             resamples=resamples)
+    return report, judged
