@@ -24,7 +24,7 @@ from pdfrag.store import atomic_write_text
 
 from ..errors import InputError, command
 from ..judged import JudgeAgreement, claim_key, judge_agreement
-from ..records import Row
+from ..records import Manifest, Row
 from ..review.agreement import Disagreement, agreement_report
 from ..review.book import ReviewKey
 from ..review.store import ReviewBook, apply_reviews, run_judge
@@ -118,7 +118,7 @@ def calibration_sample(run_dir: str | Path, rows: Sequence[Row], book: ReviewBoo
     """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
     N and seed, else a new one (written there)."""
     manifest = read_manifest(run_dir)
-    judge = run_judge(manifest) or next(iter(book.judges()), None)
+    judge = _judge_of(manifest, book)
     if judge is None:
         raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
     old = read_sample(reviews)
@@ -135,10 +135,15 @@ def run_agreement(run_dir: str | Path, rows: Sequence[Row], book: ReviewBook, re
     """The reviews of `book` applied to the run's `rows`: agreement between people, and (None when no judge rated
     the answers) the judge against people, counting the shared claims of the calibration sample beside `reviews`."""
     manifest = read_manifest(run_dir)
-    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
-    applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
+    judge = _judge_of(manifest, book)
+    applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
     report = agreement_report(applied, seed=seed, resamples=resamples)
     sample = read_sample(reviews)
     judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=seed,
                              resamples=resamples)
     return report, judged
+
+
+def _judge_of(manifest: Manifest, book: ReviewBook) -> str | None:
+    """The run's judge: the one `rag-eval judge` recorded in its manifest, else the first (by name) in the reviews."""
+    return run_judge(manifest) or next(iter(book.judges()), None)
