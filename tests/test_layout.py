@@ -6,7 +6,8 @@ down, none sideways or up, and no family imports another in a circle. No import 
 `chatbot/` never imports `harness`; the shared package `pdfrag/` imports neither
 (nor loads either when all of it is imported); the system seam
 (`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
-instead of testing the `--system` string; `harness/` keeps at most 24 top-level entries; and one name per meaning
+instead of testing the `--system` string; no module imports a command module of `harness/cli/` (what commands
+share lives in modules that register none); `harness/` keeps at most 24 top-level entries; and one name per meaning
 (one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
 `pyproject.toml` declares what the code imports directly; no tracked file cites a document outside the
 repository (a developer's notes beside it), which no reader of the repository can open.
@@ -188,6 +189,38 @@ def test_nothing_imports_upward():
               if (t.startswith("harness.cli") and not m.startswith("harness.cli"))
               or (m.startswith(t + ".") and m != t + ".__main__")]
     assert upward == []
+
+
+def command_modules(root: Path = REPO) -> set[str]:
+    """The modules of `harness/cli/` that register a sub-command (a top-level `register`); the others (common,
+    flags, the terminal walks) are what the commands share."""
+    return {f"harness.cli.{path.stem}" for path in sorted((root / "harness" / "cli").glob("*.py"))
+            if any(isinstance(node, ast.FunctionDef) and node.name == "register"
+                   for node in ast.parse(path.read_text(encoding="utf-8")).body)}
+
+
+def commands_imported(graph: dict[str, set[str]], commands: set[str]) -> list[str]:
+    """`importer -> command module` for every import of a command module: what two commands share lives in a
+    module that registers none, so no command is another's library."""
+    return sorted(f"{m} -> {t}" for m, deps in graph.items() for t in deps if t in commands)
+
+
+def test_no_module_imports_a_command_module():
+    from harness.cli import _COMMANDS
+    commands = command_modules()
+    assert commands == {f"harness.cli.{name}" for name in _COMMANDS}  # every sub-command, and only those
+    assert commands_imported(import_graph(), commands) == []
+
+
+def test_the_command_check_sees_a_command_imported(tmp_path):  # so that the test above cannot pass by seeing nothing
+    (tmp_path / "harness" / "cli").mkdir(parents=True)
+    for name, text in {"run.py": "def register(sub): pass\n", "flags.py": "def add_quiet(p): pass\n",
+                       "sweep.py": "from .run import x\ndef register(sub): pass\n"}.items():
+        (tmp_path / "harness" / "cli" / name).write_text(text, encoding="utf-8")
+    commands = command_modules(tmp_path)
+    assert commands == {"harness.cli.run", "harness.cli.sweep"}
+    graph = {"harness.cli.sweep": {"harness.cli.run", "harness.cli.flags"}, "harness.cli.run": {"harness.cli.flags"}}
+    assert commands_imported(graph, commands) == ["harness.cli.sweep -> harness.cli.run"]
 
 
 def test_chatbot_never_imports_harness():

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from chatbot.cli import add_chunk_args
 from pdfrag.page_cache import PageCache
 from pdfrag.terminal import say
 
@@ -13,7 +12,7 @@ from ..cases import describe_selection
 from ..evaluate import prepare
 from ..settings import RunSettings, resolve_noting
 from ..systems import traits_for
-from .run import add_selection_args
+from .flags import add_chunk_flags, add_selection_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "the check that quotes fit one of our chunks is skipped")
     p.add_argument("--cache-dir", help="cache folder; extracted page text is kept in its pages/ (default: "
                                        "$PDF_RAG_EVAL_CACHE or ~/.cache/pdf-rag-eval)")
-    add_chunk_args(p, fill=False)
+    add_chunk_flags(p)
     add_selection_args(p)
     p.add_argument("--seed", type=int, help=f"the seed of --sample (default {d.seed}, the run's seed)")
     p.set_defaults(func=run)

@@ -1,4 +1,5 @@
-"""What several sub-commands share: the text views of reviewer and judge agreement, and who is reviewing.
+"""What several sub-commands share: the text views of a run's summary, of a dry run and of reviewer and judge
+agreement; who is reviewing, and where the reviews file is.
 
 Libraries return records; these turn them into the lines a terminal shows. Every command prints through
 `say()`, which escapes control characters of the model's, the documents' and the reviewers' text.
@@ -8,18 +9,26 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pdfrag.terminal import say
 
+from ..chart import fmt
 from ..errors import InputError
-from ..judged import MIN_PER_VERDICT, MIN_RECALL, JudgeAgreement, Shared
-from ..records import VERDICTS, Summary
+from ..judged import MIN_PER_VERDICT, MIN_RECALL, JudgeAgreement, Shared, judge_note
+from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, shown_once
+from ..records import VERDICTS, Manifest, Summary
 from ..stats.agreement import AgreementReport
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
+from ..sweep.estimate import embedding_text, estimate
 
-__all__ = ["agreement_text", "draft_judges_text", "fmt3", "judge_agreement_text", "judged_passed_text",
-           "reviewer_name"]
+if TYPE_CHECKING:
+    from ..settings import RunSettings
+    from ..sweep.dry import DryRun
+
+__all__ = ["agreement_text", "default_reviews", "draft_judges_text", "dry_run_text", "fmt3", "judge_agreement_text",
+           "judged_passed_text", "render_summary", "reviewer_name"]
 
 _ASKS = 3  # a terminal asks this many times for a usable name before giving up
 
@@ -60,6 +69,18 @@ def reviewer_name(given: str | None, *, required: bool = True, ask: Callable[[st
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
+def default_reviews(run_dir: Path) -> Path:
+    """The reviews file beside the run's cases file."""
+    from ..review.store import reviews_path
+    from ..runs import read_manifest
+
+    cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
+    if not cases or not Path(cases).exists():
+        raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
+                         "run was made in, or pass --reviews FILE")
+    return reviews_path(cases)
+
+
 def fmt3(value: float | None) -> str:
     """A figure to three decimals, `n/a` for none."""
     return "n/a" if value is None else f"{value:.3f}"
@@ -77,6 +98,61 @@ def judged_passed_text(summary: Summary) -> str | None:
             f"kappa's lower bound >= {block.min_kappa:g} over >= {block.min_shared} shared claims, each verdict given "
             f"by people on >= {MIN_PER_VERDICT} and recalled by the judge >= {MIN_RECALL:g} at its Wilson lower bound: "
             "docs/judge.md)")
+
+
+def render_summary(summary: Summary, manifest: Manifest) -> str:
+    """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
+    c = summary.collection
+    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.top_k}" if c.get("chunks")
+              else "chunks: the system's own")
+    lines = [f"system: {manifest.system.title}",
+             f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
+             f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
+             ""]
+    shown = shown_once(list(summary.metrics), lambda x, y: summary.metrics[x] == summary.metrics[y])
+    width = max([len("metric"), *(len(label) for _, label in shown)]) + 2
+    lines.append(f"{'metric':<{width}}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition")
+    for name, label in shown:
+        m = summary.metrics[name]
+        where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
+        lines.append(f"{label:<{width}}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
+                     f"{describe(name)}{where}")
+        if name in JUDGED_METRICS:
+            lines.append(f"{'':<{width}}  {judge_note(summary.judge)}")
+    if any(name != label for name, label in shown):
+        lines.append(TWIN_NOTE)
+    if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
+        lines += ["", "drafted and hand-written cases apart (mean, scored):"]
+        for name in ("passed", "hit@1", "facts", "behaviour"):
+            parts = [f"{o} {fmt(m[name].mean)} ({m[name].scored})" for o, m in summary.by_origin.items() if name in m]
+            lines.append(f"  {name:<12}" + "; ".join(parts))
+    if summary.repeat_stability:
+        flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]
+        lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]
+    judged = judged_passed_text(summary)
+    if judged:
+        lines += ["", judged]
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.answer_statuses.items()))
+    review = summary.human_claim_review
+    lines += ["", f"answer statuses: {statuses}",
+              f"human claim review: {review['pending']} pending, {review['reviewed']} reviewed "
+              "(`rag-eval review RUN`)"]
+    return "\n".join(lines)
+
+
+def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
+    """The counted calls and the wall-time estimate (the base settings `s` give the slots and the chat model)."""
+    c = found.calls
+    lines = [f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
+             f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
+    if found.not_counted:
+        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
+    slots = s.workers * len(s.servers())
+    if found.embedding is not None:
+        e = found.embedding
+        lines.append(embedding_text(e.chunks_needed, e.seconds_per_chunk, e.chars, e.model))
+    lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
+    return "\n".join(lines)
 
 
 def agreement_text(report: AgreementReport[Any]) -> str:

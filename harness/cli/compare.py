@@ -11,13 +11,11 @@ from typing import TYPE_CHECKING
 from pdfrag.terminal import say
 
 from ..errors import EXIT_JUDGE_REFUSED, InputError
-from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED, GATE_ALPHA
+from .flags import EXIT_WORSE
 
 if TYPE_CHECKING:
     from ..report.compare import Comparison, MetricComparison
-
-EXIT_WORSE = 5  # --fail-if-worse: B is significantly worse than A (3, 4: rag-eval run; 6: a judge refused)
-GATE_ALPHA = 0.05
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -63,7 +61,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here: `rag-eval compare --help` starts without numpy and pydantic
-    from ..report.compare import compare_runs
+    from ..report.compare import compare_runs, worse_on
     from ..report.compare_text import render_markdown, render_table
     from ..runs import find_run
 
@@ -100,22 +98,6 @@ def _gate_metrics(spec: str | None) -> list[str]:
     if not names:
         raise InputError("--fail-if-worse: name at least one metric, e.g. --fail-if-worse passed")
     return names
-
-
-def worse_on(c: Comparison, names: Sequence[str]) -> list[tuple[MetricComparison, float]]:
-    """The named metrics on which B is significantly worse than A: delta below 0 and the sign-flip p, Holm-adjusted
-    over the named metrics, at most GATE_ALPHA. Each with its adjusted p. A name the runs lack is refused."""
-    by_name = {m.metric: m for m in c.metrics}
-    missing = [n for n in names if n not in by_name]
-    if missing:
-        raise InputError(f"--fail-if-worse: {', '.join(missing)} is not a metric of both runs; they share "
-                         f"{', '.join(by_name) or 'none'}")
-    chosen = [by_name[n] for n in names]
-    from ..stats.paired import holm
-
-    adjusted = holm([m.p_value for m in chosen])
-    return [(m, p) for m, p in zip(chosen, adjusted)
-            if p is not None and p <= GATE_ALPHA and m.delta is not None and m.delta < 0]
 
 
 def _gate_lines(c: Comparison, names: Sequence[str], worse: list[tuple[MetricComparison, float]]) -> list[str]:

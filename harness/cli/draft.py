@@ -19,31 +19,36 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 from pdfrag.model_server import BACKENDS
-from pdfrag.page_cache import PageCache
 from pdfrag.pdfs import read_documents
 from pdfrag.store import atomic_write_text
 from pdfrag.terminal import ProgressBar, Stages, say
 
-from ..cases import load_checked_cases
 from ..drafting.agreement import draft_agreement_report
-from ..drafting.decisions import Collection, export_csv, import_csv, reverify
-from ..drafting.export import to_cases
-from ..drafting.judging import draft_judge_agreement, judge_drafts
-from ..drafting.manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
-from ..drafting.pipeline import DraftRun, run_drafting
-from ..drafting.records import Draft, read_drafts, write_drafts
+from ..drafting.decisions import export_csv
+from ..drafting.files import (
+    draft_into_file,
+    failed_again_text,
+    import_sheet,
+    judge_into_file,
+    left_out_text,
+    open_documents,
+    page_texts,
+    recorded_settings,
+    skipped_pages,
+    write_cases,
+)
+from ..drafting.judging import draft_judge_agreement, draft_judge_settings
+from ..drafting.pipeline import DraftRun
+from ..drafting.records import Draft, read_drafts
 from ..drafting.report import build_report, render_report
 from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
 from ..errors import InputError, command, shell_words
-from ..judge.run import JudgeSettings
-from ..runs import utc_now
 from ..settings import host_flags
 from .common import agreement_text, draft_judges_text, reviewer_name
 from .draft_walk import walk, walk_disagreements
@@ -136,17 +141,12 @@ def run(args: argparse.Namespace) -> int:
 
 def _judge(args: argparse.Namespace) -> int:
     """A model's accept/reject on each answerable draft that passed verification, saved in the drafts file."""
-    settings = _settings_for(args)
-    pages = {p.source_id: p.text for d in read_documents(settings.docs) for p in d.pages}
-    given = {k: v for k, v in vars(args).items() if v is not None}  # flags given here win over the drafting's
-    pick = {k: given.get(k, getattr(settings, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
-                                                             "num_predict", "seed", "think", "cache_dir")}
+    settings = recorded_settings(args.drafts, args.docs)
+    pages = page_texts(read_documents(settings.docs))
+    judging = draft_judge_settings(settings, {k: v for k, v in vars(args).items() if v is not None})
     with ProgressBar("judging drafts", quiet=bool(args.quiet)) as bar:
-        judged = judge_drafts(read_drafts(args.drafts), pages, JudgeSettings(
-            model=given.get("chat_model", settings.chat_model), host=(args.host or [settings.host])[0],
-            backend=given.get("backend", settings.backend), api_key_env=given.get("api_key_env", settings.api_key_env),
-            **pick), progress=lambda done, total, cached: bar(done, total, reused=cached))
-    write_drafts(args.drafts, list(judged.drafts))
+        judged = judge_into_file(args.drafts, pages, judging,
+                                 progress=lambda done, total, cached: bar(done, total, reused=cached))
     say(f"{judged.judge}: {judged.asked} draft(s) judged; {judged.chat_calls} chat call(s), {judged.from_cache} "
           f"from the cache, {len(judged.errors)} error(s); decisions in {args.drafts} (judge_reviews)")
     for draft_id, error in judged.errors:
@@ -161,9 +161,7 @@ def _draft(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in vars(args).items() if k not in skip} | host_flags(args.host)
     settings = resolve(flags, args.config)
     with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
-        run_ = run_drafting(settings, progress=progress)
-    write_drafts(settings.out, list(run_.drafts))
-    manifest = write_manifest(run_, utc_now())
+        run_, manifest = draft_into_file(settings, progress=progress)
     say(render_report(build_report(run_.drafts, run_.selection)))
     errors = sum(d.kind == "error" for d in run_.drafts)
     say(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
@@ -206,60 +204,18 @@ def _unanswerable_line(run_: DraftRun, *, given: bool) -> str:
            "confirms that no page answers them"
 
 
-def _settings_for(args: argparse.Namespace) -> DraftSettings:
-    """The drafting settings recorded beside the drafts file, with --docs overriding the documents."""
-    saved = read_manifest(args.drafts).get("settings", {})
-    if not saved and not args.docs:
-        raise InputError(f"{args.drafts} has no manifest beside it to say which documents it was drafted from; "
-                         "pass --docs")
-    values = {k: v for k, v in saved.items() if k in DraftSettings.__dataclass_fields__}
-    for name in ("pages", "hosts"):
-        if name in values:
-            values[name] = tuple(values[name])
-    if args.docs:
-        values["docs"] = args.docs
-    elif not Path(values["docs"]).exists():
-        raise InputError(f"{values['docs']} (the documents named in {manifest_path(args.drafts)}) does not exist "
-                         "from here; run from the folder you drafted in, or pass --docs")
-    return DraftSettings(**values)
-
-
 def _cases(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("`rag-eval draft cases` needs --out cases.jsonl")
-    settings = _settings_for(args)
-    pages = PageCache.at(settings.cache_dir)
-    documents = read_documents(settings.docs, cache=pages)
-    if pages.problem:
-        say(f"warning: {pages.problem}", file=sys.stderr)
-    collection = Collection.of(documents, settings.chunking())
-    read = read_drafts(args.drafts)
-    drafts = [reverify(d, collection, limits=settings.limits(), abstain_below=settings.abstain_below) for d in read]
-    failed_again = sum(a.verification.passed and not b.verification.passed for a, b in zip(read, drafts))
-    export = to_cases(drafts, include_unreviewed=args.include_unreviewed)
-    again = (f"{failed_again} draft(s) marked passed in {args.drafts} failed the checks against {settings.docs} "
-             "when run again and were left out (edited by hand, or other documents?)") if failed_again else ""
-    if not export.cases:
-        raise InputError(f"{args.drafts}: no draft to write ({_left_out(export.left_out)}); review them with "
-                         f"`{command('draft', 'review', args.drafts)}`, or pass --include-unreviewed"
-                         + (f"; {again}" if again else ""))
-    # Written beside the target and checked as `rag-eval check` would, then moved into place: a cases file that
-    # would fail the label check is never left behind.
-    out = Path(args.out)
-    staged = out.with_name(f".{out.name}.{os.getpid()}.staged")
-    atomic_write_text(staged, "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in export.cases))
-    try:
-        load_checked_cases(staged, documents, list(collection.chunks), written_by=manifest_path(args.drafts))
-        os.replace(staged, out)
-    except InputError as exc:
-        raise InputError(f"{str(exc).replace(str(staged), str(out))}\n{out} was not written") from exc
-    finally:
-        staged.unlink(missing_ok=True)
-    write_cases_manifest(out, drafts_path=args.drafts, docs=settings.docs, written_at=utc_now())
-    say(f"wrote {len(export.cases)} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
-          f"{_left_out(export.left_out)}")
-    if again:
-        say(f"warning: {again}", file=sys.stderr)
+    settings = recorded_settings(args.drafts, args.docs)
+    opened = open_documents(settings)
+    if opened.cache_problem:
+        say(f"warning: {opened.cache_problem}", file=sys.stderr)
+    written = write_cases(args.drafts, Path(args.out), settings, opened, include_unreviewed=args.include_unreviewed)
+    say(f"wrote {written.cases} case(s) to {args.out} (label check OK against {settings.docs}); left out: "
+          f"{left_out_text(written.left_out)}")
+    if written.failed_again:
+        say(f"warning: {failed_again_text(written.failed_again, args.drafts, settings.docs)}", file=sys.stderr)
     return 0
 
 
@@ -277,12 +233,8 @@ def _imported_line(sheet: str, path: str, before: list[Draft], after: list[Draft
             f"{sum(status.values())} (coverage: `{command('draft', 'report', path)}`, or --verbose here)")
 
 
-def _left_out(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {why}" for why, n in counts.items()) or "none"
-
-
 def _report(args: argparse.Namespace) -> int:
-    skipped = [(s["source_id"], s["reason"]) for s in read_manifest(args.drafts).get("skipped_pages", ())]
+    skipped = skipped_pages(args.drafts)  # read first: a broken manifest is named before the drafts
     say(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
     return 0
 
@@ -309,23 +261,21 @@ def _review(args: argparse.Namespace) -> int:
               f"`{command('draft', 'review', args.drafts, '--import', args.export)}`")
         return 0
     by = reviewer_name(args.reviewer, required=not args.import_)  # an import's sheet may name each line's reviewer
-    settings = _settings_for(args)
-    documents = read_documents(settings.docs, cache=PageCache.at(settings.cache_dir))
-    collection = Collection.of(documents, settings.chunking())
+    settings = recorded_settings(args.drafts, args.docs)
+    opened = open_documents(settings)
     if args.import_:
         before = drafts
-        drafts = import_csv(args.import_, drafts, collection, by=by, at=utc_now(), limits=settings.limits(),
-                            abstain_below=settings.abstain_below, by_is_given=args.reviewer is not None)
-        write_drafts(args.drafts, drafts)
+        drafts = import_sheet(args.drafts, args.import_, drafts, opened.collection, settings, by=by,
+                              by_is_given=args.reviewer is not None)
         say(_imported_line(args.import_, args.drafts, before, drafts))
         if args.verbose:
             say(render_report(build_report(drafts)))
         return 0
     else:
-        pages = {p.source_id: p.text for d in documents for p in d.pages}
+        pages = page_texts(opened.documents)
         if args.resolve:
             walk_disagreements(drafts, args.drafts, pages, by)
         else:
-            walk(drafts, args.drafts, pages, collection, settings, by, failed=args.failed)
+            walk(drafts, args.drafts, pages, opened.collection, settings, by, failed=args.failed)
     say(render_report(build_report(read_drafts(args.drafts))))
     return 0

@@ -24,9 +24,8 @@ from ..judge.run import JudgeResult, JudgeSettings, judge_run
 from ..judged import judge_agreement
 from ..records import MetricSummary
 from ..runs import read_rows
-from .common import judged_passed_text
+from .common import default_reviews, judged_passed_text
 from .flags import add_quiet
-from .review import default_reviews
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,8 +8,8 @@ import sys
 from pdfrag.terminal import say
 
 from ..review.rescore import rescore_run
+from .common import render_summary
 from .flags import run_label
-from .run import render_summary
 
 
 def register(sub: argparse._SubParsersAction) -> None:

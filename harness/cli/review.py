@@ -16,10 +16,8 @@ from pdfrag.store import atomic_write_text
 from pdfrag.terminal import say
 
 from ..errors import InputError, RunLocked, command
-from ..judge.calibrate import CalibrationSample, draw_sample, read_sample, sample_path, write_sample
-from ..judged import judge_agreement
+from ..judge.calibrate import CalibrationSample, calibration_sample, run_agreement, sample_path
 from ..records import Row, Summary
-from ..review.agreement import agreement_report
 from ..review.csv_io import export_csv, export_disagreements_csv, import_csv, passages_by_answer
 from ..review.reviewer import refuse_nameless
 from ..review.store import (
@@ -27,14 +25,11 @@ from ..review.store import (
     add_reviews,
     answer_key,
     apply_file_to_run,
-    apply_reviews,
     read_reviews,
-    reviews_path,
-    run_judge,
 )
-from ..runs import read_manifest, read_rows, utc_now
+from ..runs import read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
-from .common import agreement_text, judge_agreement_text, judged_passed_text, reviewer_name
+from .common import agreement_text, default_reviews, judge_agreement_text, judged_passed_text, reviewer_name
 from .review_walk import walk, walk_disagreements
 
 
@@ -115,13 +110,7 @@ def _apply(run_dir: Path, path: Path, args: argparse.Namespace, *, saved: str) -
 
 def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook, path: Path) -> int:
     """Agreement between people, then (when a judge rated the answers) the judge against people."""
-    manifest = read_manifest(run_dir)
-    ks, judge = manifest.ks, run_judge(manifest) or next(iter(book.judges()), None)
-    applied = [apply_reviews(r, book, ks, judge=judge) for r in rows]
-    report = agreement_report(applied, seed=args.seed, resamples=args.resamples)
-    sample = read_sample(path)
-    judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=args.seed,
-                             resamples=args.resamples)
+    report, judged = run_agreement(run_dir, rows, book, path, seed=args.seed, resamples=args.resamples)
     if args.json:
         data = report.to_json() | {"judges": [judged.to_json()] if judged else []}
         say(json.dumps(data, indent=2, ensure_ascii=False))
@@ -132,21 +121,9 @@ def _agreement(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: R
 
 def _calibration(args: argparse.Namespace, run_dir: Path, rows: list[Row], book: ReviewBook,
                  path: Path) -> CalibrationSample:
-    """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
-    N and seed, else a new one (written there)."""
-    manifest = read_manifest(run_dir)
-    judge = run_judge(manifest) or next(iter(book.judges()), None)
-    if judge is None:
-        raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
-    old = read_sample(path)
-    if old is not None and (old.judge, old.n, old.seed) == (judge, args.calibrate, args.seed):
-        sample = old
-    else:
-        applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
-        sample = draw_sample(applied, judge, args.calibrate, args.seed)
-        write_sample(path, sample)
-    say(f"calibration sample: {len(sample.claims)} claims judged by {judge} (seed {sample.seed}, stratified by "
-          f"its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
+    sample = calibration_sample(run_dir, rows, book, path, args.calibrate, args.seed)
+    say(f"calibration sample: {len(sample.claims)} claims judged by {sample.judge} (seed {sample.seed}, stratified "
+          f"by its verdict), in {len(sample.answers())} answers; kept in {sample_path(path)}")
     return sample
 
 
@@ -176,13 +153,3 @@ def _summary_line(run_dir: Path, summary: Summary, path: Path) -> str:
             f"over {claims.scored if claims else 0} answers with claims; claims: {counts.agreed} agreed, "
             f"{counts.in_disagreement} in disagreement (pending), {counts.resolved} resolved, "
             f"{counts.one_reviewer} by one reviewer; reviews in {path}" + (f"\n{switched}" if switched else ""))
-
-
-
-def default_reviews(run_dir: Path) -> Path:
-    """The reviews file beside the run's cases file."""
-    cases = read_manifest(run_dir).inputs.get("cases", {}).get("path")
-    if not cases or not Path(cases).exists():
-        raise InputError(f"cannot find the cases file {cases!r} of {run_dir} from here; run from the folder the "
-                         "run was made in, or pass --reviews FILE")
-    return reviews_path(cases)

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from chatbot.cli import add_answer_args, add_chunk_args, add_server_args
 from pdfrag.errors import ServerUnreachable
 from pdfrag.terminal import ProgressBar, Stages, say
 
@@ -19,17 +18,15 @@ from ..cases import describe_selection
 from ..chart import fmt
 from ..errors import EXIT_JUDGE_REFUSED, InputError, command
 from ..evaluate import prepare, run_evaluation
-from ..judged import judge_note, judge_refusal
-from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, parse_metric, shown_once
-from ..records import Manifest, Summary
+from ..judged import judge_refusal
+from ..metrics import parse_metric
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
-from ..settings import RunSettings, host_flags, resolve_noting
-from ..sweep.dry import DryRun, count_calls
-from ..sweep.estimate import DEFAULT_SECONDS_PER_CALL, embedding_text, estimate
+from ..settings import resolve_noting
+from ..sweep.dry import count_calls
 from ..systems import traits_for
-from .common import judged_passed_text
-from .flags import add_quiet, run_label
+from .common import dry_run_text, render_summary
+from .flags import add_base_args, given_flags
 
 EXIT_BELOW_THRESHOLD = 3
 EXIT_ALL_ERRORED = 4  # a dead setup must not pass CI
@@ -61,67 +58,6 @@ def add_run_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--answer-cache", action="store_true", default=None,
                    help="reuse chat replies and question vectors stored by earlier runs (under --cache-dir; "
                         "sweeps do this by default)")
-
-
-def add_base_args(p: argparse.ArgumentParser) -> argparse._ArgumentGroup:
-    """The run settings as flags (shared by `rag-eval run` and `rag-eval sweep`); returns the "the run" group
-    for command-specific flags. `--host` may be given once per server."""
-    d = RunSettings()
-    g = p.add_argument_group("what to evaluate")
-    g.add_argument("--system", help=f"chatbot, offline, a plug-in name, package.module:factory, or an http(s):// "
-                                    f"address (default {d.system}; see docs/your-system.md)")
-    g.add_argument("--offline", action="store_true", default=None,
-                   help="same as --system offline: BM25 retrieval and an extractive baseline, no model server")
-    g.add_argument("--docs", help=f"PDF file or folder (default {d.docs})")
-    g.add_argument("--cases", help=f"cases JSONL (default {d.cases})")
-    g.add_argument("--k", type=int, nargs="+",
-                   help=f"cut-offs for Hit@k and Recall@k (default {' '.join(map(str, d.k))})")
-    add_selection_args(g)
-    run = p.add_argument_group("the run")
-    run.add_argument("--out", help=f"where run directories go (default {d.out})")
-    run.add_argument("--label", type=run_label, help="a name for this run, part of its directory name")
-    add_quiet(run)
-    run.add_argument("--workers", type=int, help=f"cases answered in parallel, per server (default {d.workers})")
-    run.add_argument("--repeat", type=int, help=f"answer each case N times (default {d.repeat})")
-    run.add_argument("--assume-seconds-per-call", type=float, metavar="S",
-                     help="for --dry-run's wall-time estimate: seconds per chat call (default: the median of the "
-                          "newest finished run of the same chat model under --out, else "
-                          f"{DEFAULT_SECONDS_PER_CALL:g})")
-    run.add_argument("--judged-passed", action="store_true", default=None,
-                     help="`passed` reads claim_support_judged (a judge's verdict where no person's exists) once "
-                          "the judge earns it: over 30 shared claims, 10 supported and 10 unsupported by people, the "
-                          "lower end of kappa's analytic 95%% interval at least --min-judge-kappa and its recall of "
-                          "each verdict at least 0.7 (Wilson); recorded in the manifest. Until then exit "
-                          f"{EXIT_JUDGE_REFUSED}, with the people's `passed` (docs/judge.md)")
-    run.add_argument("--min-judge-kappa", type=float, metavar="K",
-                     help="with --judged-passed: the lower end of kappa's analytic 95%% interval the judge must reach "
-                          f"(default {d.min_judge_kappa:g}: where 'substantial' agreement begins)")
-    add_server_args(p, fill=False, many_hosts=True)
-    add_chunk_args(p, fill=False)
-    add_answer_args(p, fill=False)
-    return run
-
-
-def add_selection_args(g: argparse._ActionsContainer) -> None:
-    """A subset of the cases (run, check, sweep); the manifest records it and compare refuses two selections."""
-    g.add_argument("--only-tag", action="append", metavar="NAME",
-                   help="only cases carrying this tag (repeatable: any of them)")
-    g.add_argument("--only-ids", metavar="@FILE|ID,...",
-                   help="only these cases: @FILE, a file of case ids (one a line), or ids separated by commas; a "
-                        "bare FILE that exists is read as a file (refused when it is also a list of case ids); "
-                        "an empty value is refused")
-    pick = g.add_mutually_exclusive_group()
-    pick.add_argument("--limit", type=int, metavar="N", help="only the first N cases (after the filters above)")
-    pick.add_argument("--sample", type=int, metavar="N",
-                      help="only N cases drawn at random with --seed, kept in file order")
-
-
-def given_flags(args: argparse.Namespace, *, skip: tuple[str, ...] = ()) -> dict:
-    """The run settings given as flags (None: not given), `--host` split into host and hosts."""
-    flags = {k: v for k, v in vars(args).items() if k not in ("config", "fail_under", "func", "command", "resume",
-                                                              "rerun_failed", "assume_seconds_per_call", "dry_run",
-                                                              "quiet", *skip)}
-    return flags | host_flags(args.host)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -203,21 +139,6 @@ def _no_server_hint(resumed: str | None) -> str:
     return "(no model server? `--offline` evaluates a BM25 + extractive baseline instead; it is a different system)"
 
 
-def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
-    """The counted calls and the wall-time estimate (the base settings `s` give the slots and the chat model)."""
-    c = found.calls
-    lines = [f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
-             f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
-    if found.not_counted:
-        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
-    slots = s.workers * len(s.servers())
-    if found.embedding is not None:
-        e = found.embedding
-        lines.append(embedding_text(e.chunks_needed, e.seconds_per_chunk, e.chars, e.model))
-    lines.append(estimate(c.chat_needed, slots, assume=assume, out=s.out, chat_model=s.chat_model).text())
-    return "\n".join(lines)
-
-
 def print_row_warnings(run_dir: Path, total_rows: int) -> None:
     """After the summary: the rows' warnings counted by kind, with the likely cause of one most rows share."""
     lines = warning_lines(count_warnings(read_rows(run_dir)), total_rows)
@@ -261,43 +182,3 @@ def _thresholds(specs: list[str], ks: tuple[int, ...]) -> list[tuple[str, float]
         if not 0.0 <= out[-1][1] <= 1.0:
             raise InputError(f"--fail-under {spec!r}: every metric lies in [0, 1]; give a value in that range")
     return out
-
-
-def render_summary(summary: Summary, manifest: Manifest) -> str:
-    """The summary as a table: mean, then scored / not applicable / errored counts, then what it means."""
-    c = summary.collection
-    chunks = (f"{c['chunks']} chunks; top-k {manifest.settings.top_k}" if c.get("chunks")
-              else "chunks: the system's own")
-    lines = [f"system: {manifest.system.title}",
-             f"cases: {summary.rows} rows ({summary.errored} errored), {summary.passes} passed every check; "
-             f"collection: {c.get('documents', '?')} documents, {c.get('pages', '?')} pages, {chunks}",
-             ""]
-    shown = shown_once(list(summary.metrics), lambda x, y: summary.metrics[x] == summary.metrics[y])
-    width = max([len("metric"), *(len(label) for _, label in shown)]) + 2
-    lines.append(f"{'metric':<{width}}{'mean':>7}{'scored':>8}{'n/a':>6}{'error':>7}  definition")
-    for name, label in shown:
-        m = summary.metrics[name]
-        where = f" [of {c['chunks']} chunks]" if is_retrieval(name) and c.get("chunks") else ""
-        lines.append(f"{label:<{width}}{fmt(m.mean):>7}{m.scored:>8}{m.not_applicable:>6}{m.errored:>7}  "
-                     f"{describe(name)}{where}")
-        if name in JUDGED_METRICS:
-            lines.append(f"{'':<{width}}  {judge_note(summary.judge)}")
-    if any(name != label for name, label in shown):
-        lines.append(TWIN_NOTE)
-    if summary.by_origin:  # the model that drafted a case may be the one answering it: never pool them silently
-        lines += ["", "drafted and hand-written cases apart (mean, scored):"]
-        for name in ("passed", "hit@1", "facts", "behaviour"):
-            parts = [f"{o} {fmt(m[name].mean)} ({m[name].scored})" for o, m in summary.by_origin.items() if name in m]
-            lines.append(f"  {name:<12}" + "; ".join(parts))
-    if summary.repeat_stability:
-        flips = [f"{n} {v['flipped']}/{v['cases']}" for n, v in summary.repeat_stability.items() if v["cases"]]
-        lines += ["", "verdicts that changed between repeats (cases flipped / cases): " + ", ".join(flips)]
-    judged = judged_passed_text(summary)
-    if judged:
-        lines += ["", judged]
-    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.answer_statuses.items()))
-    review = summary.human_claim_review
-    lines += ["", f"answer statuses: {statuses}",
-              f"human claim review: {review['pending']} pending, {review['reviewed']} reviewed "
-              "(`rag-eval review RUN`)"]
-    return "\n".join(lines)

@@ -18,8 +18,8 @@ from ..sweep.leaderboard import WORSE, Leaderboard
 from ..sweep.leaderboard_files import leaderboard_text
 from ..sweep.plan import DEFAULT_MAX_CELLS, Cell, SweepPlan, load_sweep
 from ..sweep.run import resume_plan, run_sweep
-from .compare import EXIT_WORSE
-from .run import add_base_args, dry_run_text, given_flags
+from .common import dry_run_text
+from .flags import EXIT_WORSE, add_base_args, given_flags
 
 _PATHS = ("docs", "cases", "out", "prompt", "cache_dir")
 

@@ -28,8 +28,9 @@ from ..records import NOTE_CHARS
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement
 from .records import Decision, Draft
+from .settings import DraftSettings
 
-__all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "judge_drafts"]
+__all__ = ["DECISION_SCHEMA", "DraftJudging", "draft_judge_agreement", "draft_judge_settings", "judge_drafts"]
 
 DECISION_SCHEMA: dict = {"type": "object",
                          "properties": {"decision": {"enum": ["accepted", "rejected"]}, "reason": {"type": "string"}},
@@ -47,6 +48,16 @@ class DraftJudging:
     chat_calls: int
     from_cache: int
     errors: tuple[tuple[str, str], ...]  # (draft_id, why)
+
+
+def draft_judge_settings(recorded: DraftSettings, given: Mapping[str, Any]) -> JudgeSettings:
+    """How `draft judge` asks: each flag `given` (name -> value, only those given on the command line) wins over
+    the drafting's recorded setting; the server is the first --host given, else the drafting's."""
+    pick = {k: given.get(k, getattr(recorded, k)) for k in ("timeout", "retries", "max_body_bytes", "num_ctx",
+                                                             "num_predict", "seed", "think", "cache_dir")}
+    return JudgeSettings(model=given.get("chat_model", recorded.chat_model),
+                         host=(given.get("host") or [recorded.host])[0], backend=given.get("backend", recorded.backend),
+                         api_key_env=given.get("api_key_env", recorded.api_key_env), **pick)
 
 
 def judge_drafts(drafts: Sequence[Draft], pages: Mapping[str, str], settings: JudgeSettings, *,

@@ -6,7 +6,9 @@ The N claims are drawn without replacement from every claim the judge rated, str
 `random.Random(seed)` over the claims in a fixed order. People review whole answers, so the sample is the set of
 answers holding a drawn claim; every shared claim of those answers counts as from the random sample, any other
 shared claim as the reviewers' own choice. The sample is written beside the reviews file
-(`<reviews stem>.calibration.json`) and reused while the judge, N and seed are unchanged.
+(`<reviews stem>.calibration.json`) and reused while the judge, N and seed are unchanged (`calibration_sample`).
+`run_agreement` measures a run's reviewers and its judge against people, counting the claims from the sample
+(`rag-eval review RUN --agreement`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,17 @@ from typing import Any
 
 from pdfrag.store import atomic_write_text
 
-from ..errors import InputError
-from ..judged import claim_key
-from ..records import Row
+from ..errors import InputError, command
+from ..judged import JudgeAgreement, claim_key, judge_agreement
+from ..records import Manifest, Row
+from ..review.agreement import Disagreement, agreement_report
 from ..review.book import ReviewKey
+from ..review.store import ReviewBook, apply_reviews, run_judge
+from ..runs import read_manifest
+from ..stats.agreement import AgreementReport
 
-__all__ = ["CalibrationSample", "draw_sample", "read_sample", "sample_path", "write_sample"]
+__all__ = ["CalibrationSample", "calibration_sample", "draw_sample", "read_sample", "run_agreement", "sample_path",
+           "write_sample"]
 
 
 @dataclass(frozen=True)
@@ -104,3 +111,39 @@ def draw_sample(rows: Sequence[Row], judge: str, n: int, seed: int) -> Calibrati
     for verdict, count in sorted(_allocate({k: len(v) for k, v in strata.items()}, min(n, len(seen))).items()):
         drawn += rng.sample(sorted(strata[verdict]), count)
     return CalibrationSample(judge, n, seed, tuple(drawn))
+
+
+def calibration_sample(run_dir: str | Path, rows: Sequence[Row], book: ReviewBook, reviews: str | Path, n: int,
+                       seed: int) -> CalibrationSample:
+    """The calibration sample of this run's judge: the one beside the reviews file if drawn with the same judge,
+    N and seed, else a new one (written there)."""
+    manifest = read_manifest(run_dir)
+    judge = _judge_of(manifest, book)
+    if judge is None:
+        raise InputError(f"no judge has rated {run_dir}'s answers; run `{command('judge', run_dir)}` first")
+    old = read_sample(reviews)
+    if old is not None and (old.judge, old.n, old.seed) == (judge, n, seed):
+        return old
+    applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
+    sample = draw_sample(applied, judge, n, seed)
+    write_sample(reviews, sample)
+    return sample
+
+
+def run_agreement(run_dir: str | Path, rows: Sequence[Row], book: ReviewBook, reviews: str | Path, *, seed: int,
+                  resamples: int) -> tuple[AgreementReport[Disagreement], JudgeAgreement | None]:
+    """The reviews of `book` applied to the run's `rows`: agreement between people, and (None when no judge rated
+    the answers) the judge against people, counting the shared claims of the calibration sample beside `reviews`."""
+    manifest = read_manifest(run_dir)
+    judge = _judge_of(manifest, book)
+    applied = [apply_reviews(r, book, manifest.ks, judge=judge) for r in rows]
+    report = agreement_report(applied, seed=seed, resamples=resamples)
+    sample = read_sample(reviews)
+    judged = judge_agreement(applied, sample=None if sample is None else sample.answers(), seed=seed,
+                             resamples=resamples)
+    return report, judged
+
+
+def _judge_of(manifest: Manifest, book: ReviewBook) -> str | None:
+    """The run's judge: the one `rag-eval judge` recorded in its manifest, else the first (by name) in the reviews."""
+    return run_judge(manifest) or next(iter(book.judges()), None)

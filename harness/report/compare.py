@@ -39,13 +39,13 @@ from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standin
 from ..metrics import higher_is_better
 from ..records import Manifest
 from ..runs import LoadedRun, read_manifest_noting
-from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED, GATE_ALPHA
 from ..stats.mde import minimum_detectable_difference
-from ..stats.paired import at_floor, disagreement, paired_stats
+from ..stats.paired import at_floor, disagreement, holm, paired_stats
 from .columns import Key, RunColumns, columns_of_dir, columns_of_run
 from .settings_diff import manifest_diff
 
-__all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff"]
+__all__ = ["Comparison", "MetricComparison", "compare_rows", "compare_runs", "manifest_diff", "worse_on"]
 
 _EPS = 1e-12
 
@@ -294,3 +294,17 @@ def _compare_metric(name: str, pairing: _Pairing, a: RunColumns, b: RunColumns, 
     return MetricComparison(name, len(ids), unpaired, s.mean_a, s.mean_b, s.delta, s.ci_low, s.ci_high, s.p_value,
                             len(fixed), len(ids) - len(fixed) - len(broke), len(broke), fixed, broke, mde.mde,
                             mde.status, s.p_method, s.differing, s.ci_method, mde.method, (odd,) if odd else ())
+
+
+def worse_on(c: Comparison, names: Sequence[str]) -> list[tuple[MetricComparison, float]]:
+    """The named metrics on which B is significantly worse than A: delta below 0 and the sign-flip p, Holm-adjusted
+    over the named metrics, at most GATE_ALPHA. Each with its adjusted p. A name the runs lack is refused."""
+    by_name = {m.metric: m for m in c.metrics}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise InputError(f"--fail-if-worse: {', '.join(missing)} is not a metric of both runs; they share "
+                         f"{', '.join(by_name) or 'none'}")
+    chosen = [by_name[n] for n in names]
+    adjusted = holm([m.p_value for m in chosen])
+    return [(m, p) for m, p in zip(chosen, adjusted)
+            if p is not None and p <= GATE_ALPHA and m.delta is not None and m.delta < 0]
