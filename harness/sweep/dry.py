@@ -32,8 +32,8 @@ from pdfrag.reply_cache import AnswerCache
 from ..evaluate import prepare
 from ..settings import RunSettings
 from ..systems import traits_for
+from ..systems.calls import CallPlan, plan_calls
 from ..systems.chatbot import answer_cache_for, embedding_cache_dir
-from .calls import CallPlan, plan_calls
 from .plan import SweepPlan
 
 __all__ = ["DryRun", "EmbedTiming", "count_calls", "dry_run"]

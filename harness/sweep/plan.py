@@ -37,7 +37,7 @@ from ..errors import InputError
 from ..metrics import metric_names
 from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config, docs_without_cases
 from ..stats.defaults import DEFAULT_PRIMARY
-from .calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
+from ..systems.calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
     import tomllib
