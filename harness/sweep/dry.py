@@ -34,19 +34,10 @@ from ..settings import RunSettings
 from ..systems import traits_for
 from ..systems.calls import CallPlan, plan_calls
 from ..systems.chatbot import answer_cache_for, embedding_cache_dir
+from ..systems.interface import EmbedTiming
 from .plan import SweepPlan
 
 __all__ = ["DryRun", "EmbedTiming", "count_calls", "dry_run"]
-
-
-@dataclass(frozen=True)
-class EmbedTiming:
-    """One chunk to embed, embedded alone and timed."""
-
-    chunks_needed: int  # distinct chunk texts no cache holds, over every cell
-    seconds_per_chunk: float  # the timed call's wall time
-    chars: int  # the timed chunk's length
-    model: str
 
 
 @dataclass(frozen=True)

@@ -4,34 +4,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from .interface import CallPlan  # where it is defined: the record a system's count returns (`CountsCalls`)
+
 __all__ = ["CallPlan", "plan_calls"]
-
-
-@dataclass(frozen=True)
-class CallPlan:
-    """What a sweep will ask the servers for, counted over distinct requests (a request two cells share is
-    made once): embedding texts and chat calls, and how many of each the caches already hold."""
-
-    embed_texts: int
-    embed_cached: int
-    chat_calls: int
-    chat_cached: int
-
-    @property
-    def embed_needed(self) -> int:
-        return self.embed_texts - self.embed_cached
-
-    @property
-    def chat_needed(self) -> int:
-        return self.chat_calls - self.chat_cached
-
-    def to_dict(self) -> dict:
-        return {"embed_texts": self.embed_texts, "embed_cached": self.embed_cached,
-                "embed_needed": self.embed_needed, "chat_calls": self.chat_calls, "chat_cached": self.chat_cached,
-                "chat_needed": self.chat_needed}
 
 
 def plan_calls(embed_keys: Iterable[Iterable[Hashable]], chat_keys: Iterable[Iterable[Hashable]], *,

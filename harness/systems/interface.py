@@ -70,6 +70,40 @@ class Traits:
     run_settings: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class CallPlan:
+    """What a sweep will ask the servers for, counted over distinct requests (a request two cells share is
+    made once): embedding texts and chat calls, and how many of each the caches already hold."""
+
+    embed_texts: int
+    embed_cached: int
+    chat_calls: int
+    chat_cached: int
+
+    @property
+    def embed_needed(self) -> int:
+        return self.embed_texts - self.embed_cached
+
+    @property
+    def chat_needed(self) -> int:
+        return self.chat_calls - self.chat_cached
+
+    def to_dict(self) -> dict:
+        return {"embed_texts": self.embed_texts, "embed_cached": self.embed_cached,
+                "embed_needed": self.embed_needed, "chat_calls": self.chat_calls, "chat_cached": self.chat_cached,
+                "chat_needed": self.chat_needed}
+
+
+@dataclass(frozen=True)
+class EmbedTiming:
+    """One chunk to embed, embedded alone and timed."""
+
+    chunks_needed: int  # distinct chunk texts no cache holds, over every cell
+    seconds_per_chunk: float  # the timed call's wall time
+    chars: int  # the timed chunk's length
+    model: str
+
+
 def traits_of(system: object) -> Traits:
     """The traits `system` (an object, or its class) declares; the default for each one it does not."""
     defaults = Traits()
