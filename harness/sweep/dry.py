@@ -1,40 +1,23 @@
 """`rag-eval sweep --dry-run`: how many embedding and chat calls a sweep needs, and how many the caches hold.
 
-Nothing is generated or loaded: the documents are read and chunked per cell, the cases read, and each server is
-asked for its model list and model details (digests and capabilities decide the cache keys). One chunk of those
-to embed, of median length, is embedded (and not kept) to time it: the embedding estimate is that time per chunk,
-since on a CPU server embedding can take longer than the chats.
-Embedding texts are every cell's chunk texts (doc prefix) and questions (query prefix; none for `bm25`), keyed as
-the vector cache keys them. A chat call's key needs its prompt, which needs the retrieved passages: a cell whose
-chunk and question vectors are all cached is retrieved locally and its answer keys counted exactly (distinct
-across cells, repeat index included); any other cell's chats count as needed. Only the chatbot system is counted;
-other systems (`offline`, plug-ins, http) are listed as not counted.
+Counting is the system's own (`harness.systems.CountsCalls`): the cells are grouped by the system that counts
+them (the bundled chatbot: `harness/systems/chatbot_calls.py`), each group counted by it, and the counts added up
+(a request two systems share cannot exist: each keys its own). A cell's documents and cases are read and checked
+as the run will read them, only when its system asks. Cells of a system that makes no model call (`offline`) add
+nothing; those of a system that cannot count its calls (plug-ins, http) are listed as not counted.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
-import numpy as np
-
-from chatbot.answer import answer_template, render_prompt
-from chatbot.answer_cache import CachingGenerator
-from chatbot.bot import ServerGenerator
-from chatbot.index import EmbeddingCache, Hit, Index
-from chatbot.retrievers import choose
-from pdfrag.backends import connect
-from pdfrag.chunking import Chunk, chunk_pages
-from pdfrag.model_server import ModelServer, ServerInfo, preflight
-from pdfrag.reply_cache import AnswerCache
+from dataclasses import dataclass, fields
+from typing import Any
 
 from ..evaluate import prepare
 from ..settings import RunSettings
 from ..systems import traits_for
-from ..systems.calls import CallPlan, plan_calls
-from ..systems.chatbot import answer_cache_for, embedding_cache_dir
-from ..systems.interface import EmbedTiming
+from ..systems.interface import CallPlan, CountsCalls, EmbedTiming
+from ..systems.loading import call_counter
 from .plan import SweepPlan
 
 __all__ = ["DryRun", "EmbedTiming", "count_calls", "dry_run"]
@@ -52,111 +35,29 @@ def dry_run(plan: SweepPlan) -> DryRun:
     return count_calls([(cell.label, cell.settings) for cell in plan.cells])
 
 
-def count_calls(cells: Sequence[tuple[str, RunSettings]]) -> DryRun:
-    """The same count for (label, settings) pairs: a sweep's cells, or a single run."""
-    embed_keys, chat_keys, unknown, skipped = [], [], 0, []
-    # one client per (server, chat model, embedding model): the preflight asks it, the cell's generator holds it
-    servers: dict[tuple, _Servers] = {}
-    vectors: dict[str, EmbeddingCache] = {}
-    to_embed: dict[str, tuple[str, ModelServer, str]] = {}  # chunk key -> (text sent, embedding client, model)
+def count_calls(cells: Sequence[tuple[str, RunSettings]], *,
+                counter_for: Callable[[str], CountsCalls | None] = call_counter) -> DryRun:
+    """The same count for (label, settings) pairs: a sweep's cells, or a single run. `counter_for` finds the
+    system that counts a `--system` name's calls (None: it does not)."""
+    groups: dict[int, tuple[CountsCalls, list[tuple[str, Any]]]] = {}
+    skipped = []
     for label, s in cells:
-        uses_servers = traits_for(s.system).uses_model_servers
-        if not uses_servers:
-            if uses_servers is None:  # a system of the user's own: its calls cannot be counted
-                skipped.append(label)
-            continue  # False: it makes no model call at all (the offline baseline)
-        where_from = (s.client(), s.chat_model, s.embed_model)
-        known = servers.get(where_from)
-        if known is None:
-            servers[where_from] = known = _identify(s)
-        client, server, embedder, embed_server = known
-        where = embedding_cache_dir(s.cache_dir)
-        cache = vectors.setdefault(str(where), EmbeddingCache(where))
-        keys, chats, unknown_chats, texts = _cell_calls(s, client, server, embed_server, cache)
-        to_embed |= {k: (text, embedder, s.embed_model) for k, text in texts.items()}
-        embed_keys.append(keys)
-        chat_keys.append(chats)
-        unknown += unknown_chats
-    answers: dict[str, AnswerCache] = {}
-
-    def chat_cached(key: str) -> bool:
-        return any(key in a for a in answers.values())
-
-    for _, s in cells:
-        if s.answer_cache:
-            answers.setdefault(str(s.cache_dir), answer_cache_for(s.cache_dir))
-    calls = plan_calls(embed_keys, chat_keys, embed_cached=lambda k: _cached(vectors, k),
-                       chat_cached=chat_cached, unknown_chats=unknown)
-    needed = [to_embed[k] for k in to_embed if not _cached(vectors, k)]
-    return DryRun(calls, tuple(skipped), _time_one(needed))
+        counter = counter_for(s.system)
+        if counter is not None:
+            groups.setdefault(id(counter), (counter, []))[1].append((label, s))
+        elif traits_for(s.system).uses_model_servers is not False:  # False: it makes no model call at all
+            skipped.append(label)
+    counts = [counter.count_calls(group, _read) for counter, group in groups.values()]
+    return DryRun(_added([c.calls for c in counts]), tuple(skipped),
+                  next((c.embedding for c in counts if c.embedding is not None), None))
 
 
-def _time_one(needed: list[tuple[str, ModelServer, str]]) -> EmbedTiming | None:
-    """The chunk of median length among `needed`, embedded alone and timed (the vector is not kept)."""
-    if not needed:
-        return None
-    text, embedder, model = sorted(needed, key=lambda n: len(n[0]))[len(needed) // 2]
-    started = time.perf_counter()
-    embedder.embed(model, [text])
-    return EmbedTiming(len(needed), time.perf_counter() - started, len(text), model)
-
-
-def _cached(caches: dict[str, EmbeddingCache], key: str) -> bool:
-    return any(c.get(key) is not None for c in caches.values())
-
-
-_Servers = tuple[ModelServer, ServerInfo, ModelServer, ServerInfo]
-
-
-def _identify(s: RunSettings) -> _Servers:
-    """(chat client, chat server info, embedding client, embedding server info) of a cell's settings; nothing
-    is loaded."""
-    settings = s.client()
-    client = connect(settings)
-    if not settings.separate_embeddings:
-        server = preflight(client, chat_model=s.chat_model, embed_model=s.embed_model, load=False)
-        return client, server, client, server
-    server = preflight(client, chat_model=s.chat_model, embed_model=None, load=False)
-    embedder = connect(settings.for_embeddings())
-    return client, server, embedder, preflight(embedder, chat_model=None, embed_model=s.embed_model, load=False)
-
-
-def _cell_calls(s: RunSettings, client: ModelServer, server: ServerInfo, embed_server: ServerInfo,
-                cache: EmbeddingCache) -> tuple[list[str], list[str], int, dict[str, str]]:
-    """(embedding keys, answer keys, chats of unknown key, {chunk key: text as sent}) of one chatbot cell."""
+def _read(s: Any) -> tuple[list[Any], list[str]]:
+    """A cell's documents and its cases' questions, read and label-checked as its run will read them."""
     documents, cases, _ = prepare(s)
-    chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
-    embedding, digest = s.embedding(), embed_server.models[s.embed_model].digest
-    doc_prefix, query_prefix = embedding.prefixes
-    chunk_keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
-    texts = {k: doc_prefix + c.text for k, c in zip(chunk_keys, chunks)}
-    dense = s.retriever != "bm25"
-    query_keys = {c.question: EmbeddingCache.key(digest, query_prefix, c.question) for c in cases} if dense else {}
-    chats = len(cases) * s.repeat
-    wanted = [*chunk_keys, *query_keys.values()]
-    found = {k: v for k in wanted if (v := cache.get(k)) is not None}
-    if len(found) < len(set(wanted)):  # some vector is not cached: the prompts, hence the answer keys, are unknown
-        return wanted, [], chats, texts
-    retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
-                          lambda q: found[query_keys[q]])
-    answering, template = s.answering(), answer_template(s.prompt)
-    info = server.models[s.chat_model]
-    generator = ServerGenerator.of(client, s.chat_model, info)
-    answers = answer_cache_for(s.cache_dir)
-    hits = {c.question: retrieve(c.question, s.top_k) for c in cases}
-    prompts = {q: render_prompt(template, q, found) for q, found in hits.items()}
-    keys = [CachingGenerator(generator, answers, r).key(prompts[c.question], answering, hits[c.question])
-            for c in cases for r in range(s.repeat)]  # the run's own keys
-    return [*chunk_keys, *query_keys.values()], keys, 0, texts
+    return documents, [c.question for c in cases]
 
 
-def _retriever(kind: str, chunks: list[Chunk], matrix: np.ndarray,
-               vector: Callable[[str], np.ndarray]) -> Callable[[str, int], list[Hit]]:
-    """Retrieval as the cell will do it (`retrievers.choose`), its dense half from cached vectors only."""
-    index = Index(chunks, matrix, {"embedding": {}})
-
-    class _Dense:
-        def retrieve(self, question: str, k: int) -> list[Hit]:
-            return index.search(vector(question), k)
-
-    return choose(kind, _Dense(), chunks).retrieve
+def _added(plans: list[CallPlan]) -> CallPlan:
+    """The counts of several systems as one (each counts only its own requests, so none is counted twice)."""
+    return CallPlan(*(sum(getattr(p, f.name) for p in plans) for f in fields(CallPlan)))

@@ -3,7 +3,8 @@
 A system is any object with `describe() -> dict` (name, version, settings: written into the run's manifest) and
 `answer(question, *, case_id) -> SystemAnswer`. It may say what it is and can do with the attributes of
 `Traits` (`kind`, `uses_model_servers`, `label_checks_chunks`, ...); the harness asks those, never the name.
-One that defines `questions_ahead(questions)` is given every question of the run before the first answer.
+One that defines `questions_ahead(questions)` is given every question of the run before the first answer; a
+built-in whose class defines `count_calls(cells, read)` (`CountsCalls`) counts a dry run's model calls itself.
 `--system` chooses one:
 
 - `chatbot` (default): the bundled Ollama chatbot; `offline`: BM25 + extractive baseline (no model);
@@ -19,7 +20,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SystemDown
-from .interface import Describes, SeesQuestionsAhead, System, SystemContext, Traits, to_answer, traits_of
+from .interface import (
+    CallCount,
+    CountsCalls,
+    Describes,
+    SeesQuestionsAhead,
+    System,
+    SystemContext,
+    Traits,
+    to_answer,
+    traits_of,
+)
 from .traits import traits_for
 
 if TYPE_CHECKING:
@@ -31,8 +42,9 @@ if TYPE_CHECKING:
 _LAZY = {"PooledSystem": ".chatbot", "BUILTIN": ".loading", "ENTRY_POINT_GROUP": ".loading",
          "load_system": ".loading"}
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "Describes", "PooledSystem", "SeesQuestionsAhead", "System",
-           "SystemContext", "SystemDown", "Traits", "load_system", "to_answer", "traits_for", "traits_of"]
+__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "CallCount", "CountsCalls", "Describes", "PooledSystem",
+           "SeesQuestionsAhead", "System", "SystemContext", "SystemDown", "Traits", "load_system", "to_answer",
+           "traits_for", "traits_of"]
 
 
 def __getattr__(name: str) -> Any:

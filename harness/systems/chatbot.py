@@ -21,7 +21,6 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -29,7 +28,7 @@ import numpy as np
 from chatbot.answer import Answer, Generator, answer
 from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
-from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, cache_root, embed_query
+from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, embed_query
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
 from pdfrag import __version__
 from pdfrag.asking import KeyLocks
@@ -39,6 +38,7 @@ from pdfrag.model_server import ClientSettings, ModelServer
 from pdfrag.reply_cache import AnswerCache
 
 from ..records import Citation, Passage, SystemAnswer
+from .chatbot_calls import answer_cache_for, count_chatbot_calls, embedding_cache_dir
 from .interface import System, SystemContext
 from .traits import CHATBOT, declares
 
@@ -66,16 +66,6 @@ def from_chatbot(a: Answer) -> SystemAnswer:
         error=a.error if a.status == "error" else None,
         details={"shown": a.text, "thinking_chars": a.thinking_chars, "done_reason": a.done_reason,
                  "reasons": list(a.reasons)})
-
-
-def embedding_cache_dir(cache_dir: str | None) -> Path:
-    """Where chunk and question vectors are cached (the same place `open_chatbot` uses)."""
-    return cache_root(cache_dir) / "embeddings"
-
-
-def answer_cache_for(cache_dir: str | None) -> AnswerCache:
-    """The answer cache under the run's cache directory: `<--cache-dir>/answers`, else the default one."""
-    return AnswerCache.default(cache_dir)
 
 
 class CachedQueryRetriever:
@@ -140,6 +130,7 @@ class ChatbotSystem:
     pool_info: PoolInfo | None = None  # set when several servers were preflighted together
     answers: AnswerCache | None = None
     _lanes: dict[str, tuple[Retriever, ServerGenerator]] = field(default_factory=dict)
+    count_calls = staticmethod(count_chatbot_calls)  # CountsCalls: its call plan, before anything is built
 
     @classmethod
     def open(cls, ctx: SystemContext) -> ChatbotSystem:

@@ -15,6 +15,9 @@ from pydantic import ValidationError
 from ..records import SystemAnswer, SystemReply, field_problem
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# A cell's run settings -> (its documents, the questions of the cases it asks, in order), read and label-checked
+# as the run will read them (`harness.evaluate.prepare`)
+CellReader = Callable[[Any], tuple[list[Any], list[str]]]
 
 
 @runtime_checkable
@@ -102,6 +105,26 @@ class EmbedTiming:
     seconds_per_chunk: float  # the timed call's wall time
     chars: int  # the timed chunk's length
     model: str
+
+
+@dataclass(frozen=True)
+class CallCount:
+    """What a system counted of the calls its cells will make (`CountsCalls`): the distinct calls and the cached
+    ones, and one chunk embedded and timed (None: nothing to embed)."""
+
+    calls: CallPlan
+    embedding: EmbedTiming | None = None
+
+
+@runtime_checkable
+class CountsCalls(Protocol):
+    """A system that counts, before anything runs, the model calls its cells will make and how many its caches
+    already hold (`rag-eval run --dry-run`, `rag-eval sweep --dry-run`). Asked of the class, since nothing is
+    built to count: `cells` are (label, run settings) pairs of this system, `read` reads a cell's documents and
+    questions. A request two cells share is counted once. The dry run lists the cells of a system without it as
+    not counted, unless its traits say it makes no model call (`uses_model_servers` False)."""
+
+    def count_calls(self, cells: Sequence[tuple[str, Any]], read: CellReader) -> CallCount: ...
 
 
 def traits_of(system: object) -> Traits:

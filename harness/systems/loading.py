@@ -13,7 +13,7 @@ from typing import Any
 from ..errors import InputError
 from .chatbot import ChatbotSystem
 from .http import HttpSystem
-from .interface import System, SystemContext
+from .interface import CountsCalls, System, SystemContext
 from .offline import OfflineSystem
 from .seam import unstorable
 
@@ -38,6 +38,17 @@ def load_system(spec: str, ctx: SystemContext) -> System:
     known = ", ".join([*BUILTIN, *sorted(plugins)])
     raise InputError(f"--system {spec!r}: unknown system; use one of {known}, package.module:factory or an "
                      "http(s):// address")
+
+
+def call_counter(spec: str) -> CountsCalls | None:
+    """The system `spec` names as its call counter, when it counts its calls (`CountsCalls`): a built-in is asked
+    without being built; a plug-in or a service is not loaded to ask, so its calls are not counted (None)."""
+    return counter_of(_BUILTIN_CLASSES.get(spec))
+
+
+def counter_of(system: object) -> CountsCalls | None:
+    """`system` (a class or an object) when it counts its calls, else None."""
+    return system if isinstance(system, CountsCalls) else None
 
 
 def _import_factory(spec: str) -> Callable[..., Any]:
