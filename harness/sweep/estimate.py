@@ -18,6 +18,7 @@ from pdfrag.terminal import clock
 
 from ..errors import InputError
 from ..runs import MANIFEST, read_json, read_rows
+from ..systems import traits_for
 
 DEFAULT_SECONDS_PER_CALL = 15.0  # an assumption (a 4B model answering with thinking on one GPU), not a measurement
 
@@ -41,8 +42,9 @@ class Estimate:
 
 
 def measured_seconds_per_call(out: str | Path, chat_model: str) -> tuple[float, str] | None:
-    """(median server seconds per reply, run directory) of the newest complete chatbot run of `chat_model`
-    directly under `out` or in a sweep there; None when there is none with timed replies."""
+    """(median server seconds per reply, run directory) of the newest complete run of `chat_model` by a system
+    that answers through model servers (its traits' `uses_model_servers`: the bundled chatbot) directly under
+    `out` or in a sweep there; None when there is none with timed replies."""
     found = []
     for manifest in [*Path(out).glob(f"*/{MANIFEST}"), *Path(out).glob(f"*/*/{MANIFEST}")]:
         try:
@@ -50,8 +52,8 @@ def measured_seconds_per_call(out: str | Path, chat_model: str) -> tuple[float, 
         except InputError:  # a damaged manifest: not a run to learn from, and no reason to stop a dry run
             continue
         settings = data.get("settings") or {}
-        if (data.get("status") == "complete" and settings.get("system") == "chatbot"
-                and settings.get("chat_model") == chat_model):
+        if (data.get("status") == "complete" and settings.get("chat_model") == chat_model
+                and traits_for(str(settings.get("system"))).uses_model_servers):
             found.append((str(data.get("ended_at") or ""), manifest.parent))
     for _, run_dir in sorted(found, reverse=True):
         times = [r.usage["total_ms"] / 1000 for r in read_rows(run_dir)
