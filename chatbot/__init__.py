@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .index import Hit as Hit
     from .index import Index as Index
     from .index import build_index as build_index
+    from .settings import BotSettings as BotSettings
 
 # The function `answer` is not re-exported: lazily, the name would be its module `chatbot.answer` as soon as that
 # is imported; call `chatbot.answer.answer`.
@@ -33,6 +34,7 @@ _WHERE = {
     "bot": ("Chatbot", "open_chatbot"),
     "citations": ("validate_citation",),
     "index": ("EmbedSettings", "Hit", "Index", "build_index"),
+    "settings": ("BotSettings",),
 }
 _names, __getattr__ = lazy_exports("chatbot", _WHERE)
 __all__ = [*_names, "__version__"]

@@ -12,14 +12,12 @@ from pdfrag._version import __version__
 from pdfrag.chunking import ChunkSettings, chunk_pages
 from pdfrag.errors import InputError
 from pdfrag.model_server import BACKENDS, ClientSettings
-from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
 from pdfrag.page_cache import PageCache
 from pdfrag.pdfs import duplicate_warnings, read_folder
 from pdfrag.terminal import ProgressBar, SuggestingParser, run_cli, say
 
-from .answer import AnswerSettings
 from .bot import Chatbot, open_chatbot
-from .index import EmbedSettings
+from .settings import BotSettings
 
 DEFAULT_INDEX_DIR = ".rag-index"
 
@@ -36,7 +34,7 @@ def _adder(group: argparse._ArgumentGroup, fill: bool):
 def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_hosts: bool = False) -> None:
     """Flags for the model server and models; shared with `rag-eval run`. With `many_hosts`, `--host` may be
     given once per server (a list, None when not given)."""
-    client, embed = ClientSettings(), EmbedSettings()
+    client, bot = ClientSettings(), BotSettings()
     add = _adder(parser.add_argument_group("server and models"), fill)
     where = ("server address: Ollama's (default: $OLLAMA_HOST, else http://127.0.0.1:11434), or with --backend "
              "openai the base URL ending in /v1 (default: $OPENAI_BASE_URL, else http://127.0.0.1:8000/v1)")
@@ -58,23 +56,23 @@ def add_server_args(parser: argparse.ArgumentParser, *, fill: bool = True, many_
         type=int)
     add("--retries", client.retries, "retries on 503 and dropped connections", type=int)
     add("--backoff", client.backoff_s, "seconds before the first retry, doubling after", type=float)
-    add("--chat-model", DEFAULT_CHAT_MODEL, "the model that answers")
-    add("--embed-model", DEFAULT_EMBED_MODEL, "the embedding model")
+    add("--chat-model", bot.chat_model, "the model that answers")
+    add("--embed-model", bot.embed_model, "the embedding model")
     add("--doc-prefix", None, "text put before each chunk when embedding (default: the model's own)")
     add("--query-prefix", None, "text put before each question when embedding (default: the model's own)")
-    add("--batch-size", embed.batch_size, "texts per embedding request", type=int)
+    add("--batch-size", bot.batch_size, "texts per embedding request", type=int)
     add("--cache-dir", None, "cache folder: embeddings and extracted page text (default: $PDF_RAG_EVAL_CACHE or "
                          "~/.cache/pdf-rag-eval)")
 
 
 def add_chunk_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
-    add = _adder(parser.add_argument_group("chunking"), fill)
-    add("--chunk-size", ChunkSettings.size_chars, "characters per chunk", type=int)
-    add("--chunk-overlap", ChunkSettings.overlap_chars, "characters repeated between chunks", type=int)
+    bot, add = BotSettings(), _adder(parser.add_argument_group("chunking"), fill)
+    add("--chunk-size", bot.chunk_size, "characters per chunk", type=int)
+    add("--chunk-overlap", bot.chunk_overlap, "characters repeated between chunks", type=int)
 
 
 def add_answer_args(parser: argparse.ArgumentParser, *, fill: bool = True) -> None:
-    d = AnswerSettings()
+    d = BotSettings()
     add = _adder(parser.add_argument_group("answering"), fill)
     add("--top-k", d.top_k, "passages retrieved and given to the model", type=int)
     add("--retriever", d.retriever, "dense (nomic), bm25 (bm25s) or hybrid (reciprocal-rank fusion of both)",
@@ -100,20 +98,8 @@ def client_settings(args: argparse.Namespace) -> ClientSettings:
                           api_key_env=args.api_key_env, max_body_bytes=args.max_body_bytes)
 
 
-def embed_settings(args: argparse.Namespace) -> EmbedSettings:
-    return EmbedSettings(args.embed_model, args.doc_prefix, args.query_prefix, args.batch_size)
-
-
 def chunk_settings(args: argparse.Namespace) -> ChunkSettings:
     return ChunkSettings(args.chunk_size, args.chunk_overlap)
-
-
-def answer_settings(args: argparse.Namespace) -> AnswerSettings:
-    think = {"auto": None, "on": True, "off": False}[args.think]
-    return AnswerSettings(top_k=args.top_k, chat_model=args.chat_model, prompt_path=args.prompt,
-                          temperature=args.temperature, seed=args.seed, num_ctx=args.num_ctx,
-                          num_predict=args.num_predict, think=think, min_quote_words=args.min_quote_words,
-                          max_reply_chars=args.max_reply_chars, retriever=args.retriever)
 
 
 def _cmd_pages(args: argparse.Namespace) -> int:
@@ -144,10 +130,11 @@ def _first_words(text: str, n: int = 12) -> str:
 
 
 def _open(args: argparse.Namespace, *, docs: str | None, index_dir: str | None) -> Chatbot:
+    settings = BotSettings.of(args)
     with ProgressBar("embedding chunks", quiet=args.quiet) as bar:
         bot = open_chatbot(docs=docs, index_dir=index_dir, client_settings=client_settings(args),
-                           chunking=chunk_settings(args), embedding=embed_settings(args),
-                           settings=answer_settings(args), cache_dir=args.cache_dir, progress=bar, status=_status)
+                           chunking=settings.chunking(), embedding=settings.embedding(),
+                           settings=settings.answering(), cache_dir=args.cache_dir, progress=bar, status=_status)
     for warning in bot.warnings + (_ignored_flags(args, bot.index.manifest) if index_dir else ()):
         say(f"warning: {warning}", file=sys.stderr)
     for doc in bot.documents:
