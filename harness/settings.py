@@ -1,4 +1,8 @@
-"""Run settings: one flat record, resolved in one place as flag, then --config TOML file, then default."""
+"""Run settings: one flat record, resolved in one place as flag, then --config TOML file, then default.
+
+The record carries the bundled systems' settings too, by the flat names the chatbot declares for them
+(`chatbot.settings.BotSettings`); this module does not import the chatbot: the adapter
+(`harness.systems.chatbot.bot_settings`) turns them into the bot's records and checks them."""
 
 from __future__ import annotations
 
@@ -8,8 +12,6 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from chatbot.answer import AnswerSettings
-from chatbot.index import EmbedSettings
 from pdfrag.chunking import ChunkSettings
 from pdfrag.model_server import ClientSettings
 from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
@@ -19,12 +21,12 @@ from .errors import InputError
 from .inputs import check_values, read_toml
 from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
 
-_ANSWER, _CLIENT, _EMBED = AnswerSettings(), ClientSettings(), EmbedSettings()
+_CLIENT = ClientSettings()
 
 
 # whole-number settings that must be at least 1 (checked per value by sweeps too, so every bad value shows at once)
 AT_LEAST_ONE = ("top_k", "workers", "repeat", "batch_size", "num_ctx", "num_predict", "min_quote_words",
-                "max_body_bytes")
+                "max_body_bytes", "max_reply_chars")
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,10 @@ class RunSettings(ServerSettings):
     out: str = "results"
     label: str | None = None
     k: tuple[int, ...] = (1, 2, 4)
-    top_k: int = _ANSWER.top_k
+    # The bundled chatbot's settings, carried for the run by the names and defaults the bot declares
+    # (chatbot/settings.py, BotSettings; tests/systems/test_system_settings.py keeps the defaults equal); the
+    # adapter turns them into the bot's records (harness.systems.chatbot.bot_settings), which check them.
+    top_k: int = 4
     chunk_size: int = ChunkSettings.size_chars
     chunk_overlap: int = ChunkSettings.overlap_chars
     prompt: str | None = None
@@ -70,15 +75,15 @@ class RunSettings(ServerSettings):
     embed_model: str = DEFAULT_EMBED_MODEL
     doc_prefix: str | None = None
     query_prefix: str | None = None
-    batch_size: int = _EMBED.batch_size
-    num_ctx: int = _ANSWER.num_ctx
-    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (pdfrag.asking.default_num_predict)
-    seed: int = _ANSWER.seed
-    temperature: float = _ANSWER.temperature
+    batch_size: int = 32
+    num_ctx: int = 16384
+    num_predict: int | None = None  # None: decided from the server (pdfrag.asking.default_num_predict)
+    seed: int = 42
+    temperature: float = 0.0
     think: str = "auto"
-    min_quote_words: int = _ANSWER.min_quote_words
-    max_reply_chars: int = _ANSWER.max_reply_chars
-    retriever: str = _ANSWER.retriever
+    min_quote_words: int = 4  # also the harness's own rule: it re-validates every quote a system returns
+    max_reply_chars: int = 200_000  # also the longest answer and passage another system may return
+    retriever: str = "dense"
     cache_dir: str | None = None
     workers: int = 1  # per server
     answer_cache: bool = False  # reuse stored chat replies and question vectors (sweeps turn it on)
@@ -114,10 +119,11 @@ class RunSettings(ServerSettings):
             raise InputError(f"host {self.host!r} is not among hosts {list(self.hosts)}; give the servers as "
                              "hosts (or --host once per server) and drop host")
         if self.system == "offline" and self.retriever != OFFLINE_RETRIEVER:
-            if self.retriever != _ANSWER.retriever:  # the default (dense) is not a choice: it becomes what is used
+            if self.retriever != _default("retriever"):  # the default (dense) is not a choice: it becomes what is used
                 raise InputError(_offline_refusal(self.retriever))
             object.__setattr__(self, "retriever", OFFLINE_RETRIEVER)  # record what the offline system really uses
-        self.client(), self.chunking(), self.answering(), self.embedding()  # their own checks, before any work
+        self.client(), self.chunking()  # their own checks, before any work
+        _check_system_settings(self)
 
     def to_dict(self) -> dict:
         return asdict(self) | {"k": list(self.k), "hosts": list(self.hosts), "only_tag": list(self.only_tag)}
@@ -131,21 +137,26 @@ class RunSettings(ServerSettings):
         return self.to_dict() | hosts | {name: absolute_path(getattr(self, name)) for name in PATH_SETTINGS}
 
     def chunking(self) -> ChunkSettings:
+        """The run's chunking, for the label check of systems whose chunks are ours (`label_checks_chunks`)."""
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
 
-    def embedding(self) -> EmbedSettings:
-        return EmbedSettings(self.embed_model, self.doc_prefix, self.query_prefix, self.batch_size)
 
-    def answering(self) -> AnswerSettings:
-        think = {"auto": None, "on": True, "off": False}[self.think]
-        return AnswerSettings(top_k=self.top_k, chat_model=self.chat_model, prompt_path=self.prompt,
-                              temperature=self.temperature, seed=self.seed, num_ctx=self.num_ctx,
-                              num_predict=self.num_predict, think=think, min_quote_words=self.min_quote_words,
-                              max_reply_chars=self.max_reply_chars, retriever=self.retriever)
+def _check_system_settings(settings: RunSettings) -> None:
+    """The bundled chatbot's settings, checked by the bot's own declaration through its adapter (an InputError
+    names the setting), whichever system runs: a typo in a flag is refused, never carried into the manifest.
+    Imported here, not above, so that reading settings (the report, the settings diff) does not load the bot."""
+    from .systems.chatbot import bot_settings
+    bot_settings(settings)
 
 
 FIELDS = {f.name: f for f in fields(RunSettings)}
-_DEFAULTS = RunSettings()
+
+
+def _default(name: str) -> Any:
+    """A setting's default, read off the record without building one (building one checks the bot's settings)."""
+    return FIELDS[name].default
+
+
 PATH_SETTINGS = ("docs", "cases", "out", "prompt", "cache_dir")  # the settings that name a file or folder
 
 
@@ -199,11 +210,11 @@ def resolve_noting(flags: dict[str, Any], config_path: str | None = None, *,
     if (refusal := docs_without_cases(values)) is not None:
         raise InputError(refusal)
     notes = []
-    top_k = values.get("top_k", _DEFAULTS.top_k)
-    if "k" not in values and max(_DEFAULTS.k) > top_k >= 1:
-        values["k"] = tuple(k for k in _DEFAULTS.k if k <= top_k)
+    top_k, default_k = values.get("top_k", _default("top_k")), _default("k")
+    if "k" not in values and max(default_k) > top_k >= 1:
+        values["k"] = tuple(k for k in default_k if k <= top_k)
         notes.append(f"--k not given: Hit@k and Recall@k at {', '.join(map(str, values['k']))} (the default "
-                     f"{', '.join(map(str, _DEFAULTS.k))} trimmed to --top-k {top_k})")
+                     f"{', '.join(map(str, default_k))} trimmed to --top-k {top_k})")
     return RunSettings(**values), notes
 
 
@@ -220,7 +231,7 @@ def docs_without_cases(values: Mapping[str, Any]) -> str | None:
 
 def _bundled(docs: str) -> bool:
     """Whether `docs` is the bundled sample's folder or a file in it."""
-    return Path(docs).resolve().is_relative_to(Path(_DEFAULTS.docs).resolve())
+    return Path(docs).resolve().is_relative_to(Path(_default("docs")).resolve())
 
 
 def _shown(host: str | None) -> str | None:

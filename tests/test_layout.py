@@ -5,7 +5,8 @@ The families stand on the floors `docs/architecture.md` draws (`FLOORS`): every 
 down, none sideways or up, and no family imports another in a circle. No import cycle among project modules;
 `chatbot/` never imports `harness`; the shared package `pdfrag/` imports neither
 (nor loads either when all of it is imported); the system seam
-(`harness/systems/interface.py`) imports nothing from the chatbot; `harness/evaluate.py` asks a system what it is
+(`harness/systems/interface.py`) imports nothing from the chatbot, nor do the sweep and the run settings in any
+form (at most 12 harness modules do); `harness/evaluate.py` asks a system what it is
 instead of testing the `--system` string; no module imports a command module of `harness/cli/` (what commands
 share lives in modules that register none); `harness/` keeps at most 24 top-level entries; and one name per meaning
 (one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
@@ -402,3 +403,56 @@ def test_importing_all_of_the_shared_package_loads_neither_half():
             "print(sorted(n for n in sys.modules if n.split('.')[0] in ('chatbot', 'harness')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "[]"
+
+
+_LOADERS = {"import_module", "__import__", "lazy_exports"}  # calls that import a module named by a string
+
+
+def bot_imports(module: str, path: Path, known: set[str]) -> list[str]:
+    """What of `chatbot` the module `module` imports in any form: an import statement anywhere (inside functions
+    and under TYPE_CHECKING too), or a module named by a string to `import_module`, `__import__` or
+    `lazy_exports` (`import_module("chatbot.index")`)."""
+    bot = re.compile(r"^chatbot(\.\w+)*$")
+    named = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in _LOADERS and isinstance(node.args[0].value, str) and bot.match(node.args[0].value):
+                named.add(node.args[0].value)
+    return sorted({d for d in _imports(module, path, known) if bot.match(d)} | named)
+
+
+def modules_on_the_bot(root: Path = REPO) -> dict[str, list[str]]:
+    """Module of harness -> what of `chatbot` it imports (`bot_imports`), for those that import any."""
+    modules = _modules(root)
+    found = {m: bot_imports(m, p, set(modules)) for m, p in modules.items() if m.split(".")[0] == "harness"}
+    return {m: deps for m, deps in found.items() if deps}
+
+
+# Only the modules that load or describe the bundled system import it (issue #42): never the sweep (it asks each
+# system to count its calls) nor the run settings (the bot's settings are declared by the bot, carried by name).
+NEVER_ON_THE_BOT = ("harness.sweep", "harness.settings", "harness.drafting.settings")
+MOST_MODULES_ON_THE_BOT = 12
+
+
+def test_the_sweep_and_the_run_settings_import_nothing_of_the_chatbot():
+    on_the_bot = modules_on_the_bot()
+    assert {m: deps for m, deps in on_the_bot.items()
+            if any(m == n or m.startswith(n + ".") for n in NEVER_ON_THE_BOT)} == {}
+    assert len(on_the_bot) <= MOST_MODULES_ON_THE_BOT, sorted(on_the_bot)
+
+
+def test_the_bot_import_check_sees_every_form(tmp_path):  # so that the test above cannot pass by seeing nothing
+    tree = {"chatbot": {"__init__.py": "", "index.py": "", "answer.py": ""},
+            "harness": {"__init__.py": "", "a.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                                   "    from chatbot.index import Index\n",
+                        "b.py": "def f():\n    import chatbot.answer\n",
+                        "c.py": "import importlib\nm = importlib.import_module('chatbot.index')\n",
+                        "d.py": "from pdfrag.lazy import lazy_exports\nx = lazy_exports('chatbot', {})\n",
+                        "e.py": "SYSTEM = 'chatbot'\nif SYSTEM == 'chatbot.index': pass\n"}}
+    for package, files in tree.items():
+        (tmp_path / package).mkdir()
+        for name, text in files.items():
+            (tmp_path / package / name).write_text(text, encoding="utf-8")
+    assert modules_on_the_bot(tmp_path) == {"harness.a": ["chatbot.index"], "harness.b": ["chatbot.answer"],
+                                            "harness.c": ["chatbot.index"], "harness.d": ["chatbot"]}

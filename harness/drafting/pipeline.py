@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from chatbot.index import EmbeddingCache, Index, build_index, cache_root
+from chatbot.index import EmbeddingCache, EmbedSettings, Index, build_index, cache_root
 from pdfrag.asking import Asker, Failed, ParsedReplies, PromptTemplate, sha256
 from pdfrag.backends import connect
 from pdfrag.errors import ModelServerError
@@ -225,7 +225,7 @@ def _question_vectors(ctx: _Context, questions: list[str]) -> tuple[np.ndarray |
     """Unit vectors of the questions (query prefix), from the embedding cache where possible."""
     if not questions:
         return np.zeros((0, 0), dtype=np.float32), None
-    embedding = ctx.settings.embedding()
+    embedding = EmbedSettings(ctx.settings.embed_model)  # the bot's index of the pages, its default prefixes
     digest = ctx.embed_server.models[embedding.model].digest
     cache = EmbeddingCache(ctx.cache_root / "embeddings")
     try:

@@ -6,8 +6,6 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from chatbot.answer import AnswerSettings
-from chatbot.index import EmbedSettings
 from pdfrag.asking import ChatOptions
 from pdfrag.chunking import ChunkSettings
 from pdfrag.ollama_client import DEFAULT_CHAT_MODEL, DEFAULT_EMBED_MODEL
@@ -16,9 +14,6 @@ from ..errors import InputError
 from ..inputs import check_values, read_toml
 from ..settings import ServerSettings
 from .verify import Limits
-
-_ANSWER = AnswerSettings()
-
 
 _LIMITS = Limits()
 UNANSWERABLE_EVERY = 4  # by default one unanswerable draft per 4 answerable ones asked: 1 in 5 of all drafts
@@ -48,8 +43,8 @@ class DraftSettings(ServerSettings):
     chat_model: str = DEFAULT_CHAT_MODEL
     embed_model: str = DEFAULT_EMBED_MODEL
     workers: int = 1  # pages drafted at once, per server (several servers: pages are spread over them)
-    num_ctx: int = _ANSWER.num_ctx
-    num_predict: int | None = _ANSWER.num_predict  # None: decided from the server (pdfrag.asking.default_num_predict)
+    num_ctx: int = 16384  # as the bundled chatbot answers (tests/systems/test_system_settings.py keeps them equal)
+    num_predict: int | None = None  # None: decided from the server (pdfrag.asking.default_num_predict)
     temperature: float = 0.0
     think: str = "auto"
     cache_dir: str | None = None
@@ -71,9 +66,6 @@ class DraftSettings(ServerSettings):
 
     def chunking(self) -> ChunkSettings:
         return ChunkSettings(self.chunk_size, self.chunk_overlap)
-
-    def embedding(self) -> EmbedSettings:
-        return EmbedSettings(self.embed_model)
 
     def chat(self) -> ChatOptions:
         think = {"auto": None, "on": True, "off": False}[self.think]

@@ -30,6 +30,7 @@ from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, embed_query
 from chatbot.retrievers import HybridRetriever, LexicalRetriever, Retriever
+from chatbot.settings import BotSettings
 from pdfrag import __version__
 from pdfrag.asking import KeyLocks
 from pdfrag.backends import connect, resolve_address
@@ -66,6 +67,12 @@ def from_chatbot(a: Answer) -> SystemAnswer:
         error=a.error if a.status == "error" else None,
         details={"shown": a.text, "thinking_chars": a.thinking_chars, "done_reason": a.done_reason,
                  "reasons": list(a.reasons)})
+
+
+def bot_settings(settings: Any) -> BotSettings:
+    """The bot's settings among a run's (`harness.settings.RunSettings` carries them by the flat names the bot
+    declares, `chatbot.settings.BotSettings`); an InputError names a value the bot refuses."""
+    return BotSettings.of(settings)
 
 
 class CachedQueryRetriever:
@@ -142,10 +149,11 @@ class ChatbotSystem:
             embeds_here = not s.client().separate_embeddings  # else the embedding server is preflighted on its own
             info = pool.preflight(chat_model=s.chat_model, embed_model=s.embed_model if embeds_here else None,
                                   status=ctx.status)
+        built_from = bot_settings(s)
         with _OPENING:
             bot = open_chatbot(docs=s.docs, documents=ctx.documents, client_settings=s.client(),
-                               chunking=s.chunking(),
-                               embedding=s.embedding(), settings=s.answering(), cache_dir=s.cache_dir,
+                               chunking=built_from.chunking(), embedding=built_from.embedding(),
+                               settings=built_from.answering(), cache_dir=s.cache_dir,
                                progress=(lambda d, t: progress("embedding", d, t)) if progress else None,
                                status=ctx.status)
         if pool is None:
@@ -161,12 +169,13 @@ class ChatbotSystem:
         """One retriever and generator per server: same index, models and settings, that server's client. With a
         separate embedding server, every lane embeds its questions there."""
         bot, s = self.bot, self.settings
+        embedding = bot_settings(s).embedding()
         lexical = _lexical_of(bot.retriever)
         vectors = EmbeddingCache(embedding_cache_dir(s.cache_dir))
         for client in self.pool.clients:
             embedder = bot.embed_client or client
-            dense: Retriever = (CachedQueryRetriever(embedder, bot.index, s.embedding(), vectors)
-                                if self.answers else ServerRetriever(embedder, bot.index, s.embedding()))
+            dense: Retriever = (CachedQueryRetriever(embedder, bot.index, embedding, vectors)
+                                if self.answers else ServerRetriever(embedder, bot.index, embedding))
             retriever = (dense if lexical is None else lexical if s.retriever == "bm25"
                          else HybridRetriever(dense, lexical))
             gen = bot.generator
@@ -179,7 +188,7 @@ class ChatbotSystem:
 
     def describe(self) -> dict[str, Any]:
         out = {"name": "chatbot", "system": _name(self.bot.server.backend), "version": __version__,
-               "settings": self.bot.settings.to_dict() | {"chunking": self.settings.chunking().to_dict(),
+               "settings": self.bot.settings.to_dict() | {"chunking": bot_settings(self.settings).chunking().to_dict(),
                                                           "prompt_path": _absolute(self.bot.settings.prompt_path)},
                _server_key(self.bot.server.backend): self.bot.server.to_dict(), "index": self.bot.index.manifest,
                "prompt_template": {"source": self.bot.template.source, "sha256": self.bot.template.sha256},

@@ -23,6 +23,7 @@ from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import ServerGenerator
 from chatbot.index import EmbeddingCache, Hit, Index, cache_root
 from chatbot.retrievers import choose
+from chatbot.settings import BotSettings
 from pdfrag.backends import connect
 from pdfrag.chunking import Chunk, chunk_pages
 from pdfrag.model_server import ModelServer, ServerInfo, preflight
@@ -113,8 +114,9 @@ def _cell_calls(s: Any, read: CellReader, client: ModelServer, server: ServerInf
                 cache: EmbeddingCache) -> tuple[list[str], list[str], int, dict[str, str]]:
     """(embedding keys, answer keys, chats of unknown key, {chunk key: text as sent}) of one chatbot cell."""
     documents, questions = read(s)
-    chunks = chunk_pages([p for d in documents for p in d.pages], s.chunking())
-    embedding, digest = s.embedding(), embed_server.models[s.embed_model].digest
+    built_from = BotSettings.of(s)
+    chunks = chunk_pages([p for d in documents for p in d.pages], built_from.chunking())
+    embedding, digest = built_from.embedding(), embed_server.models[s.embed_model].digest
     doc_prefix, query_prefix = embedding.prefixes
     chunk_keys = [EmbeddingCache.key(digest, doc_prefix, c.text) for c in chunks]
     texts = {k: doc_prefix + c.text for k, c in zip(chunk_keys, chunks)}
@@ -127,7 +129,7 @@ def _cell_calls(s: Any, read: CellReader, client: ModelServer, server: ServerInf
         return wanted, [], chats, texts
     retrieve = _retriever(s.retriever, chunks, np.vstack([found[k] for k in chunk_keys]),
                           lambda q: found[query_keys[q]])
-    answering, template = s.answering(), answer_template(s.prompt)
+    answering, template = built_from.answering(), answer_template(s.prompt)
     info = server.models[s.chat_model]
     generator = ServerGenerator.of(client, s.chat_model, info)
     answers = answer_cache_for(s.cache_dir)

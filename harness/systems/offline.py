@@ -22,7 +22,7 @@ from pdfrag.model_server import ChatReply
 from pdfrag.text import split_sentences
 
 from ..records import SystemAnswer
-from .chatbot import from_chatbot
+from .chatbot import bot_settings, from_chatbot
 from .interface import SystemContext
 from .traits import OFFLINE, declares
 
@@ -65,10 +65,10 @@ class OfflineSystem:
 
     @classmethod
     def open(cls, ctx: SystemContext) -> OfflineSystem:
-        s = ctx.settings
-        chunks = chunk_pages([p for d in ctx.documents for p in d.pages], s.chunking())
+        s, built_from = ctx.settings, bot_settings(ctx.settings)
+        chunks = chunk_pages([p for d in ctx.documents for p in d.pages], built_from.chunking())
         return cls(LexicalRetriever(chunks), ExtractiveGenerator(s.abstain_below), s,
-                   answer_template(s.answering().prompt_path))
+                   answer_template(built_from.prompt))
 
     @property
     def chunk_count(self) -> int:
@@ -79,8 +79,8 @@ class OfflineSystem:
         return {"name": "offline", "system": SYSTEM_NAME, "version": __version__, "retrieval": "bm25s (lexical)",
                 "model_server": None, "settings": {"retriever": s.retriever, "top_k": s.top_k,
                                                    "abstain_below": s.abstain_below,
-                                                   "chunking": s.chunking().to_dict()}}
+                                                   "chunking": bot_settings(s).chunking().to_dict()}}
 
     def answer(self, question: str, *, case_id: str) -> SystemAnswer:
-        return from_chatbot(answer(question, self.retriever, self.generator, self.settings.answering(),
+        return from_chatbot(answer(question, self.retriever, self.generator, bot_settings(self.settings).answering(),
                                    self.template))
