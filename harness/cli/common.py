@@ -146,7 +146,7 @@ def dry_run_text(found: DryRun, s: RunSettings, assume: float | None) -> str:
     lines = [f"embedding texts: {c.embed_texts} distinct, {c.embed_cached} cached, {c.embed_needed} to embed",
              f"chat calls: {c.chat_calls} distinct, {c.chat_cached} cached, {c.chat_needed} to make"]
     if found.not_counted:
-        lines.append(f"not counted (not the chatbot system): {', '.join(found.not_counted)}")
+        lines.append(f"not counted (their system does not count its calls): {', '.join(found.not_counted)}")
     slots = s.workers * len(s.servers())
     if found.embedding is not None:
         e = found.embedding
