@@ -25,7 +25,7 @@ from pdfrag.text import fold, split_sentences
 
 from ..metrics import fact_found
 from .layout import SavedCase, SavedChunk, SavedOutputs, load_saved
-from .score import score_outputs
+from .to_run import score_outputs
 
 __all__ = ["DEFECTS", "CLEAN_TAG", "Defect", "plant", "write_planted"]
 

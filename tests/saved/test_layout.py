@@ -19,7 +19,7 @@ from harness.saved.layout import (
     load_saved,
     resolve_paths,
 )
-from harness.saved.score import score_saved, score_to_run
+from harness.saved.to_run import score_saved, score_to_run
 from pdfrag.errors import InputError
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"

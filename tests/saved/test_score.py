@@ -23,7 +23,7 @@ from harness.records import Row, Summary
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
 from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
-from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
+from harness.saved.to_run import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
 from harness.summary import Summarizer, summarize
 from pdfrag.lexical import LexicalIndex, tokenize
@@ -439,8 +439,8 @@ def test_charts_have_one_bar_per_check_and_mark_not_applicable():
 
 
 def test_long_lists_show_their_first_items_a_count_and_the_export_line(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.saved.score.FAILED_SHOWN", 2)
-    monkeypatch.setattr("harness.saved.score.LEXICAL_SHOWN", 1)
+    monkeypatch.setattr("harness.saved.to_run.FAILED_SHOWN", 2)
+    monkeypatch.setattr("harness.saved.to_run.LEXICAL_SHOWN", 1)
     assert main(["score", "--cases", str(CASES), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     run_dir = _one_run_dir(tmp_path)

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 from harness.runs import read_rows
-from harness.saved import scoring as score_module
+from harness.saved import case_rows
 from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
-from harness.saved.score import score_rows, score_saved, score_to_run
+from harness.saved.to_run import score_rows, score_saved, score_to_run
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 COPIES = 3
-LEXICAL = score_module.Lexical.warning_for(2)
+LEXICAL = case_rows.Lexical.warning_for(2)
 
 
 def _replicated(folder: Path) -> Path:
@@ -44,9 +44,9 @@ def test_a_repeated_case_scores_to_the_bytes_of_its_first_copy(tmp_path):
 
 def test_the_lexical_cache_keeps_its_bound_and_gives_a_fresh_searchs_ids(monkeypatch):
     chunks = [SavedChunk(f"C{i}", text) for i, text in enumerate(["late entry rules", "a dog", "parking at night"])]
-    lexical = score_module.Lexical(chunks, 2)
-    fresh = {q: score_module.Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
-    monkeypatch.setattr(score_module.Lexical, "CACHED", 2)
+    lexical = case_rows.Lexical(chunks, 2)
+    fresh = {q: case_rows.Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
+    monkeypatch.setattr(case_rows.Lexical, "CACHED", 2)
     for question in ("late entry", "dog", "night parking", "late entry", "dog"):
         assert lexical.top(question) == fresh[question]
         assert len(lexical._seen) <= 2

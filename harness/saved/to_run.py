@@ -30,9 +30,9 @@ from ..metrics import PASS_CHECKS, REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
+from .case_rows import KS, Batch, Lexical, Setup, score_rows, scored_batches
 from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream, read_saved
 from .records import InputFile
-from .scoring import KS, Batch, Lexical, Setup, score_rows, scored_batches
 
 __all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "PASS_LABELS", "Sample", "ScoreResult", "ScoredRun", "chart_bars",
            "failed_table", "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
