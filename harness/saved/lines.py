@@ -253,6 +253,41 @@ class _Hashed(io.RawIOBase):
         return n or 0
 
 
+def _encoding(raw: IO[bytes]) -> str:
+    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (a BOM dropped); `raw` is left at its start."""
+    utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    raw.seek(0)
+    return "utf-16" if utf16 else "utf-8-sig"
+
+
+def read_ids(path: Path, field: str) -> Iterator[str | None]:
+    """The value of `field` on each line of a saved-output file, read as `Reading` reads it (ids trimmed in CSV)
+    but neither checked nor made records: None where a line has none to give. For a first look at a file's order;
+    raises what reading the file raises (OSError, UnicodeError, csv.Error)."""
+    with open(path, "rb") as raw:
+        text = io.TextIOWrapper(raw, encoding=_encoding(raw), newline="")
+        if path.suffix.lower() == ".csv":
+            yield from _csv_ids(text, field)
+        else:
+            yield from (_json_id(content, field) for content in text if content.strip())
+
+
+def _csv_ids(text: IO[str], field: str) -> Iterator[str | None]:
+    rows = (cells for cells in csv.reader(text) if any(c.strip() for c in cells))
+    header = [c.strip() for c in next(rows, [])]
+    at = header.index(field) if field in header else len(header)
+    for cells in rows:
+        yield cells[at].strip() if at < len(cells) else None
+
+
+def _json_id(content: str, field: str) -> str | None:
+    try:
+        value = json.loads(content).get(field)
+    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, nested too deep
+        return None
+    return value if isinstance(value, str) else None
+
+
 class Reading:
     """The records of one file in file order, as (line, record), read from disk as they are asked for. After the
     last one: `file` (its role, path, layout and SHA-256) and `complete` (every line became a record, so references
@@ -274,11 +309,9 @@ class Reading:
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         kind, where = KINDS[self.role], str(self.path)
         with open(self.path, "rb") as raw:
-            utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-            raw.seek(0)
+            encoding = _encoding(raw)
             hashed = _Hashed(raw)
-            text = io.TextIOWrapper(io.BufferedReader(hashed, 1 << 16), encoding="utf-16" if utf16 else "utf-8-sig",
-                                    newline="")
+            text = io.TextIOWrapper(io.BufferedReader(hashed, 1 << 16), encoding=encoding, newline="")
             try:
                 lines = self._csv(text, kind) if self.layout == "csv" else self._jsonl(text, kind)
                 yield from lines

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.saved import to_run
 from harness.saved.layout import (
-    ClaimsOutOfOrder,
     SavedCase,
     SavedChunk,
     SavedClaim,
     SavedStream,
+    claims_follow_cases,
     load_saved,
     resolve_paths,
 )
@@ -250,13 +251,52 @@ def test_claims_in_any_order_score_to_the_same_rows(workshop, tmp_path):
     first = score_to_run(workshop / "cases.csv", out=tmp_path / "first")
     header, *rows = _rows(workshop / "claims.csv")
     by_case = sorted(rows, key=lambda r: r[0], reverse=True)  # W08's claim first, W01's last; stable within a case
+    assert not SavedStream(*resolve_paths(workshop / "cases.csv")).grouped  # in order: read beside the cases
     _write(workshop / "claims.csv", [header, *by_case])
-    with pytest.raises(ClaimsOutOfOrder):  # read beside the cases, they cannot be matched
-        list(SavedStream(*resolve_paths(workshop / "cases.csv")))
-    assert score_saved(workshop / "cases.csv").rows == in_order  # read again, grouped in memory
+    assert SavedStream(*resolve_paths(workshop / "cases.csv")).grouped  # decided before any case is read
+    assert score_saved(workshop / "cases.csv").rows == in_order
     again = score_to_run(workshop / "cases.csv", out=tmp_path / "again")
-    assert [p.name for p in (tmp_path / "again").iterdir()] == [again.run_dir.name]  # the first try's is gone
     assert (again.run_dir / "rows.jsonl").read_bytes() == (first.run_dir / "rows.jsonl").read_bytes()
+
+
+def test_claims_out_of_order_begin_one_run_only(workshop, tmp_path, monkeypatch):
+    """Nothing is begun twice: the claims' order is known before the run directory is made."""
+    header, *rows = _rows(workshop / "claims.csv")
+    _write(workshop / "claims.csv", [header, *reversed(rows)])
+    begun, real = [], to_run.new_run_dir
+    monkeypatch.setattr(to_run, "new_run_dir", lambda out, label: begun.append(label) or real(out, label))
+    score_to_run(workshop / "cases.csv", out=tmp_path / "out", label="once")
+    assert begun == ["once"] and len(list((tmp_path / "out").iterdir())) == 1
+
+
+def _jsonl_ids(path: Path, ids: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"case_id": i}) + "\n" for i in ids), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("claims, follow", [
+    ([], True),  # no claims at all
+    (["A", "A", "C"], True),  # each case's claims together, cases without claims skipped
+    (["C", "A"], False),  # another order than the cases'
+    (["A", "B", "A"], False),  # one case's claims in two places
+    (["A", "X"], False),  # a case the cases file lacks (the reading names it)
+])
+def test_claims_follow_cases_is_decided_from_the_ids(tmp_path, claims, follow):
+    cases = _jsonl_ids(tmp_path / "cases.jsonl", ["A", "B", "C", "D"])
+    assert claims_follow_cases(cases, _jsonl_ids(tmp_path / "claims.jsonl", claims)) is follow
+
+
+def test_claims_follow_cases_reads_csv_as_the_reader_does_and_never_raises(workshop, tmp_path):
+    cases, claims = workshop / "cases.csv", workshop / "claims.csv"
+    assert claims_follow_cases(cases, claims)
+    header, *rows = _rows(claims)
+    at = header.index("case_id")
+    _write(claims, [header, *([*r[:at], f"  {r[at]} ", *r[at + 1:]] for r in rows)])  # ids trimmed, as read
+    assert claims_follow_cases(cases, claims)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"case_id": "A"}\n\xff\xfe\x00 not text')
+    assert not claims_follow_cases(cases, tmp_path / "bad.jsonl")  # unreadable: held, and the reading says why
+    (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "\n", encoding="utf-8")
+    assert claims_follow_cases(cases, tmp_path / "deep.jsonl") is False
 
 
 def test_a_problem_on_the_last_line_leaves_no_run_and_nothing_scored(workshop, tmp_path):

@@ -92,7 +92,7 @@ def test_a_bad_last_line_with_workers_leaves_no_run(tmp_path, capsys):
 
 
 def test_claims_out_of_order_with_workers_score_as_in_order(tmp_path):
-    """Contract: claims listed in another order than the cases are read again grouped; with workers the run is
+    """Contract: claims listed in another order than the cases are held grouped; with workers the run is
     the one of the claims in order, and only that run's directory is left."""
     ordered = score_to_run(_saved(tmp_path / "ordered"), out=tmp_path / "a", workers=2)
     reversed_ = score_to_run(_saved(tmp_path / "reversed", claims_reversed=True), out=tmp_path / "b", workers=2)
