@@ -10,10 +10,14 @@ from pydantic import BaseModel
 
 from .answers import SystemReply
 from .row import Row
+from .saved_lines import SavedCase, SavedChunk, SavedClaim
 
 _PUBLISHED: dict[str, tuple[type[BaseModel], str]] = {
     "row.schema.json": (Row, "pdf-rag-eval result row (one JSON object per line of rows.jsonl)"),
-    "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})")}
+    "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})"),
+    "saved_case.schema.json": (SavedCase, "Saved case (one line of cases.jsonl)"),
+    "saved_chunk.schema.json": (SavedChunk, "Saved chunk (one line of chunks.jsonl)"),
+    "saved_claim.schema.json": (SavedClaim, "Claim annotation (one line of claims.jsonl)")}
 
 
 def published_schemas() -> dict[str, dict]:

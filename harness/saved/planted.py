@@ -226,7 +226,7 @@ def _clean(cases: list[Case], chunks: dict[str, str]) -> list[tuple[Case, bool]]
     saved = {c["case_id"]: c for c in cases}
     out = []
     outputs = SavedOutputs(tuple(SavedCase.from_json(c) for c in cases),
-                           tuple(SavedChunk(cid, text) for cid, text in chunks.items()), (), ())
+                           tuple(SavedChunk(chunk_id=cid, text=text) for cid, text in chunks.items()), (), ())
     for row in score_outputs(outputs).rows:
         case = saved[row.case_id]
         if row.metrics.get("passed") != 1.0 or row.warnings:

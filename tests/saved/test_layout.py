@@ -160,7 +160,7 @@ def test_lists_points_and_unsaved_retrieval():
     assert w02.required_points == (("72 hours", "three days"), ("full account credit",))
     assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_by_case().get("W09", ()) == ()
     assert [c.supported for c in saved.claims_by_case()["W04"]] == [True, False]
-    assert saved.chunks[3] == SavedChunk("P4", saved.chunks[3].text, "late entry")
+    assert saved.chunks[3] == SavedChunk(chunk_id="P4", text=saved.chunks[3].text, topic="late entry")
 
 
 def test_line_numbers_count_quoted_line_breaks_and_bom(tmp_path):
@@ -234,12 +234,12 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     loaded = load_saved(tmp_path / "cases.jsonl").cases[0]
     assert loaded.required_points == (("48 hours",), ("a", "b")) and loaded.retrieved_chunk_ids == ()
     assert SavedCase.from_json(loaded.to_json()) == loaded
-    # a case without metadata is written without the key (the schema has no null for it) and loads back
+    # a case without metadata is written without the key, as people write it, and loads back
     bare = SavedCase.from_json({k: v for k, v in case.items() if k != "metadata"})
     (tmp_path / "bare").mkdir()
     _write_jsonl(tmp_path / "bare" / "cases.jsonl", [bare.to_json()])
     assert "metadata" not in bare.to_json() and load_saved(tmp_path / "bare" / "cases.jsonl").cases[0] == bare
-    claim = SavedClaim("A", "c", ("P1", "P2"))
+    claim = SavedClaim(case_id="A", claim="c", support_chunk_ids=("P1", "P2"))
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
 
 
@@ -339,3 +339,39 @@ def test_a_file_that_stops_being_text_halfway_is_one_problem(workshop):
     (workshop / "cases.csv").write_bytes(broken)
     message = _load_error(workshop / "cases.csv")
     assert message.startswith("1 problem in the saved outputs:") and "cases.csv:11: (file): not UTF-8 text" in message
+
+
+# ---------------------------------------------------------------- one record per line, its schema generated from it
+
+_CASE = {"case_id": "A", "question": "q?", "expected_chunk_ids": ["P1"], "required_points": ["x"],
+         "candidate_answer": "x.", "cited_chunk_ids": ["P1"], "should_abstain": False, "candidate_abstains": False}
+
+
+@pytest.mark.parametrize("record, line", [
+    (SavedCase, _CASE),
+    (SavedCase, _CASE | {"required_points": ["x", ["y", "z"]], "retrieved_chunk_ids": None, "metadata": None}),
+    (SavedCase, _CASE | {"required_points": [[]]}),
+    (SavedCase, _CASE | {"required_points": [""]}),
+    (SavedCase, _CASE | {"case_id": " A"}),
+    (SavedCase, _CASE | {"should_abstain": "false"}),
+    (SavedCase, _CASE | {"cited_chunk_ids": "P1"}),
+    (SavedCase, _CASE | {"later": 1}),
+    (SavedCase, {k: v for k, v in _CASE.items() if k != "question"}),
+    (SavedChunk, {"chunk_id": "P1", "text": "t", "topic": "x", "metadata": {"a": 1}}),
+    (SavedChunk, {"chunk_id": "P1", "text": " "}),
+    (SavedChunk, {"chunk_id": 1, "text": "t"}),
+    (SavedClaim, {"case_id": "A", "claim": "c", "support_chunk_ids": []}),
+    (SavedClaim, {"case_id": "A", "claim": "c", "support_chunk_ids": [""]}),
+])
+def test_a_saved_line_is_accepted_by_its_record_exactly_when_its_published_schema_accepts_it(record, line):
+    from jsonschema import Draft202012Validator
+    from pydantic import ValidationError
+
+    name = {SavedCase: "saved_case", SavedChunk: "saved_chunk", SavedClaim: "saved_claim"}[record]
+    schema = json.loads((WORKSHOP.parents[1] / "harness" / "schemas" / f"{name}.schema.json").read_text("utf-8"))
+    try:
+        record.model_validate_json(json.dumps(line))
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == Draft202012Validator(schema).is_valid(line)
