@@ -21,7 +21,7 @@ import pytest
 from harness.cases import load_checked_cases
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
-from harness.drafting.records import Decision, draft_schema, read_drafts, write_drafts
+from harness.drafting.records import DRAFTS_FORMAT, Decision, DraftLine, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
 from pdfrag.chunking import ChunkSettings, chunk_pages
 from pdfrag.pdfs import read_documents
@@ -100,8 +100,8 @@ def test_one_chat_call_per_page_and_a_rerun_makes_none(drafting, tmp_path):
     second = run_drafting(DraftSettings(**(settings.to_dict() | {"pages": (), "out": str(tmp_path / "other.jsonl")})))
     assert len(drafting.chat_bodies()) == before and second.chat_calls == 0
     assert second.pages_from_cache == 4
-    assert [d.to_dict() | {"provenance": None} for d in second.drafts] == \
-        [d.to_dict() | {"provenance": None} for d in first.drafts]
+    assert [DraftLine.of(d).to_json() | {"provenance": None} for d in second.drafts] == \
+        [DraftLine.of(d).to_json() | {"provenance": None} for d in first.drafts]
 
 
 def test_requests_ask_for_the_schema_with_temperature_0_and_a_fixed_seed(drafting, tmp_path):
@@ -195,7 +195,8 @@ def test_drafts_file_matches_its_schema_and_round_trips(drafting, tmp_path):
     lines = Path(settings.out).read_text(encoding="utf-8").splitlines()
     for line in lines:
         validator.validate(json.loads(line))
-    assert [json.dumps(d.to_dict()) for d in read_drafts(settings.out)] == lines
+    assert all(json.loads(line)["format"] == DRAFTS_FORMAT for line in lines)  # every new line says its format
+    assert [json.dumps(DraftLine.of(d).to_json()) for d in read_drafts(settings.out)] == lines
 
 
 def test_page_selection_is_seeded_round_robin_and_skips_short_pages(make_pdf):
