@@ -11,6 +11,7 @@ from pydantic import TypeAdapter
 
 from .answers import SystemReply
 from .drafts import DraftLine
+from .reviews import ReviewsLine
 from .row import Row
 from .saved_lines import SavedCase, SavedChunk, SavedClaim
 
@@ -20,7 +21,8 @@ _PUBLISHED: dict[str, tuple[Any, str]] = {  # a record class (a pydantic model o
     "saved_case.schema.json": (SavedCase, "Saved case (one line of cases.jsonl)"),
     "saved_chunk.schema.json": (SavedChunk, "Saved chunk (one line of chunks.jsonl)"),
     "saved_claim.schema.json": (SavedClaim, "Claim annotation (one line of claims.jsonl)"),
-    "draft.schema.json": (DraftLine, "One drafted test case (a line of the drafts file written by `rag-eval draft`)")}
+    "draft.schema.json": (DraftLine, "One drafted test case (a line of the drafts file written by `rag-eval draft`)"),
+    "reviews_line.schema.json": (ReviewsLine, "A review or a resolution (one line of <cases stem>.reviews.jsonl)")}
 
 
 def published_schemas() -> dict[str, dict]:
