@@ -23,6 +23,7 @@ from harness.cli import main
 from harness.drafting.pipeline import run_drafting
 from harness.drafting.records import DRAFTS_FORMAT, Decision, DraftLine, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
+from harness.records.drafts_manifest import DRAFTS_MANIFEST_FORMAT
 from pdfrag.chunking import ChunkSettings, chunk_pages
 from pdfrag.pdfs import read_documents
 from pdfrag.text import fold
@@ -282,7 +283,9 @@ def test_the_drafts_manifest_records_its_folders_absolute(drafting, tmp_path, mo
     (work / "pdfs" / HANDBOOK.name).write_bytes(HANDBOOK.read_bytes())
     monkeypatch.chdir(work)
     assert main(["draft", "--docs", "pdfs", "--out", "drafts.jsonl", "--unanswerable", "0"]) == 0
-    settings = json.loads((work / "drafts.manifest.json").read_text())["settings"]
+    written = json.loads((work / "drafts.manifest.json").read_text())
+    settings = written["settings"]
+    assert written["format"] == DRAFTS_MANIFEST_FORMAT  # a new manifest says its format
     assert settings["docs"] == str(work / "pdfs") and settings["out"] == str(work / "drafts.jsonl")
     drafts = read_drafts(work / "drafts.jsonl")
     write_drafts(work / "drafts.jsonl", [d.with_decision(Decision("accepted", None, "ann", "2026-12-02T00:00:00Z"))
@@ -291,7 +294,7 @@ def test_the_drafts_manifest_records_its_folders_absolute(drafting, tmp_path, mo
     monkeypatch.chdir(tmp_path)  # elsewhere: no pdfs/ folder here
     assert main(["draft", "cases", str(work / "drafts.jsonl"), "--out", "cases.jsonl"]) == 0
     cases_manifest = json.loads((tmp_path / "cases.manifest.json").read_text())
-    assert cases_manifest["docs"] == str(work / "pdfs")
+    assert cases_manifest["docs"] == str(work / "pdfs") and cases_manifest["format"] == DRAFTS_MANIFEST_FORMAT
     assert cases_manifest["drafts"] == str(work / "drafts.jsonl")
 
 

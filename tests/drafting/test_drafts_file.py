@@ -1,5 +1,6 @@
-"""The drafts file as a typed record: every new line carries the format version; files written before format versions
-(and before reviewers were kept apart) still read; a newer format is refused with one line."""
+"""The drafts file and its manifest as typed records: every new line and manifest carries the format version; files
+written before format versions (and before reviewers were kept apart) still read; a newer format is refused with one
+line."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.drafting.manifest import read_drafts_manifest, read_manifest
 from harness.drafting.records import DRAFTS_FORMAT, Decision, read_drafts, write_drafts
+from harness.records.drafts_manifest import DRAFTS_MANIFEST_FORMAT
 from pdfrag.errors import InputError
 
 OLD = Path(__file__).resolve().parents[1] / "fixtures" / "old_drafts" / "drafts.jsonl"  # written by the code of
@@ -48,3 +51,29 @@ def test_a_newer_format_and_a_bad_field_are_one_line_each(tmp_path):
     assert f"drafts.jsonl:1: format: {DRAFTS_FORMAT + 1} is newer than this pdf-rag-eval reads ({DRAFTS_FORMAT})" \
         in message
     assert "drafts.jsonl:2: reviews/0/status: 'maybe' is not one of" in message
+
+
+# The layout of a drafts manifest written before format versions (harness/drafting/manifest.py of format 1), with a
+# key this version does not know.
+OLD_MANIFEST = {"package_version": "0.1.0", "versions": {"pdf_rag_eval": "0.1.0", "python": "3.11.7", "pypdf": "6.0.0"},
+                "written_at": "2026-11-30T10:00:00Z", "settings": {"docs": "/data/handbook", "seed": 1},
+                "server": {"host": "http://127.0.0.1:11434"}, "pages": ["h.pdf#p2"],
+                "skipped_pages": [{"source_id": "h.pdf#p9", "reason": "3 words, fewer than --min-page-words 20"}],
+                "chat_calls": 1, "pages_from_cache": 0, "drafts": 1, "from_an_older_version": True}
+
+
+def test_a_drafts_manifest_without_a_format_reads_and_a_newer_one_is_refused(tmp_path):
+    drafts = tmp_path / "drafts.jsonl"
+    shutil.copy(OLD, drafts)
+    manifest = tmp_path / "drafts.manifest.json"
+    manifest.write_text(json.dumps(OLD_MANIFEST), encoding="utf-8")
+    read = read_drafts_manifest(drafts)
+    assert read is not None and read.format == 1 and read.settings["docs"] == "/data/handbook"
+    assert read.skipped_pages[0].source_id == "h.pdf#p9" and read.versions.pypdf == "6.0.0"
+    assert read_manifest(drafts)["skipped_pages"] == OLD_MANIFEST["skipped_pages"]  # as `draft report` reads it
+    manifest.write_text(json.dumps(OLD_MANIFEST | {"format": DRAFTS_MANIFEST_FORMAT + 1}), encoding="utf-8")
+    with pytest.raises(InputError, match=f"drafts.manifest.json: format {DRAFTS_MANIFEST_FORMAT + 1} is newer"):
+        read_drafts_manifest(drafts)
+    manifest.write_text(json.dumps(OLD_MANIFEST | {"format": DRAFTS_MANIFEST_FORMAT}), encoding="utf-8")
+    with pytest.raises(InputError, match="not a readable drafts manifest \\(from_an_older_version: Extra inputs"):
+        read_drafts_manifest(drafts)  # a key unknown to a versioned manifest is refused
