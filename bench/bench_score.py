@@ -7,7 +7,7 @@ Generates, in the JSONL layout of harness/saved/layout.py (or `--layout csv`): `
   load      harness.saved.layout.load_saved (parse, schema-check and cross-check every line)
   score     harness.saved.to_run.score_outputs on the loaded outputs (the five checks and the summary)
   load+score the work of harness.saved.to_run.score_saved, the library call behind `rag-eval score`
-  write     harness.saved.to_run.write_outputs (rows, summary and chart files), at the full size only
+  write     harness.saved.to_run.write_run (rows, summary and chart files), at the full size only
   --cli     optionally, the `rag-eval score` command itself in a fresh process (startup, report and files too)
 
 The `--probe` sizes run first (with claims) to show how the time grows with the rows. When they project the full
