@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import InputError
 from ..records import in_bulk
 from .lines import Problems, Reading, read_ids
-from .records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
+from .outputs import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
            "claims_follow_cases", "load_saved", "read_saved", "resolve_paths"]

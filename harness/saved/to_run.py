@@ -32,7 +32,7 @@ from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
 from .case_rows import KS, Batch, Lexical, Setup, score_rows, scored_batches
 from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, read_saved
-from .records import InputFile
+from .outputs import InputFile
 
 __all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "PASS_LABELS", "Sample", "ScoreResult", "ScoredRun", "chart_bars",
            "failed_table", "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
