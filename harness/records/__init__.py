@@ -7,8 +7,10 @@ Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` charac
 
 The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
 per case; `report_row`: what the report reads of one), `run_files` (summary.json, manifest.json), `schemas` (the
-published schemas), `saved_lines` (a line of saved outputs, `rag-eval score`'s input); `base` holds the record
-base. Import them from here.
+published schemas), `saved_lines` (a line of saved outputs, `rag-eval score`'s input), `drafts` and
+`drafts_manifest` (the drafts file and the manifests `rag-eval draft` writes), `reviews` (a line of the reviews
+file); `base` holds the record base. Import them from here, except those of the drafts and reviews files: from
+their modules, which their readers (`harness.drafting`, `harness.review`) name.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
