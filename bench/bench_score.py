@@ -5,9 +5,9 @@ Generates, in the JSONL layout of harness/saved/layout.py (or `--layout csv`): `
 `--claims-per-case` annotated claims per case. Times, each once:
 
   load      harness.saved.layout.load_saved (parse, schema-check and cross-check every line)
-  score     harness.saved.score.score_outputs on the loaded outputs (the five checks and the summary)
-  load+score the work of harness.saved.score.score_saved, the library call behind `rag-eval score`
-  write     harness.saved.score.write_outputs (rows, summary and chart files), at the full size only
+  score     harness.saved.to_run.score_outputs on the loaded outputs (the five checks and the summary)
+  load+score the work of harness.saved.to_run.score_saved, the library call behind `rag-eval score`
+  write     harness.saved.to_run.write_run (rows, summary and chart files), at the full size only
   --cli     optionally, the `rag-eval score` command itself in a fresh process (startup, report and files too)
 
 The `--probe` sizes run first (with claims) to show how the time grows with the rows. When they project the full
@@ -30,7 +30,7 @@ from pathlib import Path
 from _common import REPO, isolated_state, machine_line, table
 
 from harness.saved.layout import load_saved
-from harness.saved.score import score_outputs, write_run
+from harness.saved.to_run import score_outputs, write_run
 
 _PHRASES = ["48 hours", "full account credit", "five calendar days", "a colleague", "the waiting list", "EUR 160",
             "two weeks", "the HR portal", "25 days", "31 March", "a medical certificate", "the third day"]

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .records import Summary as Summary
     from .records import SystemAnswer as SystemAnswer
     from .report.compare import compare_runs as compare_runs
-    from .saved.score import score_to_run as score_to_run
+    from .saved.to_run import score_to_run as score_to_run
     from .settings import RunSettings as RunSettings
     from .systems import System as System
     from .systems import load_system as load_system
@@ -35,7 +35,7 @@ _WHERE = {
     "evaluate": ("run_evaluation",),
     "records": ("Citation", "Manifest", "Passage", "Row", "Summary", "SystemAnswer"),
     "report.compare": ("compare_runs",),
-    "saved.score": ("score_to_run",),
+    "saved.to_run": ("score_to_run",),
     "settings": ("RunSettings",),
     "systems": ("System", "load_system"),
 }

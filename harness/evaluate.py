@@ -57,7 +57,7 @@ from .runs import (
     write_json,
     write_rows,
 )
-from .saved.replay import write_replay
+from .saved.from_run import write_replay
 from .settings import PATH_SETTINGS, RunSettings, absolute_path
 from .summary import summarize
 from .systems import (

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import harness.saved.score as saved_score
+import harness.saved.to_run as saved_to_run
 from harness.cli import main
 from harness.errors import RunStopped
 from tests.conftest import HANDBOOK, sample_cases
@@ -73,7 +73,7 @@ def evil(tmp_path) -> Path:
 
 def test_commands_after_a_score_and_in_failed_txt_and_the_report_run_only_rag_eval(evil, tmp_path, capsys,
                                                                                      monkeypatch):
-    monkeypatch.setattr(saved_score, "FAILED_SHOWN", 1)  # so failed.txt points to the export for the rest
+    monkeypatch.setattr(saved_to_run, "FAILED_SHOWN", 1)  # so failed.txt points to the export for the rest
     assert main(["score", "--cases", str(WORKSHOP), "--out", str(evil), "--workers", "1"]) == 0
     [run_dir] = evil.iterdir()
     assert main(["report", str(run_dir), "--limit", "1"]) == 0  # past the limit: the export command

@@ -88,7 +88,7 @@ def test_harness_hands_on_the_library_calls_its_docstring_promises():
     import harness
     from harness.evaluate import run_evaluation
     from harness.report.compare import compare_runs
-    from harness.saved.score import score_to_run
+    from harness.saved.to_run import score_to_run
     from harness.settings import RunSettings
     assert (harness.run_evaluation, harness.score_to_run, harness.compare_runs, harness.RunSettings) == \
         (run_evaluation, score_to_run, compare_runs, RunSettings)

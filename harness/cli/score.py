@@ -12,8 +12,8 @@ from pdfrag.terminal import say
 from ..chart import fmt, text_bars
 from ..errors import command
 from ..records import Summary
-from ..saved.score import PASS_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
-from ..saved.scoring import default_workers
+from ..saved.case_rows import default_workers
+from ..saved.to_run import PASS_LABELS, ScoredRun, chart_bars, failed_table, score_to_run
 from .flags import positive_int, run_label
 
 _EPILOG = """\

@@ -7,7 +7,10 @@ Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` charac
 
 The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
 per case; `report_row`: what the report reads of one), `run_files` (summary.json, manifest.json), `schemas` (the
-published schemas); `base` holds the record base. Import them from here.
+published schemas), `saved_lines` (a line of saved outputs, `rag-eval score`'s input), `drafts` and
+`drafts_manifest` (the drafts file and the manifests `rag-eval draft` writes), `reviews` (a line of the reviews
+file); `base` holds the record base. Import them from here, except those of the drafts and reviews files: from
+their modules, which their readers (`harness.drafting`, `harness.review`) name.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
@@ -67,15 +70,18 @@ from .run_files import (
     SystemRecord,
     VersionsRecord,
 )
+from .saved_lines import InputFile, SavedCase, SavedChunk, SavedClaim, SavedLine
 from .schemas import published_schemas
 
 __all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS",
            "QUOTE_CHARS", "REVIEW_WARNINGS", "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord",
            "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
-           "EvidenceItem", "Expected", "FactResult", "JudgeRecord", "JudgeSummary", "JudgeVerdict", "JudgedClaim",
+           "EvidenceItem", "Expected", "FactResult", "InputFile", "JudgeRecord", "JudgeSummary", "JudgeVerdict",
+           "JudgedClaim",
            "JudgedPassedSummary", "Manifest", "MetricSummary", "Passage", "PromptTemplateRecord", "QuoteStatus",
            "QuoteValidation", "RerunRecord", "ReportAnswer", "ReportRow", "RescoredFromRecord", "RetrievedPassage",
-           "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "Score", "SelectionRecord", "Status",
+           "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "SavedCase", "SavedChunk", "SavedClaim",
+           "SavedLine", "Score", "SelectionRecord", "Status",
            "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem",
            "in_bulk", "metric_problem", "published_schemas", "review_kinds"]

@@ -9,6 +9,7 @@ reviewer wrote is seen by one.
 Each claim of an answer then has a status: `one_reviewer`, `agreed` (two or more reviewers, one verdict),
 `disagreement` (their verdicts differ) or `resolved` (they differ and a resolution names the verdict).
 `ClaimState.to_record` turns it into the `ClaimRecord` a row stores; its verdict is None while in disagreement.
+The records themselves (a review, a resolution, a claim) are `harness.records.reviews`.
 
 A model judge (`rag-eval judge`) is one more reviewer, named `judge:<model>@<digest>` (`is_judge`). Its reviews
 sit in the same file, with a quote per claim and the prompt's SHA-256, and may use the verdict `unverified`. They
@@ -19,142 +20,31 @@ only, and `judge_review` gives a judge's review of an answer.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
-
-from pdfrag.text import clip
+from typing import cast
 
 from ..judged import claim_key
 from ..records import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,
-    NOTE_CHARS,
-    QUOTE_CHARS,
-    SOURCE_ID_CHARS,
     VERDICTS,
     ClaimRecord,
-    ClaimResolution,
     ClaimStatus,
-    JudgeVerdict,
     ReviewerVerdict,
     Verdict,
 )
+from ..records.reviews import JUDGE_PREFIX, Claim, Resolution, Review, ReviewKey, is_judge
 
 __all__ = ["CLAIM_STATUSES", "JUDGE_PREFIX", "JUDGE_VERDICTS", "VERDICTS", "Claim", "ClaimState", "Resolution",
            "Review", "ReviewBook", "ReviewKey", "as_book", "claim_key", "is_judge"]
 
-JUDGE_PREFIX = "judge:"
-ReviewKey = tuple[str, str]  # (case_id, answer_sha256)
 
-
-def is_judge(reviewer: str) -> bool:
-    """A model judge's reviewer name (`judge:<model>@<digest>`), as opposed to a person's."""
-    return reviewer.startswith(JUDGE_PREFIX)
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim of an answer and one reviewer's verdict; `source_id` names the supporting passage. A judge's
-    claim also has the `quote` that decides it (and may be `unverified`); a person's has none."""
-
-    claim: str
-    verdict: JudgeVerdict
-    source_id: str | None = None
-    note: str = ""
-    quote: str | None = None
-
-    def bounded(self) -> Claim:
-        """This claim as the reviews file keeps it: its quote, note and source id cut (with a marker) to
-        QUOTE_CHARS, NOTE_CHARS and SOURCE_ID_CHARS. The claim itself is the run's answer's sentence, already
-        bounded by --max-reply-chars, and the key reviewers are matched by: kept whole."""
-        return replace(self, source_id=None if self.source_id is None else clip(self.source_id, SOURCE_ID_CHARS),
-                       note=clip(self.note, NOTE_CHARS), quote=None if self.quote is None else clip(self.quote,
-                                                                                                  QUOTE_CHARS))
-
-    def to_dict(self) -> dict[str, Any]:
-        claim = self.bounded()  # a file from before these bounds is written back bounded
-        data = {"claim": claim.claim, "verdict": claim.verdict, "source_id": claim.source_id, "note": claim.note}
-        return data if claim.quote is None else data | {"quote": claim.quote}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Claim:
-        return cls(data["claim"], data["verdict"], data.get("source_id"), data.get("note", ""), data.get("quote"))
-
-
-@dataclass(frozen=True)
-class Review:
-    """A reviewer's verdicts on every claim of one answer. `reviewed_at` is UTC ISO 8601."""
-
-    case_id: str
-    answer_sha256: str
-    claims: tuple[Claim, ...]
-    reviewer: str
-    reviewed_at: str
-    prompt_sha256: str | None = None  # a judge's: the SHA-256 of the prompt template it was asked with
-
-    @property
-    def key(self) -> ReviewKey:
-        return (self.case_id, self.answer_sha256)
-
-    @property
-    def slot(self) -> tuple[str, str, str]:
-        """What a later review replaces: the same answer by the same reviewer."""
-        return (self.case_id, self.answer_sha256, self.reviewer)
-
-    @property
-    def claims_supported(self) -> float | None:
-        """This reviewer's supported claims / all claims; None when the answer makes no claims."""
-        if not self.claims:
-            return None
-        return sum(c.verdict == "supported" for c in self.claims) / len(self.claims)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = {"case_id": self.case_id, "answer_sha256": self.answer_sha256,
-                "claims": [c.to_dict() for c in self.claims], "reviewer": self.reviewer,
-                "reviewed_at": self.reviewed_at}
-        return data if self.prompt_sha256 is None else data | {"prompt_sha256": self.prompt_sha256}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Review:
-        return cls(data["case_id"], data["answer_sha256"], tuple(Claim.from_dict(c) for c in data["claims"]),
-                   data.get("reviewer", ""), data.get("reviewed_at", ""), data.get("prompt_sha256"))
-
-
-@dataclass(frozen=True)
-class Resolution:
-    """The verdict that settles a claim of one answer on which reviewers disagree, and who settled it."""
-
-    case_id: str
-    answer_sha256: str
-    claim: str
-    verdict: Verdict
-    source_id: str | None
-    note: str
-    resolver: str
-    resolved_at: str
-
-    @property
-    def key(self) -> ReviewKey:
-        return (self.case_id, self.answer_sha256)
-
-    @property
-    def slot(self) -> tuple[str, str, str]:
-        """What a later resolution replaces: the same claim of the same answer."""
-        return (self.case_id, self.answer_sha256, claim_key(self.claim))
-
-    def to_record(self) -> ClaimResolution:
-        return ClaimResolution(claim=self.claim, verdict=self.verdict, source_id=self.source_id, note=self.note,
-                               resolver=self.resolver, resolved_at=self.resolved_at)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"kind": "resolution", "case_id": self.case_id, "answer_sha256": self.answer_sha256,
-                **self.to_record().to_json()}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Resolution:
-        return cls(data["case_id"], data["answer_sha256"], data["claim"], data["verdict"], data.get("source_id"),
-                   data.get("note", ""), data.get("resolver", ""), data.get("resolved_at", ""))
+def _slot(record: Review | Resolution) -> tuple[str, str, str]:
+    """What a later record replaces: a review the same answer's by the same reviewer, a resolution the same claim's
+    of the same answer."""
+    return record.slot if isinstance(record, Review) else (record.case_id, record.answer_sha256,
+                                                           claim_key(record.claim))
 
 
 @dataclass(frozen=True)
@@ -224,9 +114,9 @@ class ReviewBook:
         reviews, resolutions = dict(self.reviews), dict(self.resolutions)
         for record in records:
             if isinstance(record, Resolution):
-                resolutions[record.slot] = record
+                resolutions[_slot(record)] = record
             else:
-                reviews[record.slot] = record
+                reviews[_slot(record)] = record
         return ReviewBook(reviews, resolutions)
 
     def merged(self, other: ReviewBook) -> ReviewBook:

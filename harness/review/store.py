@@ -6,18 +6,22 @@ on the agreed, resolved or only verdicts; while any claim is in disagreement the
 pending is never counted as supported. An answer reviewed as making no claims (an abstention, say) is reviewed with a
 null value.
 
-Lines of the file: a review `{"case_id", "answer_sha256", "claims": [...], "reviewer", "reviewed_at"}` (the format
-from before there were several reviewers, so older files load as they are), or a resolution `{"kind":
-"resolution", "case_id", "answer_sha256", "claim", "verdict", "source_id", "note", "resolver", "resolved_at"}`.
+Lines of the file (`harness.records.reviews`, schema `harness/schemas/reviews_line.schema.json` generated from it):
+a review `{"case_id", "answer_sha256", "claims": [...], "reviewer", "reviewed_at", "kind": "review", "format"}`, or a
+resolution `{"case_id", "answer_sha256", "claim", "verdict", "source_id", "note", "resolver", "resolved_at", "kind":
+"resolution", "format"}`. New files carry the format version on every line (`REVIEWS_FORMAT`); files from before
+format versions (no `format`; a review without `kind`), and from before there were several reviewers, load as they
+are.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
+
+from pydantic import ValidationError
 
 from pdfrag.store import atomic_write_text, file_lock
 from pdfrag.text import normalize, split_sentences
@@ -25,12 +29,12 @@ from pdfrag.text import normalize, split_sentences
 from ..inputs import Problems, json_lines
 from ..judged import judged_claims, judged_passed
 from ..records import AnyRow, Manifest, Row, Summary
+from ..records.reviews import REVIEWS_FORMAT, ResolutionLine, ReviewLine, reviews_line
 from ..rows import with_review
 from ..runs import SUMMARY, RunLock, read_manifest, read_rows, read_summary, utc_now, write_json, write_rows
 from ..summary import summarize
 from .book import (
     CLAIM_STATUSES,
-    JUDGE_VERDICTS,
     VERDICTS,
     Claim,
     ClaimState,
@@ -49,7 +53,6 @@ __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Re
            "run_judge", "save_reviews", "sentence_split", "withheld"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
-_SHA = re.compile(r"^[0-9a-f]{64}$")
 
 
 def answer_key(row: AnyRow) -> ReviewKey:
@@ -90,45 +93,35 @@ def read_reviews(path: str | Path) -> ReviewBook:
         return ReviewBook()
     problems, records = Problems(str(path)), []
     for number, data in json_lines(path.read_text(encoding="utf-8-sig").splitlines(), problems):
-        found = list(_record_problems(data))
+        found = list(_line_problems(data))
         for message in found:
             problems.add(number, message)
         if not found:
-            records.append(Resolution.from_dict(data) if data.get("kind") == "resolution"
-                           else Review.from_dict(data))
+            try:
+                records.append(reviews_line(data))
+            except ValidationError as exc:
+                for message in _validation_problems(exc):
+                    problems.add(number, message)
     problems.raise_if_any("the reviews file")
     return ReviewBook.of(records)
 
 
-def _record_problems(data: object) -> Iterable[str]:
+def _line_problems(data: object) -> Iterable[str]:
     if not isinstance(data, dict):
         yield "review: expected a JSON object"
-        return
-    if not isinstance(data.get("case_id"), str) or not data.get("case_id"):
-        yield "case_id: missing or not a string"
-    if not isinstance(data.get("answer_sha256"), str) or not _SHA.match(data["answer_sha256"]):
-        yield "answer_sha256: expected 64 lowercase hex digits"
-    if data.get("kind", "review") not in ("review", "resolution"):
+    elif not isinstance(data.get("format", 1), int) or data.get("format", 1) > REVIEWS_FORMAT:
+        yield (f"format: {data['format']!r} is not a format this pdf-rag-eval reads (up to {REVIEWS_FORMAT}); "
+               "upgrade pdf-rag-eval to read it")
+    elif data.get("kind", "review") not in ("review", "resolution"):
         yield f"kind: {data.get('kind')!r} is not review or resolution"
-    elif data.get("kind") == "resolution":
-        if not isinstance(data.get("claim"), str) or not data["claim"].strip():
-            yield "claim: missing or empty"
-        if data.get("verdict") not in VERDICTS:
-            yield f"verdict: {data.get('verdict')!r} is not one of {', '.join(VERDICTS)}"
-    else:
-        judge = is_judge(str(data.get("reviewer", "")))
-        yield from _claims_problems(data.get("claims"), JUDGE_VERDICTS if judge else VERDICTS)
 
 
-def _claims_problems(claims: object, verdicts: Sequence[str]) -> Iterable[str]:
-    if not isinstance(claims, list):
-        yield "claims: expected a list"
-        return
-    for i, claim in enumerate(claims):
-        if not isinstance(claim, dict) or not isinstance(claim.get("claim"), str):
-            yield f"claims/{i}/claim: missing or not a string"
-        elif claim.get("verdict") not in verdicts:
-            yield f"claims/{i}/verdict: {claim.get('verdict')!r} is not one of {', '.join(verdicts)}"
+def _validation_problems(exc: ValidationError) -> Iterable[str]:
+    """Each problem of a refused line as `field.path: message` (a check across fields names its field itself)."""
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        yield f"{where}: {message}" if where else message
 
 
 def add_reviews(path: str | Path, records: Iterable[Review | Resolution]) -> ReviewBook:
@@ -142,8 +135,10 @@ def add_reviews(path: str | Path, records: Iterable[Review | Resolution]) -> Rev
 
 
 def save_reviews(path: str | Path, reviews: ReviewBook | Mapping[object, Review]) -> None:
-    """Rewrite the reviews file atomically, one record a line, sorted by case id, answer hash and reviewer."""
-    lines = [json.dumps(r.to_dict(), ensure_ascii=False) for r in as_book(reviews).records()]
+    """Rewrite the reviews file atomically, one record a line in the current format, sorted by case id, answer hash
+    and reviewer."""
+    lines = [json.dumps((ReviewLine.of(r) if isinstance(r, Review) else ResolutionLine.of(r)).to_json(),
+                        ensure_ascii=False) for r in as_book(reviews).records()]
     atomic_write_text(path, "".join(line + "\n" for line in lines))
 
 

@@ -6,7 +6,7 @@ from pdfrag.lazy import lazy_exports
 
 _WHERE: dict[str, tuple[str, ...]] = {
     "layout": ("load_saved",),
-    "score": ("score_saved",),
-    "replay": ("write_replay",),
+    "to_run": ("score_saved",),
+    "from_run": ("write_replay",),
 }
 __all__, __getattr__ = lazy_exports("harness.saved", _WHERE)

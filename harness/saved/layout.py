@@ -7,28 +7,30 @@ true/false/yes/no/1/0 in any case, and an empty `retrieved_chunk_ids` cell means
 every file is raised at once as one InputError, a line per problem: `file:line: field: problem` (CSV lines as an
 editor numbers them; the header is line 1).
 
-Files of any size: `read_saved` reads each file once (`SavedStream`), checking every line (its own problems,
-duplicate ids, references between the files) as it hands out the cases one at a time, holding only the chunks and
-each case id's line. Claims come beside their case when the claims file lists them in the cases' order (each
-case's claims together), as a replay or an export writes them; in any other order the files are read once more
-with the claims grouped in memory. Whatever is wrong is one InputError at the end of the reading, so a caller
-that wrote as it read (`rag-eval score`) discards what it wrote. `load_saved` reads everything into one
-`SavedOutputs`, for small inputs.
+Files of any size: `read_saved` gives a `SavedStream` that reads each file once, checking every line (its own
+problems, duplicate ids, references between the files) as it hands out the cases one at a time, holding only the
+chunks and each case id's line. Claims come beside their case when the claims file lists them in the cases' order
+(each case's claims together), as an export writes them; in any other order they are held in memory, grouped by
+case. Which of the two is decided before the first case is handed out, from a first look at the ids of both files
+(`claims_follow_cases`), so nothing is begun twice. Whatever is wrong is one InputError at the end of the reading,
+so a caller that wrote as it read (`rag-eval score`) discards what it wrote. `load_saved` reads everything into
+one `SavedOutputs`, for small inputs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import csv
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from ..errors import InputError
 from ..records import in_bulk
-from .lines import Problems, Reading
-from .records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
+from .lines import Problems, Reading, read_ids
+from .outputs import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
 
-__all__ = ["ClaimsOutOfOrder", "InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
-           "load_saved", "read_saved", "resolve_paths"]
+__all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
+           "claims_follow_cases", "load_saved", "read_saved", "resolve_paths"]
 
 
 def resolve_paths(
@@ -73,8 +75,26 @@ def _references(path: str, line: int, record: Any, names: tuple[str, ...], known
                 problems.add(path, line, field, f"unknown {what} {ref!r}")
 
 
-class ClaimsOutOfOrder(Exception):
-    """The claims file does not list each case's claims together in the cases' order: read it again grouped."""
+def claims_follow_cases(cases: Path, claims: Path) -> bool:
+    """Whether the claims file lists each case's claims together, in the cases' order (the cases without claims
+    left out), so they can be read beside the cases. A first look at the ids alone: nothing is checked, and a file
+    that cannot be read this way gives False (the claims are then held, which fits any order; the reading itself
+    reports what is wrong). The cases file is read only up to the last case with claims."""
+    try:
+        groups: list[str | None] = []  # the case id of each run of claims naming one case
+        for case_id in read_ids(claims, "case_id"):
+            if not groups or groups[-1] != case_id:
+                groups.append(case_id)
+        if len(set(groups)) < len(groups) or None in groups:
+            return False
+        at = 0
+        for case_id in read_ids(cases, "case_id"):
+            if at == len(groups):
+                break
+            at += case_id == groups[at]
+        return at == len(groups)
+    except (OSError, UnicodeError, csv.Error):
+        return False
 
 
 class SavedStream:
@@ -83,13 +103,14 @@ class SavedStream:
     has been found; at the end every problem of every file is one InputError. `files` (each file's path, layout and
     SHA-256) is known after the last case.
 
-    The chunks are read and held first. Claims are read beside the cases (`grouped` False: nothing held), which
-    needs each case's claims together in the cases' order; a claim met out of that order raises `ClaimsOutOfOrder`,
-    and the outputs are then read again with every claim held, grouped by case (`read_saved` does this)."""
+    The chunks are read and held first. Claims are read beside the cases (`grouped` False: nothing held) when
+    `claims_follow_cases` finds each case's claims together in the cases' order; else every claim is held, grouped
+    by case (`grouped` True). Iterate a stream once."""
 
-    def __init__(self, cases: Path, chunks: Path | None, claims: Path | None, *, grouped: bool = False):
+    def __init__(self, cases: Path, chunks: Path | None, claims: Path | None):
         self.problems = Problems()
-        self._cases, self._claims, self.grouped = cases, claims, grouped
+        self._cases, self._claims = cases, claims
+        self.grouped = claims is not None and not claims_follow_cases(cases, claims)
         self._chunks = None if chunks is None else Reading("chunks", chunks, self.problems)
         held = [] if self._chunks is None else list(self._chunks)
         held = [] if self._chunks is not None and self._chunks.undecodable else held
@@ -127,17 +148,15 @@ class SavedStream:
                 # a broken file.
                 _references(where, line, case, ("expected_chunk_ids", "retrieved_chunk_ids"), self._known,
                             "chunk id", problems)
-            group = claims.of(case.case_id, lines)
+            group = claims.of(case.case_id)
             if not problems:
                 yield case, group
         if reading.undecodable:
             lines, count = {}, 0
         if reading.complete and not count:
             problems.add(where, 1, "(file)", "no cases")
-        out_of_order = claims.finish(lines if reading.complete else None)
+        claims.finish(lines if reading.complete else None)
         problems.raise_if_any()
-        if out_of_order:
-            raise ClaimsOutOfOrder(str(self._claims))
         self._files = tuple(f for f in (reading.file, self._chunks.file if self._chunks is not None else None,
                                         claims.file) if f is not None)
 
@@ -153,8 +172,8 @@ class SavedStream:
 
 
 class _Claims:
-    """Claims read beside the cases: those of the case at hand are taken while they name it; a claim naming a case
-    read before is out of order. What is left after the last case names no case, or came out of order."""
+    """Claims read beside the cases: those of the case at hand are taken while they name it. What is left after the
+    last case names no case (a claim naming a case read before cannot be left: `claims_follow_cases` saw to it)."""
 
     def __init__(self, reading: Reading | None, known: set[str] | None, problems: Problems):
         self.reading, self.known, self.problems = reading, known, problems
@@ -172,27 +191,23 @@ class _Claims:
                         "chunk id", self.problems)
         return item
 
-    def of(self, case_id: str, seen: dict[str, int]) -> tuple[SavedClaim, ...]:
+    def of(self, case_id: str) -> tuple[SavedClaim, ...]:
         group = []
         while self._pending is not None and self._pending[1].case_id == case_id:
             group.append(self._pending[1])
             self._pending = self._next()
-        if self._pending is not None and self._pending[1].case_id in seen:
-            raise ClaimsOutOfOrder(str(self.reading.path))  # type: ignore[union-attr]
         return tuple(group)
 
-    def finish(self, cases: dict[str, int] | None) -> bool:
+    def finish(self, cases: dict[str, int] | None) -> None:
         """Check the claims left (`cases` None: the cases file could not be read whole, so they are not checked
-        against it); True when one of them names a case (it came out of order)."""
-        out_of_order = False
+        against it). A claim left naming a case came out of order: only where some line is at fault (its problem
+        is reported), as the first look at the ids found the claims in order."""
         while self._pending is not None:
             line, claim = self._pending
             if cases is not None:
-                out_of_order = out_of_order or claim.case_id in cases
                 _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
                             self.problems)
             self._pending = self._next()
-        return out_of_order
 
 
 class _GroupedClaims(_Claims):
@@ -206,33 +221,24 @@ class _GroupedClaims(_Claims):
             self._pending = self._next()
         self.groups = claims_by_case(claim for _, claim in self.held)
 
-    def of(self, case_id: str, seen: dict[str, int]) -> tuple[SavedClaim, ...]:
+    def of(self, case_id: str) -> tuple[SavedClaim, ...]:
         return self.groups.get(case_id, ())
 
-    def finish(self, cases: dict[str, int] | None) -> bool:
+    def finish(self, cases: dict[str, int] | None) -> None:
         if cases is not None:
             for line, claim in self.held:
                 _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
                             self.problems)
-        return False
 
 
-_T = TypeVar("_T")
-
-
-def read_saved(cases_path: str | Path, chunks_path: str | Path | None = None, claims_path: str | Path | None = None,
-               *, use: Callable[[SavedStream], _T]) -> _T:
-    """`use(stream)` for saved outputs in either layout (see the module docstring), read once as `use` iterates
-    them. When the claims come out of the cases' order, `use` is called once more, on the outputs read again with
-    the claims grouped in memory: it must start afresh (and undo what it began). Chunks and claims default to
-    `chunks.<ext>` / `claims.<ext>` beside the cases file. Without a chunks file, chunk ids are not checked and
-    every case needs saved retrieved ids; without a claims file no case has annotated claims. Bad input is one
-    InputError listing every problem in every file as `file:line: field: problem`, at the end of the reading."""
-    paths = resolve_paths(cases_path, chunks_path, claims_path)
-    try:
-        return use(SavedStream(*paths))
-    except ClaimsOutOfOrder:
-        return use(SavedStream(*paths, grouped=True))
+def read_saved(cases_path: str | Path, chunks_path: str | Path | None = None,
+               claims_path: str | Path | None = None) -> SavedStream:
+    """Saved outputs in either layout (see the module docstring), read once as the stream is iterated; the chunks
+    are read here, and whether the claims are held is decided here. Chunks and claims default to `chunks.<ext>` /
+    `claims.<ext>` beside the cases file. Without a chunks file, chunk ids are not checked and every case needs
+    saved retrieved ids; without a claims file no case has annotated claims. Bad input is one InputError listing
+    every problem in every file as `file:line: field: problem`, at the end of the reading."""
+    return SavedStream(*resolve_paths(cases_path, chunks_path, claims_path))
 
 
 @in_bulk
@@ -241,10 +247,7 @@ def load_saved(
 ) -> SavedOutputs:
     """Load and validate saved outputs in either layout, every record in memory (`read_saved` reads them a case at
     a time). Raises one InputError listing every problem in every file as `file:line: field: problem`."""
-    return read_saved(cases_path, chunks_path, claims_path, use=_loaded)
-
-
-def _loaded(stream: SavedStream) -> SavedOutputs:
+    stream = read_saved(cases_path, chunks_path, claims_path)
     pairs = list(stream)
     claims = stream.held_claims if stream.grouped else tuple(claim for _, group in pairs for claim in group)
     return SavedOutputs(tuple(case for case, _ in pairs), stream.chunks, claims, stream.files)

@@ -1,5 +1,6 @@
-"""Reading one saved-output file a line at a time: CSV rows or JSONL objects made records, and every problem as
-`file:line: field: problem` (the layouts themselves: `harness.saved.layout`).
+"""Reading one saved-output file a line at a time: CSV rows or JSONL objects made records
+(`harness.records.saved_lines`), and every problem as `file:line: field: problem` (the layouts themselves:
+`harness.saved.layout`).
 
 A file is a stream: UTF-8 (a BOM dropped) or UTF-16 with its byte-order mark, lines split as universal newlines
 (`\\n`, `\\r\\n`, `\\r`), its SHA-256 taken on the way. Nothing holds the whole file, except when it turns out not to be
@@ -17,16 +18,14 @@ import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Annotated, Any
+from typing import IO, TYPE_CHECKING, Any
 
-from annotated_types import Len
-from pydantic import BaseModel, ConfigDict, StringConstraints, ValidationError
+from pydantic import ValidationError
 
 from ..errors import InputError
 from ..inputs import NotText, decode_sheet, delimiter_problem, lone_surrogate
-from .records import InputFile, SavedCase, SavedChunk, SavedClaim
+from ..records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedLine, field_problem
 
 if TYPE_CHECKING:
     from jsonschema import Draft202012Validator
@@ -121,11 +120,12 @@ class _Row:
 
 
 def _chunk_from_row(row: _Row) -> SavedChunk:
-    return SavedChunk(row.text("chunk_id", required=True), row.text("text", required=True), row.text("topic"))
+    return SavedChunk.model_construct(chunk_id=row.text("chunk_id", required=True),
+                                      text=row.text("text", required=True), topic=row.text("topic"))
 
 
 def _case_from_row(row: _Row) -> SavedCase:
-    return SavedCase(
+    return SavedCase.model_construct(
         case_id=row.text("case_id", required=True),
         question=row.text("question", required=True),
         expected_chunk_ids=row.items("expected_chunk_ids"),
@@ -139,87 +139,35 @@ def _case_from_row(row: _Row) -> SavedCase:
 
 
 def _claim_from_row(row: _Row) -> SavedClaim:
-    return SavedClaim(
-        row.text("case_id", required=True), row.text("claim", required=True), row.items("support_chunk_ids"))
-
-
-_Id = Annotated[str, StringConstraints(min_length=1, pattern=r"^\S(.*\S)?$")]
-_Phrase = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-    metadata: dict[str, Any] | None = None
-
-
-class _ChunkLine(_Strict):
-    chunk_id: _Id
-    text: _Phrase
-    topic: str = ""
-
-    def record(self) -> SavedChunk:
-        return SavedChunk(self.chunk_id, self.text, self.topic)
-
-
-class _CaseLine(_Strict):
-    case_id: _Id
-    question: _Phrase
-    expected_chunk_ids: tuple[_Id, ...]
-    required_points: tuple[_Phrase | Annotated[tuple[_Phrase, ...], Len(min_length=1)], ...]
-    candidate_answer: str
-    cited_chunk_ids: tuple[_Id, ...]
-    should_abstain: bool
-    candidate_abstains: bool
-    retrieved_chunk_ids: tuple[_Id, ...] | None = None
-
-    def record(self) -> SavedCase:
-        points = self.required_points
-        if any(type(p) is str for p in points):  # a lone phrase is one point
-            points = tuple((p,) if type(p) is str else p for p in points)
-        return SavedCase(self.case_id, self.question, self.expected_chunk_ids, points,  # type: ignore[arg-type]
-                         self.candidate_answer, self.cited_chunk_ids, self.should_abstain, self.candidate_abstains,
-                         self.retrieved_chunk_ids, self.metadata)
-
-
-class _ClaimLine(_Strict):
-    case_id: _Id
-    claim: _Phrase
-    support_chunk_ids: tuple[_Id, ...]
-
-    def record(self) -> SavedClaim:
-        return SavedClaim(self.case_id, self.claim, self.support_chunk_ids)
+    return SavedClaim.model_construct(case_id=row.text("case_id", required=True),
+                                      claim=row.text("claim", required=True),
+                                      support_chunk_ids=row.items("support_chunk_ids"))
 
 
 @dataclass(frozen=True)
 class _Kind:
-    """How one role's lines are read: required CSV columns, the CSV row reader, the JSON record class, the JSON
-    Schema file and, as a fast path, a model accepting exactly what the schema accepts (a test checks both on the
-    same lines) that makes the record itself: a line it refuses is checked by the schema, for the schema's
-    messages."""
+    """How one role's lines are read: the required CSV columns, the CSV row reader (its cells checked one by one)
+    and the record a JSONL line is validated as."""
 
     columns: tuple[str, ...]
-    from_row: Callable[[_Row], Any]
-    record: Any
-    schema: str
-    fast: type[_ChunkLine] | type[_CaseLine] | type[_ClaimLine]
+    from_row: Callable[[_Row], SavedLine]
+    record: type[SavedChunk] | type[SavedCase] | type[SavedClaim]
 
 
 KINDS = {
-    "chunks": _Kind(("chunk_id", "text"), _chunk_from_row, SavedChunk, "saved_chunk.schema.json", _ChunkLine),
+    "chunks": _Kind(("chunk_id", "text"), _chunk_from_row, SavedChunk),
     "cases": _Kind(("case_id", "question", "expected_chunk_ids", "required_points", "candidate_answer",
-                    "cited_chunk_ids", "should_abstain", "candidate_abstains"), _case_from_row, SavedCase,
-                   "saved_case.schema.json", _CaseLine),
-    "claims": _Kind(("case_id", "claim", "support_chunk_ids"), _claim_from_row, SavedClaim,
-                    "saved_claim.schema.json", _ClaimLine),
+                    "cited_chunk_ids", "should_abstain", "candidate_abstains"), _case_from_row, SavedCase),
+    "claims": _Kind(("case_id", "claim", "support_chunk_ids"), _claim_from_row, SavedClaim),
 }
 
 
 @lru_cache(maxsize=None)
-def _validator(schema_name: str) -> Draft202012Validator:
-    from jsonschema import Draft202012Validator  # only for a line the fast model refused, for the schema's words
+def _validator(record: type[SavedLine]) -> Draft202012Validator:
+    """The record's JSON Schema (the one published), to say field by field what is wrong with a line it refused."""
+    from jsonschema import Draft202012Validator  # only for a refused line
 
-    text = resources.files("harness").joinpath(f"schemas/{schema_name}").read_text(encoding="utf-8")
-    return Draft202012Validator(json.loads(text))
+    return Draft202012Validator(record.model_json_schema())
 
 
 def _schema_problem(path: str, line: int, error: Any) -> Problem:
@@ -253,6 +201,41 @@ class _Hashed(io.RawIOBase):
         return n or 0
 
 
+def _encoding(raw: IO[bytes]) -> str:
+    """UTF-16 when the file starts with its byte-order mark, else UTF-8 (a BOM dropped); `raw` is left at its start."""
+    utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+    raw.seek(0)
+    return "utf-16" if utf16 else "utf-8-sig"
+
+
+def read_ids(path: Path, field: str) -> Iterator[str | None]:
+    """The value of `field` on each line of a saved-output file, read as `Reading` reads it (ids trimmed in CSV)
+    but neither checked nor made records: None where a line has none to give. For a first look at a file's order;
+    raises what reading the file raises (OSError, UnicodeError, csv.Error)."""
+    with open(path, "rb") as raw:
+        text = io.TextIOWrapper(raw, encoding=_encoding(raw), newline="")
+        if path.suffix.lower() == ".csv":
+            yield from _csv_ids(text, field)
+        else:
+            yield from (_json_id(content, field) for content in text if content.strip())
+
+
+def _csv_ids(text: IO[str], field: str) -> Iterator[str | None]:
+    rows = (cells for cells in csv.reader(text) if any(c.strip() for c in cells))
+    header = [c.strip() for c in next(rows, [])]
+    at = header.index(field) if field in header else len(header)
+    for cells in rows:
+        yield cells[at].strip() if at < len(cells) else None
+
+
+def _json_id(content: str, field: str) -> str | None:
+    try:
+        value = json.loads(content).get(field)
+    except (ValueError, AttributeError, RecursionError):  # not JSON, not an object, nested too deep
+        return None
+    return value if isinstance(value, str) else None
+
+
 class Reading:
     """The records of one file in file order, as (line, record), read from disk as they are asked for. After the
     last one: `file` (its role, path, layout and SHA-256) and `complete` (every line became a record, so references
@@ -269,16 +252,14 @@ class Reading:
     def file(self) -> InputFile:
         if self._sha is None:
             raise RuntimeError(f"{self.path} has not been read to its end")
-        return InputFile(self.role, str(self.path), self.layout, self._sha)
+        return InputFile(role=self.role, path=str(self.path), layout=self.layout, sha256=self._sha)
 
     def __iter__(self) -> Iterator[tuple[int, Any]]:
         kind, where = KINDS[self.role], str(self.path)
         with open(self.path, "rb") as raw:
-            utf16 = raw.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-            raw.seek(0)
+            encoding = _encoding(raw)
             hashed = _Hashed(raw)
-            text = io.TextIOWrapper(io.BufferedReader(hashed, 1 << 16), encoding="utf-16" if utf16 else "utf-8-sig",
-                                    newline="")
+            text = io.TextIOWrapper(io.BufferedReader(hashed, 1 << 16), encoding=encoding, newline="")
             try:
                 lines = self._csv(text, kind) if self.layout == "csv" else self._jsonl(text, kind)
                 yield from lines
@@ -335,39 +316,37 @@ class Reading:
             if not content.strip():
                 continue
             try:
-                yield line, kind.fast.model_validate_json(content).record()
+                yield line, kind.record.model_validate_json(content)
                 continue
-            except ValidationError:  # a lone surrogate anywhere in the line is refused here too (invalid JSON)
-                pass
+            except ValidationError as exc:  # a lone surrogate anywhere in the line is refused here too (invalid JSON)
+                refused = exc
+            complete = False
             if (problem := lone_surrogate(content)) is not None:
                 self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
-                complete = False
-                continue
-            data = self._schema_checked(where, line, content, kind.schema)
-            if data is None:
-                complete = False
             else:
-                yield line, kind.record.from_json(data)
+                self._refused(where, line, content, kind.record, refused)
         self.complete = complete
 
-    def _schema_checked(self, where: str, line: int, content: str, schema: str) -> dict | None:
-        """The line's object when the published schema accepts it, else None with its problems recorded."""
+    def _refused(self, where: str, line: int, content: str, record: type[SavedLine], refused: ValidationError) -> None:
+        """Record the problems of a line the record refused, each named by its field in the record's schema."""
         try:
             data = json.loads(content)
         except json.JSONDecodeError as exc:
             self.problems.add(where, line, "(json)", f"{exc.msg} at column {exc.colno}")
-            return None
+            return
         except RecursionError:
             self.problems.add(where, line, "(json)", "nested too deeply to read (over about 1,000 levels); no "
                                                      "saved record nests more than three")
-            return None
-        errors = sorted(_validator(schema).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
+            return
+        errors = sorted(_validator(record).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path])
         first: dict[str, Problem] = {}  # one problem per field: "" breaks both minLength and pattern
         for problem in (_schema_problem(where, line, e) for e in errors):
             first.setdefault(problem.field, problem)
+        if not first:  # the schema words nothing the record refused: the record's own words
+            field, _, message = field_problem(refused).partition(": ")
+            first[field] = Problem(where, line, field, message)
         for problem in first.values():
             self.problems.add(problem.path, problem.line, problem.field, problem.message)
-        return None if errors else data
 
 
 def _header_ok(path: str, line: int, header: list[str], required: tuple[str, ...], problems: Problems) -> bool:

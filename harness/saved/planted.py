@@ -25,7 +25,7 @@ from pdfrag.text import fold, split_sentences
 
 from ..metrics import fact_found
 from .layout import SavedCase, SavedChunk, SavedOutputs, load_saved
-from .score import score_outputs
+from .to_run import score_outputs
 
 __all__ = ["DEFECTS", "CLEAN_TAG", "Defect", "plant", "write_planted"]
 
@@ -226,7 +226,7 @@ def _clean(cases: list[Case], chunks: dict[str, str]) -> list[tuple[Case, bool]]
     saved = {c["case_id"]: c for c in cases}
     out = []
     outputs = SavedOutputs(tuple(SavedCase.from_json(c) for c in cases),
-                           tuple(SavedChunk(cid, text) for cid, text in chunks.items()), (), ())
+                           tuple(SavedChunk(chunk_id=cid, text=text) for cid, text in chunks.items()), (), ())
     for row in score_outputs(outputs).rows:
         case = saved[row.case_id]
         if row.metrics.get("passed") != 1.0 or row.warnings:

@@ -21,8 +21,9 @@ import pytest
 from harness.cases import load_checked_cases
 from harness.cli import main
 from harness.drafting.pipeline import run_drafting
-from harness.drafting.records import Decision, draft_schema, read_drafts, write_drafts
+from harness.drafting.records import DRAFTS_FORMAT, Decision, DraftLine, draft_schema, read_drafts, write_drafts
 from harness.drafting.settings import DraftSettings
+from harness.records.drafts_manifest import DRAFTS_MANIFEST_FORMAT
 from pdfrag.chunking import ChunkSettings, chunk_pages
 from pdfrag.pdfs import read_documents
 from pdfrag.text import fold
@@ -100,8 +101,8 @@ def test_one_chat_call_per_page_and_a_rerun_makes_none(drafting, tmp_path):
     second = run_drafting(DraftSettings(**(settings.to_dict() | {"pages": (), "out": str(tmp_path / "other.jsonl")})))
     assert len(drafting.chat_bodies()) == before and second.chat_calls == 0
     assert second.pages_from_cache == 4
-    assert [d.to_dict() | {"provenance": None} for d in second.drafts] == \
-        [d.to_dict() | {"provenance": None} for d in first.drafts]
+    assert [DraftLine.of(d).to_json() | {"provenance": None} for d in second.drafts] == \
+        [DraftLine.of(d).to_json() | {"provenance": None} for d in first.drafts]
 
 
 def test_requests_ask_for_the_schema_with_temperature_0_and_a_fixed_seed(drafting, tmp_path):
@@ -195,7 +196,8 @@ def test_drafts_file_matches_its_schema_and_round_trips(drafting, tmp_path):
     lines = Path(settings.out).read_text(encoding="utf-8").splitlines()
     for line in lines:
         validator.validate(json.loads(line))
-    assert [json.dumps(d.to_dict()) for d in read_drafts(settings.out)] == lines
+    assert all(json.loads(line)["format"] == DRAFTS_FORMAT for line in lines)  # every new line says its format
+    assert [json.dumps(DraftLine.of(d).to_json()) for d in read_drafts(settings.out)] == lines
 
 
 def test_page_selection_is_seeded_round_robin_and_skips_short_pages(make_pdf):
@@ -281,7 +283,9 @@ def test_the_drafts_manifest_records_its_folders_absolute(drafting, tmp_path, mo
     (work / "pdfs" / HANDBOOK.name).write_bytes(HANDBOOK.read_bytes())
     monkeypatch.chdir(work)
     assert main(["draft", "--docs", "pdfs", "--out", "drafts.jsonl", "--unanswerable", "0"]) == 0
-    settings = json.loads((work / "drafts.manifest.json").read_text())["settings"]
+    written = json.loads((work / "drafts.manifest.json").read_text())
+    settings = written["settings"]
+    assert written["format"] == DRAFTS_MANIFEST_FORMAT  # a new manifest says its format
     assert settings["docs"] == str(work / "pdfs") and settings["out"] == str(work / "drafts.jsonl")
     drafts = read_drafts(work / "drafts.jsonl")
     write_drafts(work / "drafts.jsonl", [d.with_decision(Decision("accepted", None, "ann", "2026-12-02T00:00:00Z"))
@@ -290,7 +294,7 @@ def test_the_drafts_manifest_records_its_folders_absolute(drafting, tmp_path, mo
     monkeypatch.chdir(tmp_path)  # elsewhere: no pdfs/ folder here
     assert main(["draft", "cases", str(work / "drafts.jsonl"), "--out", "cases.jsonl"]) == 0
     cases_manifest = json.loads((tmp_path / "cases.manifest.json").read_text())
-    assert cases_manifest["docs"] == str(work / "pdfs")
+    assert cases_manifest["docs"] == str(work / "pdfs") and cases_manifest["format"] == DRAFTS_MANIFEST_FORMAT
     assert cases_manifest["drafts"] == str(work / "drafts.jsonl")
 
 

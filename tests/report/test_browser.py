@@ -22,7 +22,7 @@ from harness.report.funnel import STAGES, funnel
 from harness.report.html import render_report
 from harness.report.markup import CSP_META, LIST_LIMIT
 from harness.runs import MANIFEST, ROWS, load_run
-from harness.saved.score import score_saved
+from harness.saved.to_run import score_saved
 from harness.settings import RunSettings
 from tests.conftest import SAMPLE_DOCS
 from tests.report.test_report import hostile_run

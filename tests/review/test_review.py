@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import ClaimRecord, Row
+from harness.records.reviews import ReviewLine
 from harness.review.csv_io import export_csv, import_csv, passages_by_answer
 from harness.review.store import (
     Claim,
@@ -108,14 +109,16 @@ def test_reviews_file_beside_the_cases_round_trips(tmp_path):
 
 def test_bad_reviews_file_reports_every_line(tmp_path):
     path = tmp_path / "r.jsonl"
-    good = json.dumps(_review().to_dict())
+    good = json.dumps(ReviewLine.of(_review()).to_json())
     path.write_text("\n".join([good, "{not json", json.dumps({"case_id": "c", "answer_sha256": "x", "claims": [
         {"claim": "a", "verdict": "maybe"}]})]) + "\n")
     with pytest.raises(InputError) as err:
         read_reviews(path)
     message = str(err.value)
     assert f"{path}:2: not valid JSON" in message
-    assert f"{path}:3: answer_sha256: expected 64" in message and f"{path}:3: claims/0/verdict: 'maybe'" in message
+    assert f"{path}:3: answer_sha256: String should match pattern '^[0-9a-f]{{64}}$'" in message
+    assert f"{path}:3: claims.0.verdict: Input should be 'supported', 'unsupported', 'contradicted' or 'unverified'" \
+        in message
 
 
 def test_csv_export_then_import_round_trips(tmp_path):

@@ -10,16 +10,17 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.saved import to_run
 from harness.saved.layout import (
-    ClaimsOutOfOrder,
     SavedCase,
     SavedChunk,
     SavedClaim,
     SavedStream,
+    claims_follow_cases,
     load_saved,
     resolve_paths,
 )
-from harness.saved.score import score_saved, score_to_run
+from harness.saved.to_run import score_saved, score_to_run
 from pdfrag.errors import InputError
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
@@ -159,7 +160,7 @@ def test_lists_points_and_unsaved_retrieval():
     assert w02.required_points == (("72 hours", "three days"), ("full account credit",))
     assert w09.expected_chunk_ids == () and w09.cited_chunk_ids == () and saved.claims_by_case().get("W09", ()) == ()
     assert [c.supported for c in saved.claims_by_case()["W04"]] == [True, False]
-    assert saved.chunks[3] == SavedChunk("P4", saved.chunks[3].text, "late entry")
+    assert saved.chunks[3] == SavedChunk(chunk_id="P4", text=saved.chunks[3].text, topic="late entry")
 
 
 def test_line_numbers_count_quoted_line_breaks_and_bom(tmp_path):
@@ -233,12 +234,12 @@ def test_jsonl_points_may_be_strings_or_alternatives_and_records_round_trip(tmp_
     loaded = load_saved(tmp_path / "cases.jsonl").cases[0]
     assert loaded.required_points == (("48 hours",), ("a", "b")) and loaded.retrieved_chunk_ids == ()
     assert SavedCase.from_json(loaded.to_json()) == loaded
-    # a case without metadata is written without the key (the schema has no null for it) and loads back
+    # a case without metadata is written without the key, as people write it, and loads back
     bare = SavedCase.from_json({k: v for k, v in case.items() if k != "metadata"})
     (tmp_path / "bare").mkdir()
     _write_jsonl(tmp_path / "bare" / "cases.jsonl", [bare.to_json()])
     assert "metadata" not in bare.to_json() and load_saved(tmp_path / "bare" / "cases.jsonl").cases[0] == bare
-    claim = SavedClaim("A", "c", ("P1", "P2"))
+    claim = SavedClaim(case_id="A", claim="c", support_chunk_ids=("P1", "P2"))
     assert SavedClaim.from_json(json.loads(json.dumps(claim.to_json()))) == claim
 
 
@@ -250,13 +251,52 @@ def test_claims_in_any_order_score_to_the_same_rows(workshop, tmp_path):
     first = score_to_run(workshop / "cases.csv", out=tmp_path / "first")
     header, *rows = _rows(workshop / "claims.csv")
     by_case = sorted(rows, key=lambda r: r[0], reverse=True)  # W08's claim first, W01's last; stable within a case
+    assert not SavedStream(*resolve_paths(workshop / "cases.csv")).grouped  # in order: read beside the cases
     _write(workshop / "claims.csv", [header, *by_case])
-    with pytest.raises(ClaimsOutOfOrder):  # read beside the cases, they cannot be matched
-        list(SavedStream(*resolve_paths(workshop / "cases.csv")))
-    assert score_saved(workshop / "cases.csv").rows == in_order  # read again, grouped in memory
+    assert SavedStream(*resolve_paths(workshop / "cases.csv")).grouped  # decided before any case is read
+    assert score_saved(workshop / "cases.csv").rows == in_order
     again = score_to_run(workshop / "cases.csv", out=tmp_path / "again")
-    assert [p.name for p in (tmp_path / "again").iterdir()] == [again.run_dir.name]  # the first try's is gone
     assert (again.run_dir / "rows.jsonl").read_bytes() == (first.run_dir / "rows.jsonl").read_bytes()
+
+
+def test_claims_out_of_order_begin_one_run_only(workshop, tmp_path, monkeypatch):
+    """Nothing is begun twice: the claims' order is known before the run directory is made."""
+    header, *rows = _rows(workshop / "claims.csv")
+    _write(workshop / "claims.csv", [header, *reversed(rows)])
+    begun, real = [], to_run.new_run_dir
+    monkeypatch.setattr(to_run, "new_run_dir", lambda out, label: begun.append(label) or real(out, label))
+    score_to_run(workshop / "cases.csv", out=tmp_path / "out", label="once")
+    assert begun == ["once"] and len(list((tmp_path / "out").iterdir())) == 1
+
+
+def _jsonl_ids(path: Path, ids: list[str]) -> Path:
+    path.write_text("".join(json.dumps({"case_id": i}) + "\n" for i in ids), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("claims, follow", [
+    ([], True),  # no claims at all
+    (["A", "A", "C"], True),  # each case's claims together, cases without claims skipped
+    (["C", "A"], False),  # another order than the cases'
+    (["A", "B", "A"], False),  # one case's claims in two places
+    (["A", "X"], False),  # a case the cases file lacks (the reading names it)
+])
+def test_claims_follow_cases_is_decided_from_the_ids(tmp_path, claims, follow):
+    cases = _jsonl_ids(tmp_path / "cases.jsonl", ["A", "B", "C", "D"])
+    assert claims_follow_cases(cases, _jsonl_ids(tmp_path / "claims.jsonl", claims)) is follow
+
+
+def test_claims_follow_cases_reads_csv_as_the_reader_does_and_never_raises(workshop, tmp_path):
+    cases, claims = workshop / "cases.csv", workshop / "claims.csv"
+    assert claims_follow_cases(cases, claims)
+    header, *rows = _rows(claims)
+    at = header.index("case_id")
+    _write(claims, [header, *([*r[:at], f"  {r[at]} ", *r[at + 1:]] for r in rows)])  # ids trimmed, as read
+    assert claims_follow_cases(cases, claims)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"case_id": "A"}\n\xff\xfe\x00 not text')
+    assert not claims_follow_cases(cases, tmp_path / "bad.jsonl")  # unreadable: held, and the reading says why
+    (tmp_path / "deep.jsonl").write_text("[" * 100_000 + "\n", encoding="utf-8")
+    assert claims_follow_cases(cases, tmp_path / "deep.jsonl") is False
 
 
 def test_a_problem_on_the_last_line_leaves_no_run_and_nothing_scored(workshop, tmp_path):
@@ -299,3 +339,39 @@ def test_a_file_that_stops_being_text_halfway_is_one_problem(workshop):
     (workshop / "cases.csv").write_bytes(broken)
     message = _load_error(workshop / "cases.csv")
     assert message.startswith("1 problem in the saved outputs:") and "cases.csv:11: (file): not UTF-8 text" in message
+
+
+# ---------------------------------------------------------------- one record per line, its schema generated from it
+
+_CASE = {"case_id": "A", "question": "q?", "expected_chunk_ids": ["P1"], "required_points": ["x"],
+         "candidate_answer": "x.", "cited_chunk_ids": ["P1"], "should_abstain": False, "candidate_abstains": False}
+
+
+@pytest.mark.parametrize("record, line", [
+    (SavedCase, _CASE),
+    (SavedCase, _CASE | {"required_points": ["x", ["y", "z"]], "retrieved_chunk_ids": None, "metadata": None}),
+    (SavedCase, _CASE | {"required_points": [[]]}),
+    (SavedCase, _CASE | {"required_points": [""]}),
+    (SavedCase, _CASE | {"case_id": " A"}),
+    (SavedCase, _CASE | {"should_abstain": "false"}),
+    (SavedCase, _CASE | {"cited_chunk_ids": "P1"}),
+    (SavedCase, _CASE | {"later": 1}),
+    (SavedCase, {k: v for k, v in _CASE.items() if k != "question"}),
+    (SavedChunk, {"chunk_id": "P1", "text": "t", "topic": "x", "metadata": {"a": 1}}),
+    (SavedChunk, {"chunk_id": "P1", "text": " "}),
+    (SavedChunk, {"chunk_id": 1, "text": "t"}),
+    (SavedClaim, {"case_id": "A", "claim": "c", "support_chunk_ids": []}),
+    (SavedClaim, {"case_id": "A", "claim": "c", "support_chunk_ids": [""]}),
+])
+def test_a_saved_line_is_accepted_by_its_record_exactly_when_its_published_schema_accepts_it(record, line):
+    from jsonschema import Draft202012Validator
+    from pydantic import ValidationError
+
+    name = {SavedCase: "saved_case", SavedChunk: "saved_chunk", SavedClaim: "saved_claim"}[record]
+    schema = json.loads((WORKSHOP.parents[1] / "harness" / "schemas" / f"{name}.schema.json").read_text("utf-8"))
+    try:
+        record.model_validate_json(json.dumps(line))
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == Draft202012Validator(schema).is_valid(line)

@@ -17,9 +17,9 @@ from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Passage, Row, SystemAnswer
 from harness.runs import read_rows
+from harness.saved.case_rows import citation_quotes
 from harness.saved.layout import load_saved
-from harness.saved.score import score_outputs
-from harness.saved.scoring import citation_quotes
+from harness.saved.to_run import score_outputs
 from harness.settings import RunSettings
 from pdfrag.pdfs import read_pdf
 from tests.conftest import HANDBOOK

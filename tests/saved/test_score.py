@@ -23,7 +23,7 @@ from harness.records import Row, Summary
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_rows
 from harness.saved.layout import InputFile, SavedCase, SavedClaim, SavedOutputs, load_saved
-from harness.saved.score import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
+from harness.saved.to_run import CHECK_LABELS, KS, ScoreResult, score_outputs, score_saved
 from harness.settings import RunSettings
 from harness.summary import Summarizer, summarize
 from pdfrag.lexical import LexicalIndex, tokenize
@@ -128,11 +128,15 @@ def _case(**overrides) -> SavedCase:
     return SavedCase(**{**base, **overrides})
 
 
+def _claim(case_id: str, claim: str, support: tuple[str, ...]) -> SavedClaim:
+    return SavedClaim(case_id=case_id, claim=claim, support_chunk_ids=support)
+
+
 def _score(cases: list[SavedCase], claims: list[SavedClaim] | None, *, na_as_pass: bool = False) -> ScoreResult:
     """Score saved cases as if read from files; `claims` None means no claims file at all."""
-    files = [InputFile("cases", "cases.jsonl", "jsonl", "0" * 64)]
+    files = [InputFile(role="cases", path="cases.jsonl", layout="jsonl", sha256="0" * 64)]
     if claims is not None:
-        files.append(InputFile("claims", "claims.jsonl", "jsonl", "1" * 64))
+        files.append(InputFile(role="claims", path="claims.jsonl", layout="jsonl", sha256="1" * 64))
     return score_outputs(SavedOutputs(tuple(cases), (), tuple(claims or ()), tuple(files)), na_as_pass=na_as_pass)
 
 
@@ -156,20 +160,20 @@ def test_row_passes_with_not_applicable_checks_and_round_trips():
 
 
 @pytest.mark.parametrize("overrides, claims, reasons", [
-    ({}, [SavedClaim("C1", "ok", ("P1",))], ()),
-    ({"cited_chunk_ids": ("P2",)}, [SavedClaim("C1", "ok", ("P1",))], ("cited P2, not expected",)),
+    ({}, [_claim("C1", "ok", ("P1",))], ()),
+    ({"cited_chunk_ids": ("P2",)}, [_claim("C1", "ok", ("P1",))], ("cited P2, not expected",)),
     # A chunk cited from outside the retrieved list is an invalid citation too (status invalid_citation), so it
     # is named twice: once as a citation the harness rejects, once as a miss of citation precision.
-    ({"cited_chunk_ids": ("P3",), "expected_chunk_ids": ("P3",)}, [SavedClaim("C1", "ok", ("P1",))],
+    ({"cited_chunk_ids": ("P3",), "expected_chunk_ids": ("P3",)}, [_claim("C1", "ok", ("P1",))],
      ("expected P3, not retrieved in the top 2", "citation: cited 'P3' was not among the retrieved passages")),
-    ({"cited_chunk_ids": ()}, [SavedClaim("C1", "ok", ("P1",))], ("no passage cited",)),
+    ({"cited_chunk_ids": ()}, [_claim("C1", "ok", ("P1",))], ("no passage cited",)),
     ({}, [], ("answered, but no claim is annotated",)),
-    ({}, [SavedClaim("C1", "Also free coffee.", ())], ("claim 'Also free coffee.' unsupported",)),
-    ({"required_points": (("two working days", "2 working days"),)}, [SavedClaim("C1", "ok", ("P1",))],
+    ({}, [_claim("C1", "Also free coffee.", ())], ("claim 'Also free coffee.' unsupported",)),
+    ({"required_points": (("two working days", "2 working days"),)}, [_claim("C1", "ok", ("P1",))],
      ("fact not in answer: none of 'two working days', '2 working days'",)),
-    ({"should_abstain": True, "expected_chunk_ids": (), "required_points": ()}, [SavedClaim("C1", "ok", ("P1",))],
+    ({"should_abstain": True, "expected_chunk_ids": (), "required_points": ()}, [_claim("C1", "ok", ("P1",))],
      ("answered an unanswerable question", "cited P1, not expected")),
-    ({"candidate_abstains": True}, [SavedClaim("C1", "ok", ("P1",))],
+    ({"candidate_abstains": True}, [_claim("C1", "ok", ("P1",))],
      ("gave no answer to an answerable question (status no_answer)",)),
 ])
 def test_row_failure_reasons(overrides, claims, reasons):
@@ -189,7 +193,7 @@ def test_summary_counts_and_na_as_pass():
              _case(case_id="B", expected_chunk_ids=(), required_points=(), cited_chunk_ids=(), should_abstain=True,
                    candidate_abstains=True, retrieved_chunk_ids=("P1",)),  # recall, points n/a
              _case(case_id="C", candidate_answer="no idea", retrieved_chunk_ids=("P1",))]
-    claims = [SavedClaim("A", "ok", ("P1",)), SavedClaim("C", "x", ())]
+    claims = [_claim("A", "ok", ("P1",)), _claim("C", "x", ())]
     plain, lenient = _score(cases, claims).summary, _score(cases, claims, na_as_pass=True).summary
     recall, points = plain.metrics["retrieval_recall"], plain.metrics["key_point_coverage"]
     assert (recall.mean, recall.scored, recall.not_applicable) == (1.0, 2, 1)
@@ -439,8 +443,8 @@ def test_charts_have_one_bar_per_check_and_mark_not_applicable():
 
 
 def test_long_lists_show_their_first_items_a_count_and_the_export_line(capsys, tmp_path, monkeypatch):
-    monkeypatch.setattr("harness.saved.score.FAILED_SHOWN", 2)
-    monkeypatch.setattr("harness.saved.score.LEXICAL_SHOWN", 1)
+    monkeypatch.setattr("harness.saved.to_run.FAILED_SHOWN", 2)
+    monkeypatch.setattr("harness.saved.to_run.LEXICAL_SHOWN", 1)
     assert main(["score", "--cases", str(CASES), "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     run_dir = _one_run_dir(tmp_path)

@@ -6,14 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from pydantic import ValidationError
+
 from harness.runs import read_rows
-from harness.saved import scoring as score_module
+from harness.saved import case_rows
 from harness.saved.layout import SavedCase, SavedChunk, SavedClaim, load_saved
-from harness.saved.score import score_rows, score_saved, score_to_run
+from harness.saved.to_run import score_rows, score_saved, score_to_run
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
 COPIES = 3
-LEXICAL = score_module.Lexical.warning_for(2)
+LEXICAL = case_rows.Lexical.warning_for(2)
 
 
 def _replicated(folder: Path) -> Path:
@@ -43,10 +46,11 @@ def test_a_repeated_case_scores_to_the_bytes_of_its_first_copy(tmp_path):
 
 
 def test_the_lexical_cache_keeps_its_bound_and_gives_a_fresh_searchs_ids(monkeypatch):
-    chunks = [SavedChunk(f"C{i}", text) for i, text in enumerate(["late entry rules", "a dog", "parking at night"])]
-    lexical = score_module.Lexical(chunks, 2)
-    fresh = {q: score_module.Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
-    monkeypatch.setattr(score_module.Lexical, "CACHED", 2)
+    texts = ["late entry rules", "a dog", "parking at night"]
+    chunks = [SavedChunk(chunk_id=f"C{i}", text=text) for i, text in enumerate(texts)]
+    lexical = case_rows.Lexical(chunks, 2)
+    fresh = {q: case_rows.Lexical(chunks, 2).top(q) for q in ("late entry", "dog", "night parking")}
+    monkeypatch.setattr(case_rows.Lexical, "CACHED", 2)
     for question in ("late entry", "dog", "night parking", "late entry", "dog"):
         assert lexical.top(question) == fresh[question]
         assert len(lexical._seen) <= 2
@@ -55,13 +59,18 @@ def test_the_lexical_cache_keeps_its_bound_and_gives_a_fresh_searchs_ids(monkeyp
 
 def test_a_case_read_from_json_is_the_case_written(tmp_path):
     """The one-pass reader keeps the round trip: lists become tuples at every depth, a lone phrase is one point,
-    unknown keys are ignored."""
-    case = SavedCase("Q1", "What?", ("C1",), (("a", "b"), ("c",)), "an answer", ("C1", "C2"), False, False,
-                     ("C2", "C1"), {"tags": ["x"], "evidence": [{"source_id": "C1"}]})
+    an unknown key is refused as it is in a file."""
+    case = SavedCase(case_id="Q1", question="What?", expected_chunk_ids=("C1",),
+                     required_points=(("a", "b"), ("c",)), candidate_answer="an answer",
+                     cited_chunk_ids=("C1", "C2"), should_abstain=False, candidate_abstains=False,
+                     retrieved_chunk_ids=("C2", "C1"), metadata={"tags": ["x"], "evidence": [{"source_id": "C1"}]})
     assert SavedCase.from_json(case.to_json()) == case
-    lone = SavedCase.from_json({**case.to_json(), "required_points": ["a", ["b", "c"]], "later_field": 1})
+    lone = SavedCase.from_json({**case.to_json(), "required_points": ["a", ["b", "c"]]})
     assert lone.required_points == (("a",), ("b", "c")) and lone.metadata == case.metadata
-    claim = SavedClaim("Q1", "A claim.", ("C1",))
+    with pytest.raises(ValidationError, match="later_field"):
+        SavedCase.from_json({**case.to_json(), "later_field": 1})
+    claim = SavedClaim(case_id="Q1", claim="A claim.", support_chunk_ids=("C1",))
     assert SavedClaim.from_json(claim.to_json()) == claim and SavedClaim.from_json(claim.to_json()).supported
-    rows = list(score_rows([(case, (claim,))], [SavedChunk("C1", "a b"), SavedChunk("C2", "c")], has_claims=True))
+    chunks = [SavedChunk(chunk_id="C1", text="a b"), SavedChunk(chunk_id="C2", text="c")]
+    rows = list(score_rows([(case, (claim,))], chunks, has_claims=True))
     assert rows[0].fact_results[0].fact == ("a", "b")

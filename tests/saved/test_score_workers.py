@@ -1,4 +1,4 @@
-"""`rag-eval score` in worker processes (`harness.saved.scoring.scored_batches`): the run directory is the same, byte
+"""`rag-eval score` in worker processes (`harness.saved.case_rows.scored_batches`): the run directory is the same, byte
 for byte, whatever the number of workers; bad input still means no run; claims out of order still score. Batches
 are made small here (`BATCH`), so that a few hundred cases fill many of them."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.saved import scoring
+from harness.saved import case_rows
 from harness.saved.layout import SavedStream, load_saved, resolve_paths
-from harness.saved.score import _manifest, _setup, score_to_run
+from harness.saved.to_run import _manifest, _setup, score_to_run
 from pdfrag.errors import InputError
 
 WORKSHOP = Path(__file__).resolve().parents[2] / "sample_docs" / "workshop"
@@ -24,7 +24,7 @@ FILES = ("rows.jsonl", "summary.json", "failed.txt", "chart.svg")
 
 @pytest.fixture(autouse=True)
 def small_batches(monkeypatch):
-    monkeypatch.setattr(scoring, "BATCH", 16)
+    monkeypatch.setattr(case_rows, "BATCH", 16)
 
 
 def _saved(folder: Path, *, claims_reversed: bool = False) -> Path:
@@ -62,17 +62,17 @@ def test_the_batches_are_scored_by_the_worker_processes_in_order(tmp_path):
     and with a single batch, they are scored here."""
     cases = _saved(tmp_path / "saved")
 
-    def batches(workers: int, limit: int | None = None) -> list[scoring.Batch]:
+    def batches(workers: int, limit: int | None = None) -> list[case_rows.Batch]:
         stream = SavedStream(*resolve_paths(cases))
         pairs = list(stream)[:limit]
         setup = _setup(stream.chunks, stream.has_claims, 2, _manifest((), len(stream.chunks), 2, False))
-        return list(scoring.scored_batches(pairs, setup, workers=workers))
+        return list(case_rows.scored_batches(pairs, setup, workers=workers))
 
     two = batches(2)
-    assert len(two) == -(-10 * COPIES // scoring.BATCH) and os.getpid() not in {b.pid for b in two}
+    assert len(two) == -(-10 * COPIES // case_rows.BATCH) and os.getpid() not in {b.pid for b in two}
     ids = [json.loads(line)["case_id"] for b in two for line in b.text.splitlines()]
     assert ids == [f"W{i:02d}~{n}" for n in range(COPIES) for i in range(1, 11)]
-    assert {b.pid for b in batches(1)} == {b.pid for b in batches(2, limit=scoring.BATCH)} == {os.getpid()}
+    assert {b.pid for b in batches(1)} == {b.pid for b in batches(2, limit=case_rows.BATCH)} == {os.getpid()}
     assert [b.text for b in batches(1)] == [b.text for b in two]
 
 
@@ -92,7 +92,7 @@ def test_a_bad_last_line_with_workers_leaves_no_run(tmp_path, capsys):
 
 
 def test_claims_out_of_order_with_workers_score_as_in_order(tmp_path):
-    """Contract: claims listed in another order than the cases are read again grouped; with workers the run is
+    """Contract: claims listed in another order than the cases are held grouped; with workers the run is
     the one of the claims in order, and only that run's directory is left."""
     ordered = score_to_run(_saved(tmp_path / "ordered"), out=tmp_path / "a", workers=2)
     reversed_ = score_to_run(_saved(tmp_path / "reversed", claims_reversed=True), out=tmp_path / "b", workers=2)

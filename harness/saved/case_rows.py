@@ -24,7 +24,7 @@ from ..cases import Case, Evidence
 from ..records import Citation, ClaimRecord, Manifest, Passage, Row, SystemAnswer
 from ..rows import Judging, build_row
 from ..summary import Tally, tally
-from .records import SavedCase, SavedChunk, SavedClaim
+from .outputs import SavedCase, SavedChunk, SavedClaim
 from .workers import in_order
 
 __all__ = ["BATCH", "KS", "Batch", "FailedCase", "Lexical", "RowMaker", "Setup", "default_workers", "score_rows",

@@ -30,9 +30,9 @@ from ..metrics import PASS_CHECKS, REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize
-from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, SavedStream, read_saved
-from .records import InputFile
-from .scoring import KS, Batch, Lexical, Setup, score_rows, scored_batches
+from .case_rows import KS, Batch, Lexical, Setup, score_rows, scored_batches
+from .layout import SavedCase, SavedChunk, SavedClaim, SavedOutputs, read_saved
+from .outputs import InputFile
 
 __all__ = ["CHECK_LABELS", "FAILED_SHOWN", "KS", "PASS_LABELS", "Sample", "ScoreResult", "ScoredRun", "chart_bars",
            "failed_table", "score_outputs", "score_rows", "score_saved", "score_to_run", "write_run"]
@@ -90,9 +90,8 @@ def score_saved(cases_path: str | Path, chunks_path: str | Path | None = None,
                 claims_path: str | Path | None = None, *, k: int = 2, na_as_pass: bool = False) -> ScoreResult:
     """Check saved outputs (CSV or JSONL, see `harness.saved.layout`) and score every case into memory; no model is
     called. `score_to_run` writes a run directory instead, in memory that does not grow with the cases."""
-    return read_saved(cases_path, chunks_path, claims_path,
-                      use=lambda stream: _in_memory(stream, stream.chunks, stream.has_claims, lambda: stream.files, k,
-                                                    na_as_pass))
+    stream = read_saved(cases_path, chunks_path, claims_path)
+    return _in_memory(stream, stream.chunks, stream.has_claims, lambda: stream.files, k, na_as_pass)
 
 
 @in_bulk
@@ -113,15 +112,12 @@ def score_to_run(cases_path: str | Path, chunks_path: str | Path | None = None,
     `default_workers()`), the rows and the summary the same whatever their number; a script that asks for them
     must start its work under `if __name__ == "__main__":`, as Python's multiprocessing requires. Bad input is one
     InputError, and the directory begun for it is removed."""
-
-    def scored(stream: SavedStream) -> ScoredRun:
-        manifest = _manifest((), len(stream.chunks), k, na_as_pass)  # the files' hashes are known at the end
-        setup = _setup(stream.chunks, stream.has_claims, k, manifest)
-        batches = scored_batches(stream, setup, workers=workers)
-        return _write(batches, setup, manifest, out, label, _warnings(stream.has_claims), na_as_pass,
-                      lambda: stream.files)
-
-    return read_saved(cases_path, chunks_path, claims_path, use=scored)
+    stream = read_saved(cases_path, chunks_path, claims_path)
+    manifest = _manifest((), len(stream.chunks), k, na_as_pass)  # the files' hashes are known at the end
+    setup = _setup(stream.chunks, stream.has_claims, k, manifest)
+    batches = scored_batches(stream, setup, workers=workers)
+    return _write(batches, setup, manifest, out, label, _warnings(stream.has_claims), na_as_pass,
+                  lambda: stream.files)
 
 
 def write_run(result: ScoreResult, out: str | Path, *, label: str | None = None) -> Path:
