@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 
@@ -27,6 +26,7 @@ from pdfrag.openai_replies import INDEXED, LISTED
 from tests.conftest import HANDBOOK, REPO, sample_cases
 from tests.fake_ollama import FakeOllama
 from tests.support.judge_rules import judge_rule
+from tests.support.memory import peak_rss
 
 BACKENDS = {"ollama": "", "openai": "/v1"}
 QUESTION = "What is the hotel reimbursement limit per night?"
@@ -73,20 +73,10 @@ def test_a_reply_over_the_body_cap_is_refused_as_that_cases_error(tmp_path, serv
     assert "--max-body-bytes 1,000,000" in row.error
 
 
-_PEAK = """
-import resource, sys
-from harness.cli import main
-code = main(sys.argv[1:])
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)  # kilobytes on Linux
-sys.exit(code)
-"""
-
-
 def _peak_rss_mb(args: list[str], env: dict) -> float:
-    done = subprocess.run([sys.executable, "-c", _PEAK, *args], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode in (0, 1, 4), done.stderr  # 4: every row errored; 1: no answer could be judged
-    return int(done.stdout.strip().splitlines()[-1]) / 1024
+    peak = peak_rss([sys.executable, "-m", "harness.cli", *args], cwd=REPO, env=env)
+    assert peak.returncode in (0, 1, 4), peak.stderr  # 4: every row errored; 1: no answer could be judged
+    return peak.mb
 
 
 @pytest.mark.parametrize("backend", list(BACKENDS))

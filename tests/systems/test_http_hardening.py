@@ -16,6 +16,7 @@ from harness.runs import read_rows
 from harness.settings import RunSettings
 from tests.conftest import REPO, SAMPLE_DOCS
 from tests.support.hostile_http import HostileServer, cases_file
+from tests.support.memory import peak_rss
 
 
 @pytest.fixture
@@ -52,21 +53,15 @@ def test_huge_endless_compressed_and_dripping_replies_end_within_the_deadline_as
 
 
 def test_peak_memory_of_a_run_against_a_1_gb_body_stays_near_the_cap(tmp_path, hostile):
-    """The real command in a child process; its own peak RSS from wait4. Before the cap: 3.2 GB for one call."""
+    """The real command in a process of its own (tests/support/memory.py). Before the cap: 3.2 GB for one call."""
     cap = 4_000_000
     cases = cases_file(tmp_path / "cases.jsonl", ["huge", "fine-1", "huge-2", "huge-3", "huge-4", "gzipbomb"])
-    child = subprocess.Popen([sys.executable, str(REPO / "evaluate_rag.py"), "--system", hostile.url, "--docs",
-                              str(SAMPLE_DOCS), "--cases", cases, "--out", str(tmp_path / "out"), "--retries", "0",
-                              "--timeout", "20", "--workers", "4", "--max-body-bytes", str(cap)],
-                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        _, status, usage = os.wait4(child.pid, 0)
-    finally:
-        child.kill()
-    peak_mb = usage.ru_maxrss / 1024
-    assert os.waitstatus_to_exitcode(status) == 0, child.stderr.read().decode()[-2000:]
-    print(f"peak RSS {peak_mb:.0f} MB")
-    assert peak_mb < 400, f"peak RSS {peak_mb:.0f} MB with 4 workers and a {cap / 1e6:.0f} MB cap"
+    peak = peak_rss([sys.executable, str(REPO / "evaluate_rag.py"), "--system", hostile.url, "--docs",
+                     str(SAMPLE_DOCS), "--cases", cases, "--out", str(tmp_path / "out"), "--retries", "0",
+                     "--timeout", "20", "--workers", "4", "--max-body-bytes", str(cap)], cwd=REPO)
+    assert peak.returncode == 0, peak.stderr[-2000:]
+    print(f"peak RSS {peak.mb:.0f} MB")
+    assert peak.mb < 400, f"peak RSS {peak.mb:.0f} MB with 4 workers and a {cap / 1e6:.0f} MB cap"
 
 
 def test_invalid_utf8_is_refused_and_a_json_surrogate_is_an_error_row_not_a_stopped_run(tmp_path, hostile):
