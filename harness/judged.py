@@ -59,7 +59,7 @@ from .stats.precision_recall import CategoryScore, per_category
 
 __all__ = ["FLOOR_VERDICTS", "HUMAN", "MIN_PER_VERDICT", "MIN_RECALL", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement",
            "JudgeStanding", "SampleKey", "Shared", "VerdictCheck", "claim_key",
-           "judge_agreement", "judge_note", "judge_prompt", "judge_refusal", "judge_standing", "judged_claims",
+           "judge_agreement", "judge_note", "judge_prompt_sha256", "judge_refusal", "judge_standing", "judged_claims",
            "judged_passed", "judges_differ", "not_measured_text", "passed_from", "shared_claims"]
 
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
@@ -314,7 +314,7 @@ class JudgeStanding:
                 "text": self.text()}
 
 
-def judge_prompt(manifest: Manifest) -> str | None:
+def judge_prompt_sha256(manifest: Manifest) -> str | None:
     """The SHA-256 of the prompt the run's judge was asked with, as its manifest records it (`judge` section)."""
     return manifest.judge.prompt_sha256 if manifest.judge else None
 
@@ -380,5 +380,5 @@ def judged_passed(rows: Sequence[Row], manifest: Manifest) -> tuple[list[Row], J
     if not settings.judged_passed:
         return list(rows), None
     floor = DEFAULT_MIN_JUDGE_KAPPA if settings.min_judge_kappa is None else settings.min_judge_kappa
-    standing = judge_standing(rows, floor=floor, prompt_sha256=judge_prompt(manifest))
+    standing = judge_standing(rows, floor=floor, prompt_sha256=judge_prompt_sha256(manifest))
     return passed_from(rows, judged=standing.clears), standing

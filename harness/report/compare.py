@@ -35,7 +35,7 @@ import numpy as np
 
 from ..cases import refuse_other_selections
 from ..errors import InputError
-from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing
+from ..judged import judge_agreement, judge_prompt_sha256, judge_refusal, judge_standing
 from ..metrics import higher_is_better
 from ..records import Manifest
 from ..runs import LoadedRun, read_manifest_noting
@@ -136,7 +136,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
     note: dict[str, Any]
     if judged:
         standings = [(f"run {side}", judge_standing(run.judged_rows, floor=min_judge_kappa,
-                                                   prompt_sha256=judge_prompt(run.manifest)))
+                                                   prompt_sha256=judge_prompt_sha256(run.manifest)))
                      for side, run in (("A", a), ("B", b))]
         refused = judge_refusal(standings, compared=True)
         if refused is not None:
