@@ -138,7 +138,7 @@ class _Reader(csv.DictReader):
 
 def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
              what: str) -> tuple[csv.DictReader, FileProblems]:
-    """A CSV file exported for people to fill in, opened for reading, and the Problems to collect its line
+    """A CSV file exported for people to fill in, opened for reading, and the FileProblems to collect its line
     problems in. A missing or undecodable file, a file not separated by commas, or a header without a required
     column is reported at once, naming `what`."""
     path = Path(path)

@@ -1,4 +1,4 @@
-"""One row per case: the harness judges what a system returned, computes every metric and says why it failed.
+"""One row per case: the harness scores what a system returned, computes every metric and says why it failed.
 
 What the harness concludes (status, quote validity, retrieval metrics) it computes itself from the system's
 `SystemAnswer`; a system never grades itself. `rescore` recomputes a stored row through the same functions.
@@ -49,9 +49,9 @@ def answer_sha256(text: str) -> str:
 
 @dataclass(frozen=True)
 class ScoringRules:
-    """How answers are judged in a run. `pages` (page id -> folded text) enables the check that each
-    retrieved passage's text occurs on the page it names; `check_quotes` False only for saved outputs without
-    quotes."""
+    """How answers are scored in a run: the rules the harness applies itself, no model involved (the model judge
+    is `harness/judge/`). `pages` (page id -> folded text) enables the check that each retrieved passage's text
+    occurs on the page it names; `check_quotes` False only for saved outputs without quotes."""
 
     ks: tuple[int, ...]
     min_quote_words: int = 4

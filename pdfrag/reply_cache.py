@@ -4,7 +4,7 @@ The key is the SHA-256 of everything that decides a reply: the model digest (the
 Ollama serves), the SHA-256 of the rendered prompt (template + question + ordered passages), every option sent
 (num_ctx, num_predict, seed, temperature), the think value, the `format` schema, and the repeat index, so three
 repeats are three distinct calls. The entry stores the reply as the server sent it, with its original latency and
-token usage, so a cached cell reports the timings it really had. Judging the reply (JSON, quotes) is not cached:
+token usage, so a cached cell reports the timings it really had. Checking the reply (JSON, quotes) is not cached:
 it reruns on every use.
 
 Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically through folders opened without

@@ -65,7 +65,7 @@ class RowMaker:
 
 
 def _rules(check_quotes: bool, min_quote_words: Any) -> ScoringRules:
-    """The judging of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
+    """The scoring rules of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
     number is shared)."""
     if isinstance(min_quote_words, int):
         return _shared_rules(check_quotes, min_quote_words)
