@@ -27,7 +27,8 @@ from pdfrag.store import atomic_write_text, file_lock
 from pdfrag.text import normalize, split_sentences
 
 from ..inputs import FileProblems, json_lines
-from ..judged import judged_claims, judged_passed
+from ..judged.claims import judged_claims
+from ..judged.standing import judged_passed
 from ..records import AnyRow, Manifest, Row, Summary
 from ..records.reviews import REVIEWS_FORMAT, ResolutionLine, ReviewLine, reviews_line
 from ..rows import with_review
@@ -146,7 +147,7 @@ def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: S
                   judge: str | None = None) -> Row:
     """`row` with the claims of its answer's reviews (each claim's state across human reviewers, see ClaimState)
     and the claim metrics from them; a claim in disagreement keeps it pending with claims_supported null. With
-    `judge` (a judge reviewer name), also the judged claims from that judge's review (`harness/judged.py`). With no
+    `judge` (a judge reviewer name), also the judged claims from that judge's review (`harness/judged/`). With no
     review of its answer, and for a row with an error, `row` is returned unchanged: it keeps the review it
     carries, which is about its own answer (e.g. the claims file of a scored run)."""
     book = as_book(reviews)
