@@ -192,17 +192,17 @@ def answer(question: str, retriever: Retriever, generator: Generator, settings: 
     except (BadReply, InputTooLong, ServerTimeout, _PromptTooLong) as exc:
         return Answer(status="error", text=settings.no_answer_message, model_answer="", citations=(),
                       hits=tuple(hits), raw="", reasons=(str(exc),), error=str(exc), **base)
-    return judge_reply(reply, hits, settings, base, window=_window(generator))
+    return check_reply(reply, hits, settings, base, window=_window(generator))
 
 
-def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: AnswerOrigin, *,
+def check_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, base: AnswerOrigin, *,
                 window: int | None = None) -> Answer:
     """Parse the reply and validate every citation; only a fully valid, cited answer is `answered`."""
     content, leaked = split_thinking(reply.content)
     thinking_chars = len(reply.thinking) + len(leaked)
     withheld = settings.no_answer_message
 
-    def judged(status: str, text: str, model_answer: str, citations: tuple[CheckedCitation, ...],
+    def answer_as(status: str, text: str, model_answer: str, citations: tuple[CheckedCitation, ...],
                reasons: tuple[str, ...] = ()) -> Answer:
         return Answer(status=status, text=text, model_answer=model_answer, citations=citations, reasons=reasons,
                       hits=tuple(hits), raw=reply.content[:settings.max_reply_chars], thinking_chars=thinking_chars,
@@ -211,21 +211,21 @@ def judge_reply(reply: ChatReply, hits: list[Hit], settings: AnswerSettings, bas
     problem = (_size_problem(reply, settings) or _length_problem(reply, content, thinking_chars, settings, window)
                or _stop_problem(reply))
     if problem:
-        return judged("malformed_output", withheld, "", (), (problem,))
+        return answer_as("malformed_output", withheld, "", (), (problem,))
     outcome = read_reply(content, _ANSWER_VALIDATOR, schema_name="answer schema")
     if isinstance(outcome, Failed):
-        return judged("malformed_output", withheld, "", (), (outcome.error,))
+        return answer_as("malformed_output", withheld, "", (), (outcome.error,))
     parsed = outcome.reply
     model_answer = parsed["answer"].strip()
     citations = tuple(validate_citation(c["source_id"], c["quote"], hits, min_words=settings.min_quote_words)
                       for c in parsed["citations"])
     if not model_answer or not citations:
         reason = "the model gave no answer" if not model_answer else "the answer has no citation"
-        return judged("no_answer", withheld, model_answer, citations, (reason,))
+        return answer_as("no_answer", withheld, model_answer, citations, (reason,))
     bad = tuple(c.reason for c in citations if c.reason is not None)  # set exactly when the citation is invalid
     if bad:
-        return judged("invalid_citation", withheld, model_answer, citations, bad)
-    return judged("answered", model_answer, model_answer, citations)
+        return answer_as("invalid_citation", withheld, model_answer, citations, bad)
+    return answer_as("answered", model_answer, model_answer, citations)
 
 
 def _size_problem(reply: ChatReply, settings: AnswerSettings) -> str | None:

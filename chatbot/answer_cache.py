@@ -12,7 +12,7 @@ from dataclasses import replace
 from pdfrag.asking import KeyLocks
 from pdfrag.errors import InputError
 from pdfrag.model_server import ChatReply
-from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.reply_cache import AnswerCache, reply_key
 
 from .answer import AnswerSettings, Generator, answer_schema
 from .index import Hit
@@ -42,7 +42,7 @@ class CachingGenerator:
     def key(self, prompt: str, settings: AnswerSettings, hits: Sequence[Hit]) -> str:
         """The answer key of this prompt, as `generate` would use it (for --dry-run counts): the format in it is
         the one the answer path sends for these passages (`answer_schema`)."""
-        return answer_key(model_digest=self.digest, prompt=prompt, options=settings.options(),
+        return reply_key(model_digest=self.digest, prompt=prompt, options=settings.options(),
                           think=self._think(settings), format=answer_schema(hits), repeat=self.repeat)
 
     def thinks(self, settings: AnswerSettings) -> bool:

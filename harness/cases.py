@@ -15,7 +15,7 @@ from pdfrag.text import fold
 from pdfrag.versions import pypdf_version
 
 from .errors import InputError
-from .inputs import Problems, schema_lines
+from .inputs import FileProblems, schema_lines
 
 if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf or the model client
     from pdfrag.chunking import Chunk
@@ -76,7 +76,7 @@ def case_schema() -> dict:
 
 def load_cases(path: str | Path) -> list[Case]:
     """Parse and schema-check a cases JSONL file; every problem is reported at once with its line."""
-    problems = Problems(str(path))
+    problems = FileProblems(str(path))
     cases = _parse(Path(path), problems)
     problems.raise_if_any("the cases file")
     return cases
@@ -89,7 +89,7 @@ def load_checked_cases(path: str | Path, documents: list[Document], chunks: list
     only counts when it holds the quote, so a quote cut by a chunk boundary could never be found. When a check
     fails and the manifest that wrote the labels (`written_by`, default the one beside `path`) records another
     pypdf than this one, the error says so."""
-    problems = Problems(str(path))
+    problems = FileProblems(str(path))
     cases = _parse(Path(path), problems)
     _check(cases, documents, problems)
     if chunks is not None and not problems.items:
@@ -99,7 +99,7 @@ def load_checked_cases(path: str | Path, documents: list[Document], chunks: list
     return cases
 
 
-def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: Problems) -> None:
+def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: FileProblems) -> None:
     by_page: dict[str, list[str]] = {}
     for chunk in chunks:
         by_page.setdefault(chunk.page_id, []).append(fold(chunk.text))
@@ -111,7 +111,7 @@ def _check_quotes_fit(cases: list[Case], chunks: list[Chunk], problems: Problems
                                         "--chunk-overlap / --chunk-size")
 
 
-def _parse(path: Path, problems: Problems) -> list[Case]:
+def _parse(path: Path, problems: FileProblems) -> list[Case]:
     cases: list[Case] = []
     for number, data in schema_lines(path, case_schema(), problems, what="cases file", record="case",
                                      id_field="id"):
@@ -139,12 +139,12 @@ def _case(data: dict, line: int) -> Case:
 
 def check_labels(cases: list[Case], documents: list[Document], *, cases_path: str) -> None:
     """Every evidence page exists and every evidence quote occurs on its page; all problems at once."""
-    problems = Problems(cases_path)
+    problems = FileProblems(cases_path)
     _check(cases, documents, problems)
     problems.raise_if_any("the case labels")
 
 
-def _check(cases: list[Case], documents: list[Document], problems: Problems) -> None:
+def _check(cases: list[Case], documents: list[Document], problems: FileProblems) -> None:
     pages = {p.source_id: fold(p.text) for d in documents for p in d.pages}
     doc_ids = sorted({d.doc_id for d in documents})
     for case in cases:

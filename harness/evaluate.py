@@ -26,7 +26,7 @@ from pdfrag.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases
 from .errors import InputError, RunStopped, SystemDown, command
-from .judged import JudgeStanding, judged_passed
+from .judged.standing import JudgeStanding, judged_passed
 from .metrics import metric_names
 from .records import (
     MANIFEST_FORMAT,
@@ -42,7 +42,7 @@ from .records import (
     field_problem,
 )
 from .review.store import apply_reviews, load_reviews, run_judge
-from .rows import Judging, fold_pages, guarded_row
+from .rows import ScoringRules, fold_pages, guarded_row
 from .runs import (
     MANIFEST,
     ROWS,
@@ -167,14 +167,14 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
     write_json(run_dir / MANIFEST, manifest.to_json())
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
-    judging = Judging(tuple(settings.k), settings.min_quote_words, fold_pages(_page_texts(documents)))
+    rules = ScoringRules(tuple(settings.k), settings.min_quote_words, fold_pages(_page_texts(documents)))
     written = len(jobs) - len(todo)
     try:
         writer = RowWriter(run_dir, append=bool(done) or (run_dir / ROWS).exists())
         if progress:  # what an earlier, interrupted run already wrote counts as done before, not in the rate
             progress("cases", written, len(jobs))
         try:
-            for row in _answer_all(system, todo, settings, judging):
+            for row in _answer_all(system, todo, settings, rules):
                 # an unchanged answer keeps its reviews, a judge's too
                 writer.write(apply_reviews(row, reviews, settings.k, judge=run_judge(manifest)))
                 written += 1
@@ -302,7 +302,7 @@ def _drop_partial_line(path: Path) -> None:
 
 
 def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSettings,
-                judging: Judging) -> Iterator[Row]:
+                rules: ScoringRules) -> Iterator[Row]:
     """Yield rows in job order. A system with a host pool (the chatbot) spreads the jobs over its servers'
     worker slots and each row records the server that answered it; any other system runs `workers` jobs at once.
     A row is yielded when it and all rows before it are done."""
@@ -315,7 +315,7 @@ def _answer_all(system: System, jobs: list[tuple[Case, int]], settings: RunSetti
         elapsed_ms = (time.perf_counter() - start) * 1000
         result = _bounded(result, settings, timed_out=timed and elapsed_ms > settings.timeout * 1000,
                           elapsed_ms=elapsed_ms)
-        return guarded_row(case, result, judging, elapsed_ms=elapsed_ms, repeat=repeat,
+        return guarded_row(case, result, rules, elapsed_ms=elapsed_ms, repeat=repeat,
                            host=None if client is None else client.host)
 
     if isinstance(system, SeesQuestionsAhead) and callable(system.questions_ahead):  # the chatbot: batched vectors

@@ -7,7 +7,7 @@ UTF-16 with its BOM are read; Windows-1252, a `;`- or tab-separated file, or a c
 limit is one clear error naming the file and line.
 
 One reader per kind, shared by every command. Each problem is named by file and line (or key) and collected in
-a `Problems`, so a whole file is reported at once before any expensive work; a file that cannot be read at all
+a `FileProblems`, so a whole file is reported at once before any expensive work; a file that cannot be read at all
 is an `InputError` at once. TOML keys are the flags' names (dashes or underscores); each value must have the
 TOML type the settings dataclass declares; paths are relative to the file.
 """
@@ -42,7 +42,7 @@ else:  # pragma: no cover - Python 3.10
 
 
 @dataclass
-class Problems:
+class FileProblems:
     """Every problem found in one input file, reported together."""
 
     path: str
@@ -137,8 +137,8 @@ class _Reader(csv.DictReader):
 
 
 def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
-             what: str) -> tuple[csv.DictReader, Problems]:
-    """A CSV file exported for people to fill in, opened for reading, and the Problems to collect its line
+             what: str) -> tuple[csv.DictReader, FileProblems]:
+    """A CSV file exported for people to fill in, opened for reading, and the FileProblems to collect its line
     problems in. A missing or undecodable file, a file not separated by commas, or a header without a required
     column is reported at once, naming `what`."""
     path = Path(path)
@@ -150,7 +150,7 @@ def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
         raise InputError(f"{path}:{exc.line}: {exc.message}") from None
     if (problem := delimiter_problem(text.partition("\n")[0])) is not None:
         raise InputError(f"{path}:1: {problem}")
-    problems = Problems(str(path))
+    problems = FileProblems(str(path))
     reader = _Reader(text, path)
     missing = [c for c in required if c not in (reader.fieldnames or [])]
     if missing:
@@ -179,7 +179,7 @@ def lone_surrogate(line: str) -> tuple[str, str] | None:
                               "(a pair of surrogates, or the character itself)")
 
 
-def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]]:
+def json_lines(lines: list[str], problems: FileProblems) -> Iterator[tuple[int, Any]]:
     """(line number, parsed value) for each non-blank line; a line that is not JSON, or holds what is not text,
     becomes a problem."""
     for number, line in enumerate(lines, start=1):
@@ -199,7 +199,7 @@ def json_lines(lines: list[str], problems: Problems) -> Iterator[tuple[int, Any]
 # ---------------------------------------------------------------- JSON lines
 
 
-def schema_lines(path: Path, schema: dict, problems: Problems, *, what: str, record: str,
+def schema_lines(path: Path, schema: dict, problems: FileProblems, *, what: str, record: str,
                  id_field: str) -> Iterator[tuple[int, dict]]:
     """(line number, object) for every line of a JSONL file that meets `schema`; a line that does not is a
     problem naming the field at fault (or `record`), and an `id_field` seen on an earlier line is a problem too.

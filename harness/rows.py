@@ -1,4 +1,4 @@
-"""One row per case: the harness judges what a system returned, computes every metric and says why it failed.
+"""One row per case: the harness scores what a system returned, computes every metric and says why it failed.
 
 What the harness concludes (status, quote validity, retrieval metrics) it computes itself from the system's
 `SystemAnswer`; a system never grades itself. `rescore` recomputes a stored row through the same functions.
@@ -48,10 +48,10 @@ def answer_sha256(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class Judging:
-    """How answers are judged in a run. `pages` (page id -> folded text) enables the check that each
-    retrieved passage's text occurs on the page it names; `check_quotes` False only for saved outputs without
-    quotes."""
+class ScoringRules:
+    """How answers are scored in a run: the rules the harness applies itself, no model involved (the model judge
+    is `harness/judge/`). `pages` (page id -> folded text) enables the check that each retrieved passage's text
+    occurs on the page it names; `check_quotes` False only for saved outputs without quotes."""
 
     ks: tuple[int, ...]
     min_quote_words: int = 4
@@ -59,13 +59,13 @@ class Judging:
     check_quotes: bool = True
 
 
-def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms: float, repeat: int = 0,
+def build_row(case: Case, answer: SystemAnswer, rules: ScoringRules, *, elapsed_ms: float, repeat: int = 0,
               host: str | None = None, warnings: Sequence[str] = (),
               claims: Sequence[ClaimRecord] | None = None) -> Row:
     """The row of one case. An answer with an error still gets a row, whose metrics are all null."""
     retrieved = tuple(_retrieved(p.rank, p.source_id, p.score, p.text) for p in answer.retrieved)
     passages = [(p.source_id, p.text) for p in answer.retrieved]
-    citations = tuple(_judge_citation(c.source_id, c.quote, passages, judging) for c in answer.citations)
+    citations = tuple(_check_citation(c.source_id, c.quote, passages, rules) for c in answer.citations)
     status = _status(answer, citations)
     record = AnswerRecord(
         status=status, text=answer.details.get("shown", "" if answer.abstains else answer.answer),
@@ -73,9 +73,9 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         citations=citations, reasons=tuple(answer.details.get("reasons", ())) or _reasons(answer, citations),
         thinking_chars=answer.details.get("thinking_chars", 0), done_reason=answer.details.get("done_reason"),
         abstained=decided_abstain(status, answer.abstains))
-    page_warnings = _page_warnings(answer, judging.pages) if judging.pages is not None else []
+    page_warnings = _page_warnings(answer, rules.pages) if rules.pages is not None else []
     page_warnings += _duplicate_id_warnings(answer)
-    page_warnings += reviewer_warnings(answer.answer, status, citations, quotes=judging.check_quotes)
+    page_warnings += reviewer_warnings(answer.answer, status, citations, quotes=rules.check_quotes)
     reviewed_claims = tuple(claims) if claims is not None and answer.error is None else None
     row = Row(
         format=1, case_id=case.id, repeat=repeat, question=case.question, tags=case.tags,
@@ -84,22 +84,22 @@ def build_row(case: Case, answer: SystemAnswer, judging: Judging, *, elapsed_ms:
         human_claim_review="reviewed" if reviewed_claims is not None else "pending", claims=reviewed_claims,
         metrics={}, fact_results=(), quote_validation=_NOT_APPLICABLE, failure_reasons=(),
         warnings=(*warnings, *page_warnings), host=host)
-    return score_row(row, case, judging.ks)
+    return score_row(row, case, rules.ks)
 
 
-def guarded_row(case: Case, result: SystemAnswer, judging: Judging, **where: Any) -> Row:
+def guarded_row(case: Case, result: SystemAnswer, rules: ScoringRules, **where: Any) -> Row:
     """The row of `result`, built (every record validated as it is made) and serialized as the RowWriter will;
     anything that fails while building or serializing it (a lone surrogate, NaN, an object JSON cannot hold) makes
     it an error row instead (the run goes on, and a resume does not stop at this case again). What was built and
     serialized is not parsed back: the records' own checks ran as they were made."""
     try:
-        row = build_row(case, result, judging, **where)
+        row = build_row(case, result, rules, **where)
         row.line()
         return row
     except Exception as exc:  # whatever a system's output breaks here is that case's failure alone
         cause = f"{type(exc).__name__}: {exc}".encode("utf-8", "backslashreplace").decode("utf-8")
         return build_row(case, SystemAnswer(error=f"the system's answer could not be stored as a row ({cause[:500]})"),
-                         judging, **where)
+                         rules, **where)
 
 
 @lru_cache(maxsize=4096)
@@ -307,14 +307,14 @@ def _passage(rank: int, source_id: str, score: float | None, text: str) -> Retri
                             score=score, text=text)
 
 
-def _judge_citation(source_id: str, quote: str, passages: Sequence[tuple[str, str]],
-                    judging: Judging) -> CitationResult:
-    if not judging.check_quotes and not quote:
+def _check_citation(source_id: str, quote: str, passages: Sequence[tuple[str, str]],
+                    rules: ScoringRules) -> CitationResult:
+    if not rules.check_quotes and not quote:
         known = any(sid == source_id for sid, _ in passages)
         return CitationResult(
             source_id=source_id, quote=quote, valid=None if known else False,
             reason=None if known else f"cited {source_id!r} was not among the retrieved passages")
-    verdict = check_quote(source_id, quote, passages, min_words=judging.min_quote_words)
+    verdict = check_quote(source_id, quote, passages, min_words=rules.min_quote_words)
     return CitationResult(source_id=source_id, quote=quote, valid=verdict.valid, reason=verdict.reason)
 
 

@@ -15,7 +15,7 @@ from .cases import ORIGINS, origin
 from .records import REVIEW_WARNINGS, AnyRow, ClaimCounts, MetricSummary, Row, Summary, review_kinds
 
 if TYPE_CHECKING:
-    from .judged import JudgeStanding
+    from .judged.standing import JudgeStanding
 
 __all__ = ["Summarizer", "Tally", "errored_value", "metric_summaries", "metric_values", "per_case_means", "summarize",
            "tally"]
@@ -28,7 +28,7 @@ def summarize(rows: Iterable[AnyRow], metric_names: Iterable[str], collection: d
     """Per metric: the mean over rows where it applies, with counts of scored, not applicable and errored rows
     (with `na_as_pass`, not-applicable values count as 1.0 in the mean, as the tutorial tables do).
     Retrieval metrics sit beside the collection size, since Recall@4 over four chunks says nothing. When a judge
-    rated the answers, `judge` holds its agreement with people (`harness/judged.py`); when the run asked for
+    rated the answers, `judge` holds its agreement with people (`harness/judged/`); when the run asked for
     --judged-passed, `judged_passed` says whether the judge earned it (`JudgeStanding`) and so whose `passed` this
     is. One pass over `rows`; `stability=False` leaves out the repeat stability (see `Summarizer`)."""
     summarizer = Summarizer(metric_names, na_as_pass=na_as_pass, stability=stability)
@@ -190,7 +190,7 @@ class Summarizer:
                       if o in self._by_origin} if self._by_origin is not None else None)
         judge = None
         if self._judged:  # the statistics of agreement (and numpy) only for rows a judge rated
-            from .judged import judge_agreement
+            from .judged.standing import judge_agreement
 
             judge = judge_agreement(self._judged)
         return Summary(rows=self._rows, errored=self._all.errored, passes=self._passes, metrics=metrics,

@@ -4,7 +4,7 @@ The key is the SHA-256 of everything that decides a reply: the model digest (the
 Ollama serves), the SHA-256 of the rendered prompt (template + question + ordered passages), every option sent
 (num_ctx, num_predict, seed, temperature), the think value, the `format` schema, and the repeat index, so three
 repeats are three distinct calls. The entry stores the reply as the server sent it, with its original latency and
-token usage, so a cached cell reports the timings it really had. Judging the reply (JSON, quotes) is not cached:
+token usage, so a cached cell reports the timings it really had. Checking the reply (JSON, quotes) is not cached:
 it reruns on every use.
 
 Entries live under `<cache dir>/answers/<2 hex>/<key>.json`, written atomically through folders opened without
@@ -31,7 +31,7 @@ from .errors import InputError
 from .model_server import ChatReply
 from .store import UnsafeFile, atomic_write_text, cache_root, read_bytes
 
-__all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "answer_key", "reply_problem"]
+__all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "reply_key", "reply_problem"]
 
 ANSWER_CACHE_FORMAT = 1
 MAX_REPLY_CHARS = 1_000_000  # content + thinking; a reply this long is a runaway generation, not an answer
@@ -42,7 +42,7 @@ _TIMES = ("total_ms", "load_ms", "prompt_eval_ms", "eval_ms")
 _STORED = frozenset(f.name for f in fields(ChatReply)) - {"cached"}  # whether it came from here is not stored
 
 
-def answer_key(*, model_digest: str, prompt: str, options: Mapping[str, Any], think: bool | str | None,
+def reply_key(*, model_digest: str, prompt: str, options: Mapping[str, Any], think: bool | str | None,
                format: dict | str | None, repeat: int) -> str:
     """The cache key (64 hex characters) of one chat call. Numbers in `options` count by value, so
     `temperature = 0` and `0.0` share a key; `think=None` (the server decides) differs from True and False."""
@@ -65,7 +65,7 @@ def _by_value(value: Any) -> Any:
 
 
 class AnswerCache:
-    """Chat replies by `answer_key`. Safe to share between threads of one process and between processes."""
+    """Chat replies by `reply_key`. Safe to share between threads of one process and between processes."""
 
     def __init__(self, root: str | Path):
         self.root = Path(root)

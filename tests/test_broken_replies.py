@@ -18,7 +18,7 @@ from harness.cases import Case
 from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.records import SystemAnswer
-from harness.rows import Judging, build_row
+from harness.rows import ScoringRules, build_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from tests.conftest import HANDBOOK, SAMPLE_DOCS, sample_cases
@@ -64,7 +64,7 @@ def test_a_server_sending_only_broken_replies_fails_every_row_unanswerable_cases
 
 def test_an_error_row_is_no_abstention_either():
     unanswerable = Case(id="c", question="What was the revenue?", evidence=(), facts=(), abstain=True)
-    row = build_row(unanswerable, SystemAnswer(error="timeout after 300 s"), Judging((1,)), elapsed_ms=1.0)
+    row = build_row(unanswerable, SystemAnswer(error="timeout after 300 s"), ScoringRules((1,)), elapsed_ms=1.0)
     assert row.answer.status == "error" and row.answer.abstained is False
     assert row.metrics["behaviour"] is None and row.metrics["passed"] is None  # no metrics: counted as errored
 

@@ -16,7 +16,7 @@ from chatbot.answer_cache import CachingGenerator
 from chatbot.index import Hit
 from harness.drafting.prompting import drafts_schema
 from harness.judge.asking import judge_asker
-from harness.judge.prompting import judge_prompt, judge_values, verdicts_schema
+from harness.judge.prompting import judge_template, judge_values, verdicts_schema
 from pdfrag.asking import Asker, ChatOptions, ParsedReplies, PromptTemplate
 from pdfrag.chunking import Chunk
 from pdfrag.model_server import ChatReply
@@ -84,7 +84,7 @@ def test_the_judge_reply_cache_key_is_unchanged(tmp_path):
     row = make_row("C01", {}, answer="Employees get 25 days. Hotels cost EUR 150.", question="Leave?",
                    retrieved=["handbook.pdf#p1", "handbook.pdf#p2"])
     claims = ["Employees get 25 days.", "Hotels cost EUR 150."]
-    template = judge_prompt()
+    template = judge_template()
     prompt = template.render(**judge_values(row, claims))
     for backend, expected in (("ollama", JUDGE_KEY), ("openai", JUDGE_KEY_OPENAI)):
         asker = judge_asker(_Client("{}", backend), ChatOptions("qwen3:4b", num_ctx=16384), DIGEST, ("thinking",),

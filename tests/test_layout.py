@@ -9,7 +9,8 @@ down, none sideways or up, and no family imports another in a circle. No import 
 form (at most 12 harness modules do); `harness/evaluate.py` asks a system what it is
 instead of testing the `--system` string; no module imports a command module of `harness/cli/` (what commands
 share lives in modules that register none); `harness/` keeps at most 24 top-level entries; and one name per meaning
-(one `Citation`, one `_Record` base, one `check_quote` argument order); nothing imports upward;
+(one `Citation`, one `_Record` base, one `check_quote` and one argument order for the two quote checks, one
+definition each for the names that once held two meanings); nothing imports upward;
 `pyproject.toml` declares what the code imports directly; no tracked file cites a document outside the
 repository (a developer's notes beside it), which no reader of the repository can open.
 """
@@ -296,10 +297,17 @@ def _definitions(kind: type, name: str) -> list[tuple[str, ast.AST]]:
 def test_one_name_per_meaning():
     assert [m for m, _ in _definitions(ast.ClassDef, "Citation")] == ["harness.records.answers"]
     assert [m for m, _ in _definitions(ast.ClassDef, "_Record")] == ["harness.records.base"]
-    quote_checks = _definitions(ast.FunctionDef, "check_quote")
-    assert len(quote_checks) == 2
+    quote_checks = [*_definitions(ast.FunctionDef, "check_quote"), *_definitions(ast.FunctionDef, "check_draft_quote")]
+    assert [m for m, _ in quote_checks] == ["pdfrag.citations", "harness.drafting.verify"]
     for module, node in quote_checks:
         assert [a.arg for a in node.args.args[:2]] == ["source_id", "quote"], module
+    # Two meanings once shared these names (#42): each now has a name of its own, and the old names none.
+    for old in ("Judging", "Problems", "judge_prompt", "answer_key"):
+        assert _definitions(ast.ClassDef, old) + _definitions(ast.FunctionDef, old) == [], old
+    for kind, name in ((ast.ClassDef, "ScoringRules"), (ast.ClassDef, "FileProblems"), (ast.ClassDef, "SavedProblems"),
+                       (ast.FunctionDef, "judge_template"), (ast.FunctionDef, "judge_prompt_sha256"),
+                       (ast.FunctionDef, "reply_key"), (ast.FunctionDef, "review_key")):
+        assert len(_definitions(kind, name)) == 1, name
 
 
 def test_pyproject_declares_what_the_code_imports_directly():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from harness import metrics as m
 from harness.cases import Case, Evidence
 from harness.records import Citation, Passage, SystemAnswer
-from harness.rows import Judging, build_row
+from harness.rows import ScoringRules, build_row
 from tests.support.rowkit import observation
 
 R = m.Retrieved
@@ -138,7 +138,7 @@ PASSAGE = Passage(source_id="h.pdf#p2.1", text=HOTEL, rank=1)
 ])
 def test_quote_validity_by_status(answer, status, quote_valid):
     # The harness judges the citations (rows.build_row); quote_valid reads its verdict.
-    row = build_row(HOTEL_CASE, answer, Judging((1,)), elapsed_ms=0.0)
+    row = build_row(HOTEL_CASE, answer, ScoringRules((1,)), elapsed_ms=0.0)
     assert row.answer.status == status
     assert row.metrics["quote_valid"] == quote_valid
 
@@ -270,7 +270,7 @@ def _warned(answer: str, *, abstained: bool = False, cites: tuple[tuple[str, str
     answer_ = SystemAnswer(answer=answer, abstained=abstained, retrieved=(Passage(source_id="h.pdf#p1", text=page,
                                                                                   rank=1),),
                            citations=tuple(Citation(source_id=s, quote=q) for s, q in cites))
-    return build_row(case, answer_, Judging((1,), check_quotes=check_quotes), elapsed_ms=0.0).warnings
+    return build_row(case, answer_, ScoringRules((1,), check_quotes=check_quotes), elapsed_ms=0.0).warnings
 
 
 QUOTE = ("h.pdf#p1", "reimbursed up to EUR 160 per night")

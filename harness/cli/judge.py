@@ -21,7 +21,7 @@ from pdfrag.terminal import ProgressBar, say
 
 from ..errors import command
 from ..judge.run import JudgeResult, JudgeSettings, judge_run
-from ..judged import judge_agreement
+from ..judged.standing import judge_agreement
 from ..records import MetricSummary
 from ..runs import read_rows
 from .common import default_reviews, judged_passed_text

@@ -23,9 +23,9 @@ from ..review.reviewer import refuse_nameless
 from ..review.store import (
     ReviewBook,
     add_reviews,
-    answer_key,
     apply_file_to_run,
     read_reviews,
+    review_key,
 )
 from ..runs import read_rows, utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         if args.import_ or args.resolve:
             raise InputError("--calibrate goes with the terminal review or --export, not --import or --resolve")
         sampled = _calibration(args, run_dir, rows, book, path).answers()
-        rows = [r for r in rows if answer_key(r) in sampled]
+        rows = [r for r in rows if review_key(r) in sampled]
     if args.export:  # a blank reviewer column on export means the one who imports it
         return _export(args, rows, book, reviewer_name(args.reviewer, required=False))
     if args.apply:

@@ -14,7 +14,7 @@ from pdfrag.text import cited_passage, find_quote
 from ..records import RetrievedPassage, Row, Verdict
 from ..review.agreement import verdict_text as _verdict_text
 from ..review.book import VERDICTS, Claim, ClaimState, Resolution, Review, ReviewBook
-from ..review.store import add_reviews, answer_key, distinct_answers, offered_claims, withheld
+from ..review.store import add_reviews, distinct_answers, offered_claims, review_key, withheld
 from ..runs import utc_now
 
 __all__ = ["quote_context", "walk", "walk_disagreements"]
@@ -108,8 +108,8 @@ def _ask(prompt: str, row: Row) -> str:
 def _to_review(rows: list[Row], book: ReviewBook, reviewer: str) -> list[Row]:
     """The answers `reviewer` has not reviewed. A row reviewed without any review in the book (its claims came
     from a claims file) is left alone."""
-    return [row for row in distinct_answers(rows) if book.review_of(answer_key(row), reviewer) is None
-            and (row.human_claim_review != "reviewed" or book.for_answer(answer_key(row)))]
+    return [row for row in distinct_answers(rows) if book.review_of(review_key(row), reviewer) is None
+            and (row.human_claim_review != "reviewed" or book.for_answer(review_key(row)))]
 
 
 def walk(rows: list[Row], book: ReviewBook, path: Path, reviewer: str) -> ReviewBook:
@@ -189,7 +189,7 @@ def _source(given: str, retrieved: list[str], cited: str | None) -> str | None:
 # Resolving disagreements -----------------------------------------------------------------------------------------
 
 def _open_disagreements(rows: list[Row], book: ReviewBook) -> list[tuple[Row, ClaimState]]:
-    return [(row, s) for row in distinct_answers(rows) for s in book.claim_states(answer_key(row)) or []
+    return [(row, s) for row in distinct_answers(rows) for s in book.claim_states(review_key(row)) or []
             if s.status == "disagreement"]
 
 

@@ -18,7 +18,7 @@ from ..cases import describe_selection
 from ..chart import fmt
 from ..errors import EXIT_JUDGE_REFUSED, InputError, command
 from ..evaluate import prepare, run_evaluation
-from ..judged import judge_refusal
+from ..judged.standing import judge_refusal
 from ..metrics import parse_metric
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows

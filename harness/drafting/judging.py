@@ -23,7 +23,7 @@ from pdfrag.text import clip
 
 from ..judge.asking import judge_asker, judge_cache
 from ..judge.run import JudgeSettings, judge_name
-from ..judged import HUMAN
+from ..judged.standing import HUMAN
 from ..records import NOTE_CHARS
 from ..runs import utc_now
 from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, measure_agreement

@@ -15,7 +15,7 @@ from pydantic import ValidationError
 
 from pdfrag.store import atomic_write_text
 
-from ..inputs import Problems, schema_lines
+from ..inputs import FileProblems, schema_lines
 from ..records import field_problem
 from ..records.drafts import (
     DECISION_STATUSES,
@@ -53,7 +53,7 @@ def draft_schema() -> dict:
 def read_drafts(path: str | Path) -> list[Draft]:
     """Parse a drafts file, reporting every bad line at once with its line number."""
     path = Path(path)
-    problems = Problems(str(path))
+    problems = FileProblems(str(path))
     drafts = []
     for number, data in schema_lines(path, draft_schema(), problems, what="drafts file", record="draft",
                                      id_field="draft_id"):

@@ -108,7 +108,8 @@ def is_deictic(question: str) -> str | None:
     return match.group(0) if match else None
 
 
-def check_quote(source_id: str, quote: str, view: PageView, limits: Limits) -> tuple[list[Reason], tuple[str, ...]]:
+def check_draft_quote(source_id: str, quote: str, view: PageView,
+                      limits: Limits) -> tuple[list[Reason], tuple[str, ...]]:
     """Reasons about the quote, and the pages it occurs on (source page first) when it is on the source page."""
     needle = fold(quote)
     if not needle:
@@ -207,7 +208,7 @@ def check_draft(question: str, quote: str, facts: Sequence[str], source_id: str,
     oversize = length_reasons(question, quote, facts, view.pages.get(source_id))
     if oversize:
         return Checked(tuple(oversize), (), (), 0.0, 0, {})
-    quote_reasons, evidence = check_quote(source_id, quote, view, limits)
+    quote_reasons, evidence = check_draft_quote(source_id, quote, view, limits)
     language = view.languages.get(source_id) or guess(view.pages.get(source_id, ""))
     q_reasons, tags, overlap, run, languages = check_question(question, quote, language, limits)
     reasons = quote_reasons + check_facts(facts, quote, question, limits) + q_reasons

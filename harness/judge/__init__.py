@@ -1,6 +1,6 @@
 """A model judge as one more reviewer: `rag-eval judge RUN` asks a model whether each claim of each answer is
 supported by the retrieved passages, validates the quote it gives like any citation, and stores its verdicts in
-the reviews file under `judge:<model>@<digest>`; `harness/judged.py` measures it against people before any
+the reviews file under `judge:<model>@<digest>`; `harness/judged/` measures it against people before any
 number uses it, and `calibrate` draws the random sample people review first.
 """
 

@@ -3,7 +3,7 @@ OpenAI-compatible one with --backend openai), its replies kept like answers.
 
 The request: one chat call (`/api/chat`, or `/v1/chat/completions`), one user message, `stream: false`, the
 verdicts schema as `format`, options {temperature: 0, seed, num_ctx, num_predict}, `think` as runs send it (on
-for models with the thinking capability under `auto`). Replies are kept by `pdfrag.reply_cache.answer_key`
+for models with the thinking capability under `auto`). Replies are kept by `pdfrag.reply_cache.reply_key`
 (model digest or name identity, SHA-256 of the rendered prompt: template, question, answer, claims and passages;
 options with the API spoken; think; schema) under `<cache dir>/judge-replies/`, and only once they parse and match
 the schema, so a rerun makes no call for an unchanged answer and asks again for one that failed. A timeout, a
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pdfrag.asking import Asker, ChatOptions, PromptTemplate, Replied, read_reply, sha256, split_thinking
 from pdfrag.model_server import ChatReply, ModelServer
-from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.reply_cache import AnswerCache, reply_key
 from pdfrag.store import cache_root
 
 __all__ = ["JudgeReplies", "judge_asker", "judge_cache"]
@@ -34,7 +34,7 @@ class JudgeReplies:
     def key(self, asker: Asker, template: PromptTemplate, prompt: str, schema: dict) -> str:
         # the API spoken is part of the key: the same name and prompt on another backend is another model
         options = asker.chat.options() | {"backend": asker.client.backend}
-        return answer_key(model_digest=asker.digest, prompt=prompt, options=options, think=asker.think,
+        return reply_key(model_digest=asker.digest, prompt=prompt, options=options, think=asker.think,
                           format=schema, repeat=0)
 
     def get(self, key: str, schema: dict) -> Replied | None:

@@ -23,7 +23,8 @@ from typing import Any
 from pdfrag.store import atomic_write_text
 
 from ..errors import InputError, command
-from ..judged import JudgeAgreement, claim_key, judge_agreement
+from ..judged.claims import claim_key
+from ..judged.standing import JudgeAgreement, judge_agreement
 from ..records import Manifest, Row
 from ..review.agreement import Disagreement, agreement_report
 from ..review.book import ReviewKey

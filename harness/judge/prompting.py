@@ -25,12 +25,12 @@ from pdfrag.citations import check_quote
 from ..records import VERDICTS, Row
 from ..review.book import Claim
 
-__all__ = ["judge_prompt", "judge_values", "parse_verdicts", "render_passages", "verdicts_schema"]
+__all__ = ["judge_template", "judge_values", "parse_verdicts", "render_passages", "verdicts_schema"]
 
 _VARIABLES = ("question", "answer", "claims", "passages")
 
 
-def judge_prompt(path: str | Path | None = None) -> PromptTemplate:
+def judge_template(path: str | Path | None = None) -> PromptTemplate:
     """The bundled judge template, or the file at `path`; it must use $question, $answer, $claims and $passages."""
     template = PromptTemplate.read(path) if path is not None else PromptTemplate.bundled("harness", "judge")
     return template.require(_VARIABLES)

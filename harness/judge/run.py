@@ -25,7 +25,7 @@ from ..review.book import JUDGE_PREFIX, Review
 from ..review.store import add_reviews, distinct_answers, offered_claims, read_reviews, rewrite_run
 from ..runs import MANIFEST, RunLock, read_manifest, read_rows, utc_now, write_json
 from .asking import judge_asker, judge_cache
-from .prompting import judge_prompt, judge_values, parse_verdicts, verdicts_schema
+from .prompting import judge_template, judge_values, parse_verdicts, verdicts_schema
 
 __all__ = ["JUDGE_FILE", "JudgeError", "JudgeResult", "JudgeSettings", "judge_name", "judge_run"]
 
@@ -112,7 +112,7 @@ def judge_run(run_dir: str | Path, reviews: str | Path, settings: JudgeSettings,
     the calls it would make (after the server preflight, which the digest needs)."""
     run_dir = Path(run_dir)
     read_reviews(reviews)  # a broken reviews file fails before any call
-    prompt = judge_prompt(settings.prompt)
+    prompt = judge_template(settings.prompt)
     manifest = read_manifest(run_dir)
     model = judge_model(manifest, settings)
     client = connect(settings.client(manifest.settings.backend or "ollama", manifest.settings.host))

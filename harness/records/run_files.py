@@ -41,7 +41,7 @@ class JudgeSummary(_Record):
 
     reviewer: str
     shared_claims: int = Field(description="claims both a person (settled) and the judge rated")
-    measured: bool = Field(description="at least MIN_SHARED shared claims (harness/judged.py)")
+    measured: bool = Field(description="at least MIN_SHARED shared claims (harness/judged/)")
     kappa: float | None
     interval: tuple[float | None, float | None]
     interval_note: str | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..chart import fmt
-from ..judged import JudgeAgreement, judge_agreement
+from ..judged.standing import JudgeAgreement, judge_agreement
 from ..records import VERDICTS
 from ..review.agreement import Disagreement, agreement_report
 from ..stats.agreement import AgreementReport

@@ -31,7 +31,7 @@ class RunColumns:
     """One run, row by row in its rows' order. `values[name][i]` is row i's value of metric `name`, NaN where the
     row has none (null, or no such key): rows never hold NaN themselves (`RowScores` refuses it). `passed` is
     recomputed from each row's metrics when the builder was asked to (`judged` True or False), as
-    `harness.judged.passed_from` does."""
+    `harness.judged.standing.passed_from` does."""
 
     name: str
     path: Path

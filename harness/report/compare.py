@@ -17,7 +17,7 @@ Definitions (B is compared with A; which way is better is the registry's `higher
   out, as in summaries. `errored` counts the errored compared cases of each run.
 - `passed` is read the same way in both runs: the people's, also in a run that recorded --judged-passed; with
   `judged` (--judged-passed), the judge's in both, once each run's judge has earned it and one judge (name and
-  prompt) judged both (`harness.judged.judge_refusal`), else JudgeRefused and no comparison.
+  prompt) judged both (`harness.judged.standing.judge_refusal`), else JudgeRefused and no comparison.
 - The p-values are per metric and not corrected across metrics; the primary metric is the one to decide on.
 - notes, per metric: where its interval and p tell different stories at 0.05 (`harness.stats.paired.disagreement`),
   the same words in the text table, Markdown and --json.
@@ -35,7 +35,7 @@ import numpy as np
 
 from ..cases import refuse_other_selections
 from ..errors import InputError
-from ..judged import judge_agreement, judge_prompt, judge_refusal, judge_standing
+from ..judged.standing import judge_agreement, judge_prompt_sha256, judge_refusal, judge_standing
 from ..metrics import higher_is_better
 from ..records import Manifest
 from ..runs import LoadedRun, read_manifest_noting
@@ -106,8 +106,8 @@ class Comparison:
     primary: str | None = None  # the metric to decide on; None when the runs do not both have it
     errored: dict | None = None  # {"a": n, "b": n}: compared cases with an errored row (counted 0 on primary)
     # {"a": the judge's agreement (summary form) or None, "b": ...; with --judged-passed "judged_passed": {"a": the
-    # judge's standing (harness.judged.JudgeStanding), "b": ...}; without, "people_passed": the runs that recorded
-    # --judged-passed, whose `passed` compare read as the people's}
+    # judge's standing (harness.judged.standing.JudgeStanding), "b": ...}; without, "people_passed": the runs that
+    # recorded --judged-passed, whose `passed` compare read as the people's}
     judge: dict = field(default_factory=dict)
     notes: tuple[str, ...] = ()  # what the readers of the two runs' manifests said (an older format, say)
 
@@ -124,8 +124,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
                  all_settings: bool = False) -> Comparison:
     """Read two run directories and compare them (see the module docstring for the definitions). `passed` is read
     the same way in both runs: with `judged` (--judged-passed) from claim_support_judged, which needs both runs'
-    judge to earn it (`harness.judged.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a run
-    that recorded --judged-passed. The rows are streamed into columns (`harness.report.columns`): memory holds the
+    judge to earn it (`harness.judged.standing.judge_refusal`: JudgeRefused otherwise); without, the people's, also in a
+    run that recorded --judged-passed. The rows are streamed into columns (`harness.report.columns`): memory holds the
     metrics' numbers, not the rows. `all_settings`: the manifest diff keeps machine measures, counts and every
     setting however often told (`harness.report.settings_diff`)."""
     (manifest_a, notes_a), (manifest_b, notes_b) = read_manifest_noting(run_a), read_manifest_noting(run_b)
@@ -136,7 +136,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, *, shared_only: bool = Fa
     note: dict[str, Any]
     if judged:
         standings = [(f"run {side}", judge_standing(run.judged_rows, floor=min_judge_kappa,
-                                                   prompt_sha256=judge_prompt(run.manifest)))
+                                                   prompt_sha256=judge_prompt_sha256(run.manifest)))
                      for side, run in (("A", a), ("B", b))]
         refused = judge_refusal(standings, compared=True)
         if refused is not None:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..chart import floor_text, p_text
-from ..judged import MIN_PER_VERDICT, MIN_RECALL, judge_note
+from ..judged.standing import MIN_PER_VERDICT, MIN_RECALL, judge_note
 from ..metrics import JUDGED_METRICS, TWIN_NOTE, shown_once
 from ..stats.mde import NOT_DETECTABLE
 from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO, P_FLOOR, TANGO

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import cast
 
-from ..judged import claim_key
+from ..judged.claims import claim_key
 from ..records import (
     CLAIM_STATUSES,
     JUDGE_VERDICTS,

@@ -20,10 +20,10 @@ from typing import cast
 
 from pdfrag.text import clip
 
-from ..inputs import Problems, csv_text, open_csv
+from ..inputs import FileProblems, csv_text, open_csv
 from ..records import Row, Verdict
 from .book import Claim, ClaimState, Resolution, Review, ReviewBook, ReviewKey, claim_key
-from .store import NO_CLAIMS, VERDICTS, answer_key, distinct_answers, offered_claims
+from .store import NO_CLAIMS, VERDICTS, distinct_answers, offered_claims, review_key
 
 __all__ = ["CSV_COLUMNS", "RESOLVE_COLUMNS", "export_csv", "export_disagreements_csv", "import_csv",
            "passages_by_answer"]
@@ -62,7 +62,7 @@ def _answer_cells(row: Row) -> list[str]:
 
 def _claim_lines(row: Row, reviews: ReviewBook, reviewer: str) -> list[list[str]]:
     base = [*_answer_cells(row), reviewer]
-    review = reviews.review_of(answer_key(row), reviewer)
+    review = reviews.review_of(review_key(row), reviewer)
     if review is None:
         return [base + [sentence, "", "", "", ""] for sentence in offered_claims(row) or [""]]
     if not review.claims:
@@ -80,7 +80,7 @@ def export_disagreements_csv(rows: Sequence[Row], reviews: ReviewBook) -> str:
     `verdicts` column, the resolution blank to fill (or the current one, for a resolved claim)."""
     lines = []
     for row in distinct_answers(rows):
-        for state in reviews.claim_states(answer_key(row)) or []:
+        for state in reviews.claim_states(review_key(row)) or []:
             if state.status not in ("disagreement", "resolved"):
                 continue
             res = state.resolution if state.status == "resolved" else None
@@ -132,7 +132,7 @@ def import_csv(path: str | Path, *, reviewer: str, reviewed_at: str,
     return imported
 
 
-def _line_ok(record: dict, key: ReviewKey, line: int, problems: Problems,
+def _line_ok(record: dict, key: ReviewKey, line: int, problems: FileProblems,
              known: Mapping[ReviewKey, Collection[str]] | None) -> bool:
     before = len(problems.items)
     if not key[0]:
@@ -163,7 +163,7 @@ def _line_ok(record: dict, key: ReviewKey, line: int, problems: Problems,
     return len(problems.items) == before
 
 
-def _group_review(key: tuple[str, str, str], group: _Group, problems: Problems, reviewed_at: str) -> Review | None:
+def _group_review(key: tuple[str, str, str], group: _Group, problems: FileProblems, reviewed_at: str) -> Review | None:
     verdicts = [(line, _cell(r, "verdict").lower()) for line, r in group.claims]
     if all(not v for _, v in verdicts):
         return None
@@ -188,7 +188,7 @@ def _group_review(key: tuple[str, str, str], group: _Group, problems: Problems, 
     return Review(key[0], key[1], claims, key[2], reviewed_at)
 
 
-def _check_resolutions(resolutions: Sequence[tuple[int, Resolution]], book: ReviewBook, problems: Problems) -> None:
+def _check_resolutions(resolutions: Sequence[tuple[int, Resolution]], book: ReviewBook, problems: FileProblems) -> None:
     for line, res in resolutions:
         states = {claim_key(s.claim): s for s in book.claim_states(res.key) or []}
         state = states.get(claim_key(res.claim))
@@ -204,7 +204,7 @@ def passages_by_answer(rows: Sequence[Row]) -> dict[ReviewKey, set[str]]:
     out: dict[ReviewKey, set[str]] = {}
     for row in rows:
         if not row.errored:
-            ids = out.setdefault(answer_key(row), set())
+            ids = out.setdefault(review_key(row), set())
             ids.update(p.source_id for p in row.retrieved)
             ids.update(c.source_id for c in row.answer.citations)
     return out

@@ -14,7 +14,7 @@ from pdfrag.text import normalize
 
 from ..cases import Case, load_cases
 from ..errors import InputError
-from ..judged import judged_passed
+from ..judged.standing import judged_passed
 from ..records import Manifest, Row, Summary
 from ..rows import score_row
 from ..runs import (

@@ -26,8 +26,9 @@ from pydantic import ValidationError
 from pdfrag.store import atomic_write_text, file_lock
 from pdfrag.text import normalize, split_sentences
 
-from ..inputs import Problems, json_lines
-from ..judged import judged_claims, judged_passed
+from ..inputs import FileProblems, json_lines
+from ..judged.claims import judged_claims
+from ..judged.standing import judged_passed
 from ..records import AnyRow, Manifest, Row, Summary
 from ..records.reviews import REVIEWS_FORMAT, ResolutionLine, ReviewLine, reviews_line
 from ..rows import with_review
@@ -48,14 +49,14 @@ from .book import (
 )
 
 __all__ = ["CLAIM_STATUSES", "NO_CLAIMS", "VERDICTS", "Claim", "ClaimState", "Resolution", "Review", "ReviewBook",
-           "ReviewKey", "add_reviews", "answer_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
+           "ReviewKey", "add_reviews", "review_key", "apply_reviews", "apply_to_run", "as_book", "claim_key",
            "is_judge", "load_reviews", "read_reviews", "distinct_answers", "offered_claims", "reviews_path",
            "run_judge", "save_reviews", "sentence_split", "withheld"]
 
 NO_CLAIMS = "none"  # CSV verdict, on a single line with an empty claim: the answer makes no claims
 
 
-def answer_key(row: AnyRow) -> ReviewKey:
+def review_key(row: AnyRow) -> ReviewKey:
     """(case_id, answer_sha256): what a review of the row's answer is keyed by."""
     return (row.case_id, row.answer.answer_sha256)
 
@@ -69,8 +70,8 @@ def distinct_answers(rows: Sequence[R]) -> list[R]:
     seen: set[ReviewKey] = set()
     out = []
     for row in rows:
-        if row.error is None and answer_key(row) not in seen:
-            seen.add(answer_key(row))
+        if row.error is None and review_key(row) not in seen:
+            seen.add(review_key(row))
             out.append(row)
     return out
 
@@ -91,7 +92,7 @@ def read_reviews(path: str | Path) -> ReviewBook:
     path = Path(path)
     if not path.exists():
         return ReviewBook()
-    problems, records = Problems(str(path)), []
+    problems, records = FileProblems(str(path)), []
     for number, data in json_lines(path.read_text(encoding="utf-8-sig").splitlines(), problems):
         found = list(_line_problems(data))
         for message in found:
@@ -146,12 +147,12 @@ def apply_reviews(row: Row, reviews: ReviewBook | Mapping[object, Review], ks: S
                   judge: str | None = None) -> Row:
     """`row` with the claims of its answer's reviews (each claim's state across human reviewers, see ClaimState)
     and the claim metrics from them; a claim in disagreement keeps it pending with claims_supported null. With
-    `judge` (a judge reviewer name), also the judged claims from that judge's review (`harness/judged.py`). With no
+    `judge` (a judge reviewer name), also the judged claims from that judge's review (`harness/judged/`). With no
     review of its answer, and for a row with an error, `row` is returned unchanged: it keeps the review it
     carries, which is about its own answer (e.g. the claims file of a scored run)."""
     book = as_book(reviews)
-    states = book.claim_states(answer_key(row))
-    judged_by = book.judge_review(answer_key(row), judge) if judge else None
+    states = book.claim_states(review_key(row))
+    judged_by = book.judge_review(review_key(row), judge) if judge else None
     judged = judged_claims(states, judged_by.reviewer if judged_by else None, judged_by.claims if judged_by else ())
     if states is None and judged is None:
         return row

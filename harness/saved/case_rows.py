@@ -22,7 +22,7 @@ from pdfrag.lexical import LexicalIndex
 
 from ..cases import Case, Evidence
 from ..records import Citation, ClaimRecord, Manifest, Passage, Row, SystemAnswer
-from ..rows import Judging, build_row
+from ..rows import ScoringRules, build_row
 from ..summary import Tally, tally
 from .outputs import SavedCase, SavedChunk, SavedClaim
 from .workers import in_order
@@ -58,23 +58,23 @@ class RowMaker:
         retrieved, by = (case.retrieved_chunk_ids, "") if case.retrieved_chunk_ids is not None else \
             (self.lexical.top(case.question), self.lexical.warning)
         meta = case.metadata or {}
-        judging = _judging(bool(meta.get("citations")), meta.get("min_quote_words", 1))
+        rules = _rules(bool(meta.get("citations")), meta.get("min_quote_words", 1))
         reviewed = _claim_records(claims) if self.has_claims else None
-        return build_row(_case(case), _answer(case, retrieved, self.passages), judging, elapsed_ms=0.0,
+        return build_row(_case(case), _answer(case, retrieved, self.passages), rules, elapsed_ms=0.0,
                          warnings=(by,) if by else (), claims=reviewed)
 
 
-def _judging(check_quotes: bool, min_quote_words: Any) -> Judging:
-    """The judging of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
+def _rules(check_quotes: bool, min_quote_words: Any) -> ScoringRules:
+    """The scoring rules of a case, one per setting: a case's metadata sets it (its value free-form, so only a whole
     number is shared)."""
     if isinstance(min_quote_words, int):
-        return _shared_judging(check_quotes, min_quote_words)
-    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
+        return _shared_rules(check_quotes, min_quote_words)
+    return ScoringRules(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
 
 
 @lru_cache(maxsize=64)
-def _shared_judging(check_quotes: bool, min_quote_words: int) -> Judging:
-    return Judging(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
+def _shared_rules(check_quotes: bool, min_quote_words: int) -> ScoringRules:
+    return ScoringRules(KS, check_quotes=check_quotes, min_quote_words=min_quote_words)
 
 
 class Lexical:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import in_bulk
-from .lines import Problems, Reading, read_ids
+from .lines import Reading, SavedProblems, read_ids
 from .outputs import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
@@ -54,20 +54,20 @@ def resolve_paths(
     return cases, beside("chunks", chunks_path), beside("claims", claims_path)
 
 
-def _unique(path: str, records: Sequence[tuple[int, Any]], key: str, problems: Problems) -> None:
+def _unique(path: str, records: Sequence[tuple[int, Any]], key: str, problems: SavedProblems) -> None:
     first: dict[str, int] = {}
     for line, record in records:
         _once(path, line, getattr(record, key), key, first, problems)
 
 
-def _once(path: str, line: int, value: str, key: str, first: dict[str, int], problems: Problems) -> None:
+def _once(path: str, line: int, value: str, key: str, first: dict[str, int], problems: SavedProblems) -> None:
     if value and value in first:
         problems.add(path, line, key, f"duplicate {key.replace('_', ' ')} {value!r} (first on line {first[value]})")
     first.setdefault(value, line)
 
 
 def _references(path: str, line: int, record: Any, names: tuple[str, ...], known: Any, what: str,
-                problems: Problems) -> None:
+                problems: SavedProblems) -> None:
     for field in names:
         value = getattr(record, field)
         for ref in dict.fromkeys((value,) if isinstance(value, str) else value or ()):
@@ -108,7 +108,7 @@ class SavedStream:
     by case (`grouped` True). Iterate a stream once."""
 
     def __init__(self, cases: Path, chunks: Path | None, claims: Path | None):
-        self.problems = Problems()
+        self.problems = SavedProblems()
         self._cases, self._claims = cases, claims
         self.grouped = claims is not None and not claims_follow_cases(cases, claims)
         self._chunks = None if chunks is None else Reading("chunks", chunks, self.problems)
@@ -175,7 +175,7 @@ class _Claims:
     """Claims read beside the cases: those of the case at hand are taken while they name it. What is left after the
     last case names no case (a claim naming a case read before cannot be left: `claims_follow_cases` saw to it)."""
 
-    def __init__(self, reading: Reading | None, known: set[str] | None, problems: Problems):
+    def __init__(self, reading: Reading | None, known: set[str] | None, problems: SavedProblems):
         self.reading, self.known, self.problems = reading, known, problems
         self._lines = iter(reading) if reading is not None else iter(())
         self._pending = self._next()
@@ -213,7 +213,7 @@ class _Claims:
 class _GroupedClaims(_Claims):
     """Every claim read first and held, grouped by case, for a claims file in any order."""
 
-    def __init__(self, reading: Reading, known: set[str] | None, problems: Problems):
+    def __init__(self, reading: Reading, known: set[str] | None, problems: SavedProblems):
         super().__init__(reading, known, problems)
         self.held: list[tuple[int, SavedClaim]] = []
         while self._pending is not None:

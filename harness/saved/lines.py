@@ -45,7 +45,7 @@ class Problem:
         return f"{self.path}:{self.line}: {self.field}: {self.message}"
 
 
-class Problems:
+class SavedProblems:
     """The problems of one loading: of each file those on its first lines (the message shows `MAX_SHOWN`) are
     kept and the rest only counted, so a million bad lines cost no memory."""
 
@@ -86,7 +86,7 @@ class Problems:
 class _Row:
     """One CSV row's cells, with typed getters that record problems instead of raising."""
 
-    def __init__(self, path: str, line: int, cells: dict[str, str], problems: Problems) -> None:
+    def __init__(self, path: str, line: int, cells: dict[str, str], problems: SavedProblems) -> None:
         self.path, self.line, self.cells, self._problems = path, line, cells, problems
 
     def problem(self, field: str, message: str) -> None:
@@ -241,7 +241,7 @@ class Reading:
     last one: `file` (its role, path, layout and SHA-256) and `complete` (every line became a record, so references
     to this file can be checked). CSV rows with cell problems are records too, so their ids stay known."""
 
-    def __init__(self, role: str, path: Path, problems: Problems):
+    def __init__(self, role: str, path: Path, problems: SavedProblems):
         self.role, self.path, self.problems = role, path, problems
         self.layout = path.suffix.lower().lstrip(".")
         self.complete = False
@@ -349,7 +349,7 @@ class Reading:
             self.problems.add(problem.path, problem.line, problem.field, problem.message)
 
 
-def _header_ok(path: str, line: int, header: list[str], required: tuple[str, ...], problems: Problems) -> bool:
+def _header_ok(path: str, line: int, header: list[str], required: tuple[str, ...], problems: SavedProblems) -> bool:
     before = problems.count(path)
     for name in required:
         if name not in header:

@@ -38,7 +38,7 @@ from pdfrag.store import atomic_write_text
 
 from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped, command
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
-from ..judged import judge_agreement, judge_note, judge_prompt, judge_refusal, judge_standing
+from ..judged.standing import judge_agreement, judge_note, judge_prompt_sha256, judge_refusal, judge_standing
 from ..metrics import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
@@ -282,9 +282,9 @@ def _check_same(sweep_dir: Path, plan: SweepPlan, flags: Mapping[str, Any], grid
 # -- the leaderboard ------------------------------------------------------------------------------------------
 def _refuse_unearned_judges(sweep_dir: Path, plan: SweepPlan, run_dirs: Sequence[Path]) -> None:
     """--judged-passed: no leaderboard until every cell's judge has earned its say over `passed` and every cell is
-    judged by the same judge (`harness.judged.judge_refusal`); the finished cells are kept."""
+    judged by the same judge (`harness.judged.standing.judge_refusal`); the finished cells are kept."""
     standings = [(f"cell {c.label}", judge_standing(read_rows(d), floor=c.settings.min_judge_kappa,
-                                                    prompt_sha256=judge_prompt(read_manifest(d))))
+                                                    prompt_sha256=judge_prompt_sha256(read_manifest(d))))
                  for c, d in zip(plan.cells, run_dirs) if c.settings.judged_passed]
     refused = judge_refusal(standings, compared=True) if standings else None
     if refused is not None:

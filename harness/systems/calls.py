@@ -16,7 +16,7 @@ def plan_calls(embed_keys: Iterable[Iterable[Hashable]], chat_keys: Iterable[Ite
                unknown_chats: int = 0) -> CallPlan:
     """Count distinct calls for `--dry-run`. `embed_keys` holds one iterable per cell of its embedding cache keys
     (chunk texts and questions, keyed with model digest and prefix as `EmbeddingCache.key` does); `chat_keys` one
-    iterable per cell of its answer cache keys (`pdfrag.reply_cache.answer_key`, repeat index included). The
+    iterable per cell of its answer cache keys (`pdfrag.reply_cache.reply_key`, repeat index included). The
     membership tests are asked once per distinct key. A prompt is only known once its passages are retrieved, so
     chat calls of cells whose query vectors are not cached yet are passed as `unknown_chats`: counted as needed."""
     if unknown_chats < 0:

@@ -8,7 +8,7 @@ import dataclasses
 from harness.cli import main
 from harness.runs import read_rows
 from pdfrag.ollama_client import ChatReply
-from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.reply_cache import AnswerCache, reply_key
 from tests.conftest import HANDBOOK, sample_cases
 
 KEY = {"model_digest": "d" * 64, "options": {"seed": 1}, "think": None, "format": None, "repeat": 0}
@@ -49,9 +49,9 @@ def test_an_unwritable_answer_cache_warns_once_and_every_case_is_answered(server
 
 def test_a_cache_that_fails_to_write_keeps_serving_what_it_holds(tmp_path):
     cache = AnswerCache(tmp_path / "answers")
-    held = answer_key(prompt="held", **KEY)
+    held = reply_key(prompt="held", **KEY)
     assert cache.put(held, REPLY)
-    fresh = answer_key(prompt="fresh", **KEY)
+    fresh = reply_key(prompt="fresh", **KEY)
     assert fresh[:2] != held[:2]
     (tmp_path / "answers" / fresh[:2]).write_text("a file where the entry's folder goes: writing fails")
     assert cache.put(fresh, REPLY) is False and "cannot be written" in (cache.problem or "")

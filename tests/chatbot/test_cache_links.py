@@ -13,7 +13,7 @@ import pytest
 from chatbot.index import EmbeddingCache
 from pdfrag.asking import ParsedReplies, Replied
 from pdfrag.ollama_client import ChatReply
-from pdfrag.reply_cache import AnswerCache, answer_key
+from pdfrag.reply_cache import AnswerCache, reply_key
 from pdfrag.store import UnsafeFile
 
 KEY = "ab" + "0" * 62
@@ -49,7 +49,7 @@ def test_the_embedding_cache_refuses_a_linked_subfolder(tmp_path):
 
 def test_the_answer_cache_refuses_a_linked_subfolder_with_one_warning(tmp_path):
     root, outside = tmp_path / "answers", tmp_path / "outside"
-    key = answer_key(model_digest="d", prompt="p", options={}, think=None, format=None, repeat=0)
+    key = reply_key(model_digest="d", prompt="p", options={}, think=None, format=None, repeat=0)
     planted = _planted(root, key, f"{key}.json", outside)
     cache = AnswerCache(root)
     assert cache.get(key) is None and cache.put(key, REPLY) is False
@@ -76,7 +76,7 @@ def test_the_draft_reply_store_writes_atomically_and_leaves_no_temporary_file(tm
 
 def test_an_edited_answer_or_draft_reply_is_not_served(tmp_path):
     answers = AnswerCache(tmp_path / "answers")
-    key = answer_key(model_digest="d", prompt="p", options={}, think=None, format=None, repeat=0)
+    key = reply_key(model_digest="d", prompt="p", options={}, think=None, format=None, repeat=0)
     assert answers.put(key, REPLY)
     path = tmp_path / "answers" / key[:2] / f"{key}.json"
     entry = json.loads(path.read_text(encoding="utf-8"))

@@ -17,10 +17,10 @@ import pytest
 from chatbot.index import Index
 from harness.cases import Case, Evidence
 from harness.drafting.verify import Limits, PageView
-from harness.drafting.verify import check_quote as draft_quote
+from harness.drafting.verify import check_draft_quote as draft_quote
 from harness.metrics import fact_found
 from harness.records import Citation, Passage, SystemAnswer
-from harness.rows import Judging, build_row
+from harness.rows import ScoringRules, build_row
 from pdfrag.chunking import Chunk, chunk_pages
 from pdfrag.citations import check_quote
 from pdfrag.errors import InputError
@@ -73,7 +73,7 @@ def test_a_row_scores_the_other_number_as_wrong(written, digits):
     answer = SystemAnswer(answer=f"{digits} units per day.",
                           retrieved=(Passage(source_id="a.pdf#p1", text=page, rank=1),),
                           citations=(Citation(source_id="a.pdf#p1", quote=f"maximum dose is {digits} units"),))
-    row = build_row(case, answer, Judging(ks=(1,)), elapsed_ms=1.0)
+    row = build_row(case, answer, ScoringRules(ks=(1,)), elapsed_ms=1.0)
     assert row.answer.citations[0].valid is False
     assert row.metrics["facts"] == 0.0
 

@@ -149,7 +149,7 @@ def test_a_judge_that_always_says_one_verdict_has_no_interval_in_any_view():
     resample gives 0, so the interval says nothing; the text views and summary.json say so instead of
     printing [0.000, 0.000]."""
     from harness.cli.common import judge_agreement_text
-    from harness.judged import JudgeAgreement, Shared
+    from harness.judged.standing import JudgeAgreement, Shared
     from harness.records import JudgedClaim
     from harness.stats.agreement import NO_VARIATION, measure_agreement
     humans = ["supported", "unsupported"] * 15
@@ -169,7 +169,7 @@ def test_a_judge_agreeing_on_every_mixed_verdict_shows_its_interval():
     """Zero width from perfect agreement over varied verdicts is a result, not a lack of variation: shown as
     [1.000, 1.000] with no note (the review's reviewer found it misread as "undefined")."""
     from harness.cli.common import judge_agreement_text
-    from harness.judged import JudgeAgreement, Shared
+    from harness.judged.standing import JudgeAgreement, Shared
     from harness.records import JudgedClaim
     from harness.stats.agreement import NO_VARIATION, measure_agreement
     humans = ["supported", "unsupported"] * 20

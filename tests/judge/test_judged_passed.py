@@ -15,7 +15,7 @@ from harness import metrics as m
 from harness.cli import main
 from harness.errors import EXIT_JUDGE_REFUSED
 from harness.evaluate import run_evaluation
-from harness.judged import judge_refusal, judge_standing
+from harness.judged.standing import judge_refusal, judge_standing
 from harness.records import JudgedClaim
 from harness.review.rescore import rescore_run
 from harness.runs import read_json, read_manifest, read_rows

@@ -6,7 +6,7 @@ import pytest
 
 from harness.cases import Case, Evidence
 from harness.records import Citation, Passage, SystemAnswer
-from harness.rows import Judging, build_row
+from harness.rows import ScoringRules, build_row
 from pdfrag.citations import check_quote
 from pdfrag.text import normalize
 
@@ -26,7 +26,7 @@ def _answer(quote: str) -> SystemAnswer:
 def test_a_quote_from_the_first_of_two_passages_with_one_id_is_valid_and_the_row_warns_once():
     case = Case(id="hotel", question="Hotel limit?", abstain=False, facts=(("160",),),
                 evidence=(Evidence("handbook.pdf#p2"),))
-    row = build_row(case, _answer("reimbursed up to EUR 160 per night"), Judging(ks=(1, 3)), elapsed_ms=1.0)
+    row = build_row(case, _answer("reimbursed up to EUR 160 per night"), ScoringRules(ks=(1, 3)), elapsed_ms=1.0)
     assert row.answer.citations[0].valid is True and row.answer.status == "answered"
     assert row.quote_validation.status == "passed"
     shared = [w for w in row.warnings if "share a source id" in w]
@@ -64,7 +64,7 @@ def test_the_report_and_review_show_the_passage_that_holds_the_quote(capsys):
     from harness.report.html import _citations
     case = Case(id="hotel", question="Hotel limit?", abstain=False, facts=(("160",),),
                 evidence=(Evidence("handbook.pdf#p2"),))
-    row = build_row(case, _answer("reimbursed up to EUR 160 per night"), Judging(ks=(1, 3)), elapsed_ms=1.0)
+    row = build_row(case, _answer("reimbursed up to EUR 160 per night"), ScoringRules(ks=(1, 3)), elapsed_ms=1.0)
     html = _citations(row)
     assert "<mark>reimbursed up to EUR 160 per night</mark>" in html and "Meals" not in html
     _show_answer(row, "answer")

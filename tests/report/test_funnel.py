@@ -13,7 +13,7 @@ from harness.records import Citation, Manifest, Passage, SystemAnswer
 from harness.report.funnel import KINDS, documents_of, funnel, kind_of, stage_of
 from harness.report.html import render_report
 from harness.report.sections import breakdown_metrics, index_cases
-from harness.rows import Judging, build_row
+from harness.rows import ScoringRules, build_row
 from harness.runs import LoadedRun, load_run
 from harness.settings import RunSettings
 from harness.summary import summarize
@@ -21,7 +21,7 @@ from tests.conftest import SAMPLE_DOCS
 
 P1 = "Hotel costs are reimbursed up to EUR 160 per night, including breakfast."
 P2 = "Meals are reimbursed at EUR 45 per day during business travel."
-JUDGING = Judging(ks=(1, 2, 4))
+RULES = ScoringRules(ks=(1, 2, 4))
 
 
 def _case(*, abstain: bool = False, evidence: str | None = "h.pdf#p1", quote: str | None = None) -> Case:
@@ -62,7 +62,7 @@ SCENARIOS = {
 
 def _row(name: str):
     case, answer = SCENARIOS[name]
-    return build_row(case, answer, JUDGING, elapsed_ms=1.0)
+    return build_row(case, answer, RULES, elapsed_ms=1.0)
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
@@ -216,7 +216,7 @@ def test_vs_keeps_a_as_the_baseline(bundle, tmp_path):
 def test_hostile_case_ids_and_tags_are_escaped_in_anchors_and_contents(tmp_path):
     case = Case(id='x"><script>alert(1)</script>', question="q?", abstain=False, facts=(("160",),),
                 evidence=(Evidence("<b>doc</b>.pdf#p1"),), tags=("<i>tag</i>",))
-    row = build_row(case, _answer(""), JUDGING, elapsed_ms=1.0)
+    row = build_row(case, _answer(""), RULES, elapsed_ms=1.0)
     run = LoadedRun("r", tmp_path, (row,), Manifest(run_id="r", metrics=list(row.metrics)))
     page = render_report(run)
     assert "<script" not in page.lower() and "<i>tag" not in page and "<b>doc" not in page

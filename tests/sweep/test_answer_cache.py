@@ -13,7 +13,7 @@ from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import open_chatbot
 from pdfrag.errors import InputError
 from pdfrag.ollama_client import ChatReply, ClientSettings
-from pdfrag.reply_cache import MAX_REPLY_CHARS, AnswerCache, answer_key
+from pdfrag.reply_cache import MAX_REPLY_CHARS, AnswerCache, reply_key
 from tests.conftest import HANDBOOK
 
 HOTEL_Q = "What is the hotel reimbursement limit per night?"
@@ -34,25 +34,25 @@ def bot_for(server, **settings):
     {"options": KEY["options"] | {"num_predict": 100}}, {"options": KEY["options"] | {"temperature": 0.7}},
 ])
 def test_every_part_of_the_request_is_in_the_key(change):
-    assert answer_key(**(KEY | change)) != answer_key(**KEY)
+    assert reply_key(**(KEY | change)) != reply_key(**KEY)
 
 
 def test_numbers_count_by_value_and_option_order_does_not_matter():
     same = dict(reversed(list(KEY["options"].items()))) | {"temperature": 0, "seed": 42.0}
-    assert answer_key(**(KEY | {"options": same})) == answer_key(**KEY)
-    assert len(answer_key(**KEY)) == 64
+    assert reply_key(**(KEY | {"options": same})) == reply_key(**KEY)
+    assert len(reply_key(**KEY)) == 64
 
 
 @pytest.mark.parametrize("change, message", [({"model_digest": ""}, "digest"), ({"repeat": -1}, "repeat index"),
                                              ({"repeat": True}, "repeat index")])
 def test_key_refuses_what_would_collide(change, message):
     with pytest.raises(InputError, match=message):
-        answer_key(**(KEY | change))
+        reply_key(**(KEY | change))
 
 
 def test_round_trip_keeps_latency_and_usage(tmp_path):
     cache = AnswerCache(tmp_path / "answers")
-    key = answer_key(**KEY)
+    key = reply_key(**KEY)
     assert cache.get(key) is None and key not in cache
     assert cache.put(key, REPLY, about={"model": "qwen3:4b"})
     # a new instance (another run) finds it, marked as coming from the cache
@@ -67,7 +67,7 @@ def test_round_trip_keeps_latency_and_usage(tmp_path):
 ])
 def test_unfit_replies_are_never_stored(tmp_path, bad):
     cache = AnswerCache(tmp_path)
-    key = answer_key(**KEY)
+    key = reply_key(**KEY)
     assert cache.put(key, dataclasses.replace(REPLY, **bad)) is False
     assert cache.get(key) is None and not any(tmp_path.rglob("*.json"))
 
@@ -82,7 +82,7 @@ def test_unfit_replies_are_never_stored(tmp_path, bad):
 ])
 def test_damaged_entries_read_as_missing(tmp_path, damage):
     cache = AnswerCache(tmp_path)
-    key = answer_key(**KEY)
+    key = reply_key(**KEY)
     cache.put(key, REPLY)
     path = next(tmp_path.rglob(f"{key}.json"))
     path.write_text(damage(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -145,7 +145,7 @@ def test_a_generator_without_digest_is_refused(tmp_path):
 
 def test_entry_is_readable_json_with_the_key(tmp_path):
     cache = AnswerCache(tmp_path)
-    key = answer_key(**KEY)
+    key = reply_key(**KEY)
     cache.put(key, REPLY, about={"model": "qwen3:4b"})
     entry = json.loads(next(tmp_path.rglob("*.json")).read_text(encoding="utf-8"))
     assert (entry["key"], entry["about"], entry["reply"]["total_ms"]) == (key, {"model": "qwen3:4b"}, 950.5)

@@ -12,7 +12,7 @@ import pytest
 from harness.cases import Case, Evidence
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Passage, SystemAnswer
-from harness.rows import Judging, guarded_row
+from harness.rows import ScoringRules, guarded_row
 from harness.runs import read_rows
 from harness.settings import RunSettings
 from harness.systems.seam import answer_problem
@@ -89,7 +89,7 @@ def test_a_row_that_cannot_be_built_or_stored_becomes_an_error_row_inside_the_gu
     JSON; building, validating and writing the row belong to the case, not to the run."""
     case = Case(id="c1", question="What is the hotel limit?", evidence=(Evidence(source_id=HOTEL_PAGE),),
                 facts=(("160",),), abstain=False)
-    row = guarded_row(case, SystemAnswer(answer="x \ud800"), Judging((1,), 4, None), elapsed_ms=1.0)
+    row = guarded_row(case, SystemAnswer(answer="x \ud800"), ScoringRules((1,), 4, None), elapsed_ms=1.0)
     assert row.error.startswith("the system's answer could not be stored as a row (UnicodeEncodeError")
     assert "\\ud800" in row.error and row.line().encode("utf-8")
 

@@ -1,17 +1,8 @@
-"""Measuring a judge: which claims the judged metrics count, and how far the judge agrees with people.
+"""The judge's standing: how far it agrees with people over the claims both rated, and whether it has earned its
+say over `passed` (the floor). Which claims the judged metrics count is `harness.judged.claims`.
 
 This room sits low, beside the metrics, so that summaries, comparisons, review, the judge and sweeps all import
 down to it; it knows rows and the statistics of agreement, nothing of files or terminals.
-
-**Judged claims.** `claims_supported` and `claim_support` count people only. Their judged siblings
-(`claims_supported_judged`, `claim_support_judged`) read a row's `judged_claims`, built by `judged_claims` from the
-people's claim states and one judge's review of the answer:
-
-- when people reviewed the whole answer (every claim settled), their claims are the claims; the judge's verdict
-  rides along on each claim it also rated (claims matched by `claim_key`), for the agreement between the two;
-- otherwise the judge's claims are the claims, each taking the human verdict where a person settled that claim.
-
-With no review by that judge the row has no judged claims, and the judged metrics fall back to the human ones.
 
 **Agreement.** A claim counts as shared when a person's verdict on it is settled (one reviewer, agreed or
 resolved) and the judge rated it too. Over the shared claims: percent agreement and Cohen's kappa, human verdict
@@ -37,16 +28,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
-from pdfrag.text import normalize
-
-from . import metrics as m
-from .errors import JudgeRefused
-from .records import JUDGE_VERDICTS, VERDICTS, AnyRow, JudgedClaim, JudgeSummary, JudgeVerdict, Manifest, Row, Verdict
-from .stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
-from .stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
-from .stats.judge_floor import (
+from .. import metrics as m
+from ..errors import JudgeRefused
+from ..records import JUDGE_VERDICTS, VERDICTS, AnyRow, JudgedClaim, JudgeSummary, Manifest, Row
+from ..stats.agreement import DEFAULT_RESAMPLES, DEFAULT_SEED, NO_VARIATION, Agreement, measure_agreement
+from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA
+from ..stats.judge_floor import (
     FLOOR_VERDICTS,
     MIN_PER_VERDICT,
     MIN_RECALL,
@@ -55,78 +44,17 @@ from .stats.judge_floor import (
     VerdictCheck,
     floor_check,
 )
-from .stats.precision_recall import CategoryScore, per_category
+from ..stats.precision_recall import CategoryScore, per_category
 
 __all__ = ["FLOOR_VERDICTS", "HUMAN", "MIN_PER_VERDICT", "MIN_RECALL", "MIN_SHARED", "NO_JUDGE", "JudgeAgreement",
-           "JudgeStanding", "SampleKey", "Shared", "VerdictCheck", "claim_key",
-           "judge_agreement", "judge_note", "judge_prompt", "judge_refusal", "judge_standing", "judged_claims",
+           "JudgeStanding", "SampleKey", "Shared", "VerdictCheck",
+           "judge_agreement", "judge_note", "judge_prompt_sha256", "judge_refusal", "judge_standing",
            "judged_passed", "judges_differ", "not_measured_text", "passed_from", "shared_claims"]
 
 HUMAN = "human"  # the people's settled verdict, as one rater against the judge
 SampleKey = tuple[str, str]  # (case_id, answer_sha256): an answer of the calibration sample
 
 NO_JUDGE = "no judge rated these answers (rag-eval judge RUN): the judged metrics equal the human ones"
-
-
-def claim_key(text: str) -> str:
-    """How claims are matched across reviewers (and between people and a judge): normalised text, case folded."""
-    return normalize(text).casefold()
-
-
-class HumanClaim(Protocol):
-    """A claim as people settled it (a review's claim state): its text and the verdict that counts, if any."""
-
-    @property
-    def claim(self) -> str: ...
-
-    @property
-    def verdict(self) -> Verdict | None: ...
-
-
-class JudgeClaim(Protocol):
-    """One claim of a judge's review: its verdict, and the passage and quote that decide it."""
-
-    @property
-    def claim(self) -> str: ...
-
-    @property
-    def verdict(self) -> JudgeVerdict: ...
-
-    @property
-    def source_id(self) -> str | None: ...
-
-    @property
-    def quote(self) -> str | None: ...
-
-    @property
-    def note(self) -> str: ...
-
-
-def judged_claims(states: Sequence[HumanClaim] | None, judge: str | None,
-                  judge_claims: Sequence[JudgeClaim] = ()) -> tuple[JudgedClaim, ...] | None:
-    """The judged claims of one answer from the people's claim states (None: no person reviewed it) and the
-    claims of one judge's review (`judge` None: that judge did not judge it); None when not judged."""
-    if judge is None:
-        return None
-    by_judge = {claim_key(c.claim): c for c in judge_claims}
-    humans = {claim_key(s.claim): s for s in states or ()}
-    if states is not None and all(s.verdict is not None for s in states):
-        return tuple(_human(s, by_judge.get(claim_key(s.claim)), judge) for s in states)
-    return tuple(_judged(c, humans.get(claim_key(c.claim)), judge) for c in judge_claims)
-
-
-def _human(state: HumanClaim, judged: JudgeClaim | None, judge: str) -> JudgedClaim:
-    return JudgedClaim(claim=state.claim, verdict=state.verdict, by="human", judge=judge,
-                       judge_verdict=judged.verdict if judged else None,
-                       source_id=judged.source_id if judged else None, quote=judged.quote if judged else None,
-                       reason=(judged.note or None) if judged else None)
-
-
-def _judged(claim: JudgeClaim, human: HumanClaim | None, judge: str) -> JudgedClaim:
-    settled = human is not None and human.verdict is not None
-    return JudgedClaim(claim=claim.claim, verdict=human.verdict if human is not None and settled else claim.verdict,
-                       by="human" if settled else "judge", judge=judge, judge_verdict=claim.verdict,
-                       source_id=claim.source_id, quote=claim.quote, reason=claim.note or None)
 
 
 def judge_note(block: Mapping[str, Any] | JudgeSummary | None) -> str:
@@ -314,7 +242,7 @@ class JudgeStanding:
                 "text": self.text()}
 
 
-def judge_prompt(manifest: Manifest) -> str | None:
+def judge_prompt_sha256(manifest: Manifest) -> str | None:
     """The SHA-256 of the prompt the run's judge was asked with, as its manifest records it (`judge` section)."""
     return manifest.judge.prompt_sha256 if manifest.judge else None
 
@@ -380,5 +308,5 @@ def judged_passed(rows: Sequence[Row], manifest: Manifest) -> tuple[list[Row], J
     if not settings.judged_passed:
         return list(rows), None
     floor = DEFAULT_MIN_JUDGE_KAPPA if settings.min_judge_kappa is None else settings.min_judge_kappa
-    standing = judge_standing(rows, floor=floor, prompt_sha256=judge_prompt(manifest))
+    standing = judge_standing(rows, floor=floor, prompt_sha256=judge_prompt_sha256(manifest))
     return passed_from(rows, judged=standing.clears), standing
