@@ -15,7 +15,6 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from chatbot.answer import answer_template
 from pdfrag import __version__
 from pdfrag.chunking import chunk_pages
 from pdfrag.errors import ModelMissing, ServerBusy, ServerUnreachable
@@ -70,7 +69,7 @@ from .systems import (
     traits_for,
     traits_of,
 )
-from .systems.loading import described
+from .systems.loading import described, prompt_template_for
 from .systems.seam import checked_answer
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -410,10 +409,8 @@ def _collection(documents: list[Document], system: System) -> CollectionRecord:
 
 def _manifest(settings: RunSettings, documents: list[Document], argv: list[str] | None) -> Manifest:
     """Everything but the system's description, which needs the system (added by the caller)."""
-    template = None
-    if traits_for(settings.system).uses_prompt_template:  # checked on resume before the index build
-        found = answer_template(settings.prompt)
-        template = PromptTemplateRecord(source=found.source, sha256=found.sha256)
+    found = prompt_template_for(settings.system, settings.prompt)  # checked on resume before the index build
+    template = None if found is None else PromptTemplateRecord(source=found.source, sha256=found.sha256)
     return Manifest(
         format=MANIFEST_FORMAT, run_id="", started_at=utc_now(), package_version=__version__,
         git_commit=_git_commit(), command=argv, versions=VersionsRecord.model_validate(software_versions()),

@@ -25,7 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from chatbot.answer import Answer, Generator, answer
+from chatbot.answer import Answer, Generator, answer, answer_template
 from chatbot.answer_cache import CachingGenerator
 from chatbot.bot import Chatbot, ServerGenerator, ServerRetriever, open_chatbot
 from chatbot.index import EmbeddingCache, EmbedSettings, Hit, Index, embed_query
@@ -138,6 +138,7 @@ class ChatbotSystem:
     answers: AnswerCache | None = None
     _lanes: dict[str, tuple[Retriever, ServerGenerator]] = field(default_factory=dict)
     count_calls = staticmethod(count_chatbot_calls)  # CountsCalls: its call plan, before anything is built
+    prompt_template = staticmethod(answer_template)  # the template it answers with (`--prompt`, else its own)
 
     @classmethod
     def open(cls, ctx: SystemContext) -> ChatbotSystem:

@@ -10,12 +10,15 @@ from collections.abc import Callable
 from importlib.metadata import entry_points
 from typing import Any
 
+from pdfrag.asking import PromptTemplate
+
 from ..errors import InputError
 from .chatbot import ChatbotSystem
 from .http import HttpSystem
 from .interface import CountsCalls, System, SystemContext
 from .offline import OfflineSystem
 from .seam import unstorable
+from .traits import traits_for
 
 ENTRY_POINT_GROUP = "pdf_rag_eval.systems"
 
@@ -44,6 +47,14 @@ def call_counter(spec: str) -> CountsCalls | None:
     """The system `spec` names as its call counter, when it counts its calls (`CountsCalls`): a built-in is asked
     without being built; a plug-in or a service is not loaded to ask, so its calls are not counted (None)."""
     return counter_of(_BUILTIN_CLASSES.get(spec))
+
+
+def prompt_template_for(spec: str, path: str | None) -> PromptTemplate | None:
+    """The prompt template the system `spec` answers with, read and checked before it is built (`--prompt`, or
+    its own when `path` is None): a built-in that declares `uses_prompt_template` says which; any other system
+    uses none of ours (None)."""
+    system = _BUILTIN_CLASSES.get(spec)
+    return system.prompt_template(path) if system is not None and traits_for(spec).uses_prompt_template else None
 
 
 def counter_of(system: object) -> CountsCalls | None:

@@ -62,6 +62,7 @@ class OfflineSystem:
     generator: ExtractiveGenerator
     settings: Any
     template: PromptTemplate
+    prompt_template = staticmethod(answer_template)  # the chatbot's: it answers with the same prompt
 
     @classmethod
     def open(cls, ctx: SystemContext) -> OfflineSystem:

@@ -15,6 +15,7 @@ from harness.settings import SYSTEM_SETTINGS, RunSettings
 from harness.systems import SystemContext, Traits, load_system, traits_for, traits_of
 from harness.systems.chatbot import ChatbotSystem
 from harness.systems.http import HttpSystem
+from harness.systems.loading import prompt_template_for
 from harness.systems.offline import OfflineSystem
 from pdfrag.errors import InputError
 from tests.conftest import SAMPLE_DOCS, sample_cases
@@ -120,3 +121,20 @@ class _BadDescription(_Abstainer):
 def test_a_description_of_the_wrong_shape_is_refused_naming_the_field(tmp_path):
     with pytest.raises(InputError, match=r"--system 'fixture:make': describe\(\) .*\(warnings: "):
         run_evaluation(_settings(tmp_path, "fixture:make"), system=_BadDescription())
+
+
+def test_the_prompt_template_of_a_run_is_the_one_its_system_declares(tmp_path):
+    """The manifest's prompt template comes from the system (read before it is built), not from the harness
+    reading the bot's prompt: the built-ins give theirs, `--prompt` or their own; others none."""
+    mine = tmp_path / "mine.txt"
+    mine.write_text("Answer $question from:\n$passages\n", encoding="utf-8")
+    own, given = prompt_template_for("chatbot", None), prompt_template_for("chatbot", str(mine))
+    assert own is not None and given is not None and own.sha256 != given.sha256
+    assert "$question" in own.text and given.source == str(mine)
+    assert prompt_template_for("offline", str(mine)).sha256 == given.sha256
+    assert prompt_template_for("http://127.0.0.1:9/answer", str(mine)) is None
+    assert prompt_template_for("examples.bm25_pages:make_system", str(mine)) is None
+    bad = tmp_path / "bad.txt"
+    bad.write_text("no variables at all\n", encoding="utf-8")
+    with pytest.raises(InputError, match="question"):
+        prompt_template_for("chatbot", str(bad))
