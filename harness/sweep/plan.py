@@ -37,15 +37,14 @@ from ..errors import InputError
 from ..metrics import metric_names
 from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config, docs_without_cases
 from ..stats.defaults import DEFAULT_PRIMARY
-from ..systems.calls import CallPlan, plan_calls  # re-exported: the sweep's public surface is this module
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-__all__ = ["DEFAULT_ALPHA", "DEFAULT_MAX_CELLS", "DEFAULT_PRIMARY", "SWEEP_KEYS", "CallPlan", "Cell", "SweepPlan",
-           "count_cells", "load_sweep", "parse_grid", "plan_calls"]
+__all__ = ["DEFAULT_ALPHA", "DEFAULT_MAX_CELLS", "DEFAULT_PRIMARY", "SWEEP_KEYS", "Cell", "SweepPlan",
+           "count_cells", "load_sweep", "parse_grid"]
 
 DEFAULT_ALPHA = 0.05
 SWEEP_KEYS = ("baseline", "primary", "alpha", "select-on", "confirm-on")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.sweep.plan import CallPlan, load_sweep, parse_grid, plan_calls
+from harness.sweep.plan import load_sweep, parse_grid
 from pdfrag.errors import InputError
 
 
@@ -137,27 +137,3 @@ def test_bad_grid_arguments(text, message):
 def test_missing_sweep_file_is_named(tmp_path):
     with pytest.raises(InputError, match=r"nope.toml: cannot read the sweep file"):
         load_sweep(tmp_path / "nope.toml")
-
-
-def test_plan_calls_counts_distinct_calls_and_cached_ones():
-    # two cells share the chunk texts "a" and "b"; their answers differ except for one shared prompt key
-    embeds = [["a", "b", "c"], ["a", "b", "d"]]
-    chats = [["p1#0", "p2#0"], ["p1#0", "p3#0", "p3#1"]]
-    asked: list[str] = []
-
-    def in_chat_cache(key: str) -> bool:
-        asked.append(key)
-        return key == "p2#0"
-
-    plan = plan_calls(embeds, chats, embed_cached=lambda k: k in {"a", "d", "zz"}, chat_cached=in_chat_cache)
-    assert plan == CallPlan(embed_texts=4, embed_cached=2, chat_calls=4, chat_cached=1)
-    assert (plan.embed_needed, plan.chat_needed) == (2, 3)
-    assert sorted(asked) == ["p1#0", "p2#0", "p3#0", "p3#1"]  # once per distinct key
-    assert plan.to_dict()["chat_needed"] == 3
-
-
-def test_plan_calls_counts_unknown_prompts_as_needed():
-    plan = plan_calls([["a"]], [["p1#0"]], embed_cached=lambda k: True, chat_cached=lambda k: True, unknown_chats=6)
-    assert (plan.chat_calls, plan.chat_cached, plan.chat_needed, plan.embed_needed) == (7, 1, 6, 0)
-    with pytest.raises(ValueError, match="negative"):
-        plan_calls([], [], embed_cached=bool, chat_cached=bool, unknown_chats=-1)

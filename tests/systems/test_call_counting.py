@@ -4,10 +4,13 @@ bundled chatbot counts its own (issue #42 item 2)."""
 
 from __future__ import annotations
 
+import pytest
+
 from harness.cases import load_cases
 from harness.settings import RunSettings
 from harness.sweep.dry import count_calls
 from harness.systems import CallCount, CountsCalls
+from harness.systems.calls import plan_calls
 from harness.systems.chatbot import ChatbotSystem
 from harness.systems.http import HttpSystem
 from harness.systems.interface import CallPlan, EmbedTiming
@@ -77,3 +80,27 @@ def test_the_chatbot_counts_its_cells_alike_among_other_systems(server, tmp_path
     questions = len(load_cases(sample_cases(tmp_path)))
     assert alone.calls.chat_calls == 2 * questions and alone.calls.chat_cached == 0  # nothing cached: all unknown
     assert server.chat_bodies() == []  # counting asks no chat
+
+
+def test_plan_calls_counts_distinct_calls_and_cached_ones():
+    # two cells share the chunk texts "a" and "b"; their answers differ except for one shared prompt key
+    embeds = [["a", "b", "c"], ["a", "b", "d"]]
+    chats = [["p1#0", "p2#0"], ["p1#0", "p3#0", "p3#1"]]
+    asked: list[str] = []
+
+    def in_chat_cache(key: str) -> bool:
+        asked.append(key)
+        return key == "p2#0"
+
+    plan = plan_calls(embeds, chats, embed_cached=lambda k: k in {"a", "d", "zz"}, chat_cached=in_chat_cache)
+    assert plan == CallPlan(embed_texts=4, embed_cached=2, chat_calls=4, chat_cached=1)
+    assert (plan.embed_needed, plan.chat_needed) == (2, 3)
+    assert sorted(asked) == ["p1#0", "p2#0", "p3#0", "p3#1"]  # once per distinct key
+    assert plan.to_dict()["chat_needed"] == 3
+
+
+def test_plan_calls_counts_unknown_prompts_as_needed():
+    plan = plan_calls([["a"]], [["p1#0"]], embed_cached=lambda k: True, chat_cached=lambda k: True, unknown_chats=6)
+    assert (plan.chat_calls, plan.chat_cached, plan.chat_needed, plan.embed_needed) == (7, 1, 6, 0)
+    with pytest.raises(ValueError, match="negative"):
+        plan_calls([], [], embed_cached=bool, chat_cached=bool, unknown_chats=-1)
