@@ -27,7 +27,7 @@ class Citation(_Record):
 
 
 class SystemAnswer(_Record):
-    """What any RAG system returns for one question. The harness judges it; a system never grades itself.
+    """What any RAG system returns for one question. The harness scores it; a system never grades itself.
 
     `abstained` None means "abstained when `answer` is empty". `malformed` is a reason when the system's own
     reply could not be read (status malformed_output); `error` a reason when answering failed (status error).
