@@ -40,6 +40,7 @@ from .records import (
     RowScores,
     Summary,
     field_problem,
+    format_problem,
     in_bulk,
     metric_problem,
 )
@@ -127,10 +128,9 @@ def read_manifest_noting(run_dir: str | Path) -> tuple[Manifest, tuple[str, ...]
     data = read_json(path)
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a run manifest (expected a JSON object)")
+    if (problem := format_problem(data, MANIFEST_FORMAT)) is not None:
+        raise InputError(f"{path}: {problem}")
     version = data.get("format", 1)
-    if isinstance(version, int) and not isinstance(version, bool) and version > MANIFEST_FORMAT:
-        raise InputError(f"{path}: manifest format {version} was written by a newer pdf-rag-eval (this one reads "
-                         f"formats 1 to {MANIFEST_FORMAT}); upgrade pdf-rag-eval to read it")
     notes = []
     if version == 1:
         known = {f.alias or name for name, f in Manifest.model_fields.items()}

@@ -8,7 +8,16 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from harness.records import MANIFEST_FORMAT, Manifest, RerunRecord, Row, SystemReply, field_problem, published_schemas
+from harness.records import (
+    MANIFEST_FORMAT,
+    Manifest,
+    RerunRecord,
+    Row,
+    SystemReply,
+    field_problem,
+    format_problem,
+    published_schemas,
+)
 from harness.rows import validate_row
 from harness.runs import read_manifest, read_manifest_noting, read_rows, read_summary, write_rows
 from pdfrag.errors import InputError
@@ -171,7 +180,7 @@ def test_an_old_manifest_leaves_out_what_it_does_not_know_and_says_so(tmp_path):
 
 def test_a_newer_manifest_format_is_refused(tmp_path):
     _manifest(tmp_path, {"format": MANIFEST_FORMAT + 1, "run_id": "r1"})
-    with pytest.raises(InputError, match=f"manifest format {MANIFEST_FORMAT + 1} was written by a newer pdf-rag"):
+    with pytest.raises(InputError, match=f"manifest.json: format: {MANIFEST_FORMAT + 1} was written by a newer"):
         read_manifest(tmp_path)
 
 
@@ -187,3 +196,15 @@ def test_a_summary_refuses_a_key_it_does_not_know(tmp_path):
 def test_no_reader_walks_untyped_extras():
     code = [p for folder in ("pdfrag", "chatbot", "harness") for p in (REPO / folder).rglob("*.py")]
     assert [str(p) for p in code if "model_extra" in p.read_text(encoding="utf-8")] == []
+
+
+@pytest.mark.parametrize("data, problem", [
+    ({}, None), ({"format": 1}, None), ({"format": 2}, None),
+    ({"format": 3}, "format: 3 was written by a newer pdf-rag-eval (this one reads formats 1 to 2); upgrade"),
+    ({"format": "2"}, "format: '2' is not a format version (this pdf-rag-eval reads 1 to 2)"),
+    ({"format": True}, "format: True is not a format version"), ({"format": 0}, "format: 0 is not a format version"),
+    ({"format": None}, "format: None is not a format version"),
+])
+def test_every_versioned_file_refuses_a_format_it_cannot_read_in_one_wording(data, problem):
+    found = format_problem(data, 2)
+    assert found == problem if problem is None else found is not None and found.startswith(problem)

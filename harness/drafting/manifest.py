@@ -15,7 +15,7 @@ from pdfrag.versions import software_versions
 
 from ..cases import manifest_beside
 from ..errors import InputError
-from ..records import VersionsRecord, field_problem
+from ..records import VersionsRecord, field_problem, format_problem
 from ..records.drafts_manifest import DRAFTS_MANIFEST_FORMAT, CasesManifest, DraftsManifest, SkippedPage
 from ..settings import absolute_path
 from .pipeline import DraftRun
@@ -79,9 +79,8 @@ def read_drafts_manifest(drafts_path: str | Path) -> DraftsManifest | None:
         raise InputError(f"{path}: not a readable drafts manifest ({exc}); {advice}") from exc
     if not isinstance(data, dict):
         raise InputError(f"{path}: not a readable drafts manifest (not a JSON object); {advice}")
-    if isinstance(data.get("format"), int) and data["format"] > DRAFTS_MANIFEST_FORMAT:
-        raise InputError(f"{path}: format {data['format']} is newer than this pdf-rag-eval reads "
-                         f"({DRAFTS_MANIFEST_FORMAT}); upgrade pdf-rag-eval to read it")
+    if (problem := format_problem(data, DRAFTS_MANIFEST_FORMAT)) is not None:
+        raise InputError(f"{path}: {problem}")
     if "format" not in data:  # before format versions: what it holds beyond today's fields is not ours to check
         data = {k: v for k, v in data.items() if k in DraftsManifest.model_fields}
     try:

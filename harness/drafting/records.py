@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from pdfrag.store import atomic_write_text
 
 from ..inputs import FileProblems, schema_lines
-from ..records import field_problem
+from ..records import field_problem, format_problem
 from ..records.drafts import (
     DECISION_STATUSES,
     DRAFT_KINDS,
@@ -57,9 +57,8 @@ def read_drafts(path: str | Path) -> list[Draft]:
     drafts = []
     for number, data in schema_lines(path, draft_schema(), problems, what="drafts file", record="draft",
                                      id_field="draft_id"):
-        if data.get("format", 1) > DRAFTS_FORMAT:
-            problems.add(number, f"format: {data['format']} is newer than this pdf-rag-eval reads ({DRAFTS_FORMAT}); "
-                                 "upgrade pdf-rag-eval to read it")
+        if (problem := format_problem(data, DRAFTS_FORMAT)) is not None:
+            problems.add(number, problem)
             continue
         try:
             drafts.append(LINE.validate_python(data).draft(with_reviews="reviews" in data))

@@ -21,6 +21,7 @@ from .base import (
     SOURCE_ID_CHARS,
     TERM_CHARS,
     field_problem,
+    format_problem,
     in_bulk,
 )
 from .report_row import AnyRow, ReportAnswer, ReportRow
@@ -84,4 +85,4 @@ __all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOT
            "ReviewerVerdict", "Row", "RowScores", "RunSettingsRecord", "SavedCase", "SavedChunk", "SavedClaim",
            "SavedLine", "Score", "SelectionRecord", "Status",
            "Summary", "SystemAnswer", "SystemRecord", "SystemReply", "Verdict", "VersionsRecord", "field_problem",
-           "in_bulk", "metric_problem", "published_schemas", "review_kinds"]
+           "format_problem", "in_bulk", "metric_problem", "published_schemas", "review_kinds"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -28,6 +28,19 @@ class _Record(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def format_problem(data: Mapping[str, Any], reads: int) -> str | None:
+    """Why this code cannot read a file (or line) of format `data["format"]`, or None: a newer version than
+    `reads`, or no version number at all. A file written before format versions has none and is format 1. One
+    wording for every versioned file: run manifests, drafts and their manifests, the reviews file."""
+    version = data.get("format", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        return f"format: {version!r} is not a format version (this pdf-rag-eval reads 1 to {reads})"
+    if version > reads:
+        return (f"format: {version} was written by a newer pdf-rag-eval (this one reads formats 1 to {reads}); "
+                "upgrade pdf-rag-eval to read it")
+    return None
 
 
 def field_problem(exc: ValidationError) -> str:

@@ -29,7 +29,7 @@ from pdfrag.text import normalize, split_sentences
 from ..inputs import FileProblems, json_lines
 from ..judged.claims import judged_claims
 from ..judged.standing import judged_passed
-from ..records import AnyRow, Manifest, Row, Summary
+from ..records import AnyRow, Manifest, Row, Summary, format_problem
 from ..records.reviews import REVIEWS_FORMAT, ResolutionLine, ReviewLine, reviews_line
 from ..rows import with_review
 from ..runs import SUMMARY, RunLock, read_manifest, read_rows, read_summary, utc_now, write_json, write_rows
@@ -110,9 +110,8 @@ def read_reviews(path: str | Path) -> ReviewBook:
 def _line_problems(data: object) -> Iterable[str]:
     if not isinstance(data, dict):
         yield "review: expected a JSON object"
-    elif not isinstance(data.get("format", 1), int) or data.get("format", 1) > REVIEWS_FORMAT:
-        yield (f"format: {data['format']!r} is not a format this pdf-rag-eval reads (up to {REVIEWS_FORMAT}); "
-               "upgrade pdf-rag-eval to read it")
+    elif (problem := format_problem(data, REVIEWS_FORMAT)) is not None:
+        yield problem
     elif data.get("kind", "review") not in ("review", "resolution"):
         yield f"kind: {data.get('kind')!r} is not review or resolution"
 

@@ -48,8 +48,8 @@ def test_a_newer_format_and_a_bad_field_are_one_line_each(tmp_path):
     with pytest.raises(InputError) as err:
         read_drafts(path)
     message = str(err.value)
-    assert f"drafts.jsonl:1: format: {DRAFTS_FORMAT + 1} is newer than this pdf-rag-eval reads ({DRAFTS_FORMAT})" \
-        in message
+    assert (f"drafts.jsonl:1: format: {DRAFTS_FORMAT + 1} was written by a newer pdf-rag-eval (this one reads "
+            f"formats 1 to {DRAFTS_FORMAT}); upgrade pdf-rag-eval to read it") in message
     assert "drafts.jsonl:2: reviews/0/status: 'maybe' is not one of" in message
 
 
@@ -72,7 +72,7 @@ def test_a_drafts_manifest_without_a_format_reads_and_a_newer_one_is_refused(tmp
     assert read.skipped_pages[0].source_id == "h.pdf#p9" and read.versions.pypdf == "6.0.0"
     assert read_manifest(drafts)["skipped_pages"] == OLD_MANIFEST["skipped_pages"]  # as `draft report` reads it
     manifest.write_text(json.dumps(OLD_MANIFEST | {"format": DRAFTS_MANIFEST_FORMAT + 1}), encoding="utf-8")
-    with pytest.raises(InputError, match=f"drafts.manifest.json: format {DRAFTS_MANIFEST_FORMAT + 1} is newer"):
+    with pytest.raises(InputError, match=f"manifest.json: format: {DRAFTS_MANIFEST_FORMAT + 1} was written by"):
         read_drafts_manifest(drafts)
     manifest.write_text(json.dumps(OLD_MANIFEST | {"format": DRAFTS_MANIFEST_FORMAT}), encoding="utf-8")
     with pytest.raises(InputError, match="not a readable drafts manifest \\(from_an_older_version: Extra inputs"):

@@ -45,5 +45,5 @@ def test_a_newer_format_and_a_persons_unverified_are_one_line_each(tmp_path):
     with pytest.raises(InputError) as err:
         read_reviews(path)
     message = str(err.value)
-    assert f"reviews.jsonl:1: format: {REVIEWS_FORMAT + 1} is not a format this pdf-rag-eval reads" in message
+    assert f"reviews.jsonl:1: format: {REVIEWS_FORMAT + 1} was written by a newer pdf-rag-eval" in message
     assert "reviews.jsonl:2: claims.0.verdict: 'unverified' is a judge's verdict" in message
