@@ -22,7 +22,7 @@ from pdfrag.errors import BadReply, InputError, InputTooLong
 from pdfrag.model_server import ModelServer
 from pdfrag.ollama_client import prefixes_for
 from pdfrag.pdfs import Document
-from pdfrag.store import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
+from pdfrag.safe_files import (  # noqa: F401 (cache_root, default_cache_dir re-exported)
     UnsafeFile,
     atomic_write_bytes,
     atomic_write_text,

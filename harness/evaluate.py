@@ -20,7 +20,7 @@ from pdfrag.chunking import chunk_pages
 from pdfrag.errors import ModelMissing, ServerBusy, ServerUnreachable
 from pdfrag.page_cache import PageCache
 from pdfrag.pdfs import Document, read_documents
-from pdfrag.store import open_regular
+from pdfrag.safe_files import open_regular
 from pdfrag.versions import software_versions
 
 from .cases import Case, load_checked_cases, select_cases

@@ -22,7 +22,7 @@ from typing import IO, Iterator, Mapping, Sequence
 
 from pydantic import ValidationError
 
-from pdfrag.store import (
+from pdfrag.safe_files import (
     atomic_write_text,
     open_reading,
     open_regular,

@@ -3,8 +3,8 @@ neither.
 
 Model-server access: the seam (`model_server`), the Ollama and OpenAI-compatible clients, their bounded transport,
 pooled transports, the host pool, the asker and the reply cache. Documents and text: PDFs, the page cache, chunking,
-`normalize()`, quote validation, BM25. Plumbing: the atomic store and locks, terminal output, lazy exports, versions,
-the error root (`RagError`) and the version.
+`normalize()`, quote validation, BM25. Plumbing: safe files (atomic writes, no link followed) and locks, terminal
+output, lazy exports, versions, the error root (`RagError`) and the version.
 
 The names below are imported on first use (PEP 562), so `import pdfrag` does not pay for `ollama`, `openai`,
 pydantic, numpy and pypdf at start-up.

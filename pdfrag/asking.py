@@ -34,7 +34,7 @@ import jsonschema
 from .bounded_http import NestedTooDeep, json_body
 from .errors import InputError, InputTooLong, ModelServerError
 from .model_server import ChatReply, ModelServer
-from .store import UnsafeFile, atomic_write_text, read_bytes
+from .safe_files import UnsafeFile, atomic_write_text, read_bytes
 from .text import clip
 
 __all__ = ["CHARS_PER_TOKEN", "DEFAULT_NUM_PREDICT", "ERROR_CHARS", "LONGER_WINDOW", "Asker", "ChatOptions", "Failed",

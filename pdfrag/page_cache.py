@@ -9,7 +9,7 @@ An entry is checked before it is trusted: it names the file's SHA-256 and carrie
 (`pages_sha256`, of their JSON text), so an entry edited by hand, damaged, or copied under another file's name is
 discarded, the pages extracted again and the entry rewritten, with one warning (`problem`) for the caller to
 show. An entry written before these checks is re-extracted silently. Its folders are opened without following
-links (`pdfrag.store.open_folder`): a subfolder replaced by a link is never read or written through.
+links (`pdfrag.safe_files.open_folder`): a subfolder replaced by a link is never read or written through.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from .store import UnsafeFile, atomic_write_text, cache_root, read_bytes
+from .safe_files import UnsafeFile, atomic_write_text, cache_root, read_bytes
 from .versions import pypdf_version
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from .errors import InputError
 from .model_server import ChatReply
-from .store import UnsafeFile, atomic_write_text, cache_root, read_bytes
+from .safe_files import UnsafeFile, atomic_write_text, cache_root, read_bytes
 
 __all__ = ["ANSWER_CACHE_FORMAT", "MAX_REPLY_CHARS", "AnswerCache", "reply_key", "reply_problem"]
 

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from harness.cli import main
-from pdfrag.store import UnsafeFile, atomic_write_text, open_regular
+from pdfrag.safe_files import UnsafeFile, atomic_write_text, open_regular
 from tests.conftest import SAMPLE_DOCS, sample_cases
 
 

@@ -15,7 +15,7 @@ from harness.cli import main
 from harness.evaluate import run_evaluation
 from harness.runs import RunLock, read_rows, utc_now
 from harness.settings import RunSettings
-from pdfrag.store import file_lock
+from pdfrag.safe_files import file_lock
 from tests.conftest import SAMPLE_DOCS
 from tests.support.judge_rules import judge_rule
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from pdfrag.model_server import BACKENDS
 from pdfrag.pdfs import read_documents
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 from pdfrag.terminal import ProgressBar, Stages, say
 
 from ..drafting.agreement import draft_agreement_report

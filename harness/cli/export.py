@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 from pdfrag.terminal import printable, say
 
 from ..report.csv_export import rows_csv

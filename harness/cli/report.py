@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 from pdfrag.terminal import say
 
 from ..errors import InputError

@@ -14,7 +14,7 @@ from pathlib import Path
 from pdfrag.chunking import Chunk
 from pdfrag.page_cache import PageCache
 from pdfrag.pdfs import Document, read_documents
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..cases import load_checked_cases
 from ..errors import InputError, command

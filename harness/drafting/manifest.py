@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from pdfrag import __version__
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 from pdfrag.versions import software_versions
 
 from ..cases import manifest_beside

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..inputs import FileProblems, schema_lines
 from ..records import field_problem, format_problem

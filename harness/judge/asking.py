@@ -15,7 +15,7 @@ from __future__ import annotations
 from pdfrag.asking import Asker, ChatOptions, PromptTemplate, Replied, read_reply, sha256, split_thinking
 from pdfrag.model_server import ChatReply, ModelServer
 from pdfrag.reply_cache import AnswerCache, reply_key
-from pdfrag.store import cache_root
+from pdfrag.safe_files import cache_root
 
 __all__ = ["JudgeReplies", "judge_asker", "judge_cache"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..errors import InputError, command
 from ..judged.claims import claim_key

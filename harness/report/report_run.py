@@ -14,7 +14,7 @@ from typing import IO, TypeVar
 
 from pydantic import ValidationError
 
-from pdfrag.store import open_reading
+from pdfrag.safe_files import open_reading
 
 from ..errors import InputError
 from ..records import AnyRow, Manifest, ReportRow, Row, field_problem, in_bulk

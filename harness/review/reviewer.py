@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pdfrag.store import atomic_write_text, cache_root, read_bytes
+from pdfrag.safe_files import atomic_write_text, cache_root, read_bytes
 from pdfrag.terminal import printable
 
 from ..errors import InputError, RagError
@@ -21,7 +21,7 @@ _MAX_FILE_BYTES = 4 * MAX_NAME_CHARS + 2  # UTF-8 of the longest name and its ne
 
 
 def reviewer_file(cache_dir: str | Path | None = None) -> Path:
-    """Where the name is remembered: `reviewer.txt` in the cache folder (`pdfrag.store.cache_root`)."""
+    """Where the name is remembered: `reviewer.txt` in the cache folder (`pdfrag.safe_files.cache_root`)."""
     return cache_root(cache_dir) / REVIEWER_FILE
 
 

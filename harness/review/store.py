@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from pydantic import ValidationError
 
-from pdfrag.store import atomic_write_text, file_lock
+from pdfrag.safe_files import atomic_write_text, file_lock
 from pdfrag.text import normalize, split_sentences
 
 from ..inputs import FileProblems, json_lines

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..records import Row
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from pdfrag import __version__
-from pdfrag.store import atomic_write_text, atomic_writer
+from pdfrag.safe_files import atomic_write_text, atomic_writer
 from pdfrag.versions import software_versions
 
 from ..chart import fmt, svg_bars

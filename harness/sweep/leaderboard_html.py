@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..report.markup import CSP_META, WRAP_CSS, attr, esc
 from .leaderboard import Leaderboard, Selection

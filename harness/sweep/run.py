@@ -34,7 +34,7 @@ from typing import Any
 
 from pdfrag.page_cache import PageCache
 from pdfrag.pdfs import Document, read_documents
-from pdfrag.store import atomic_write_text
+from pdfrag.safe_files import atomic_write_text
 
 from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped, command
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes

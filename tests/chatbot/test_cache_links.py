@@ -14,7 +14,7 @@ from chatbot.index import EmbeddingCache
 from pdfrag.asking import ParsedReplies, Replied
 from pdfrag.ollama_client import ChatReply
 from pdfrag.reply_cache import AnswerCache, reply_key
-from pdfrag.store import UnsafeFile
+from pdfrag.safe_files import UnsafeFile
 
 KEY = "ab" + "0" * 62
 REPLY = ChatReply(content='{"answer": "EUR 160", "citations": []}', thinking="", done_reason="stop",
