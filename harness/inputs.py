@@ -25,7 +25,7 @@ from dataclasses import Field, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pdfrag.text import lone_surrogate as text_surrogate
+from pdfrag import text as shared_text
 
 from .errors import InputError
 
@@ -162,14 +162,14 @@ def open_csv(path: str | Path, required: Sequence[str], columns: Sequence[str],
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # only a line with one can hold a lone surrogate
 
 
-def lone_surrogate(line: str) -> tuple[str, str] | None:
+def surrogate_in_line(line: str) -> tuple[str, str] | None:
     """(field, problem) for the first string of a JSON line holding a lone UTF-16 surrogate (`pdfrag.text.
     lone_surrogate`): no row, manifest or report could hold it. None when there is none, or when the line does not
     parse (its reader says why). Only a line with a surrogate escape is parsed."""
     if not _SURROGATE_ESCAPE.search(line):
         return None
     try:
-        found = text_surrogate(json.loads(line))
+        found = shared_text.lone_surrogate(json.loads(line))
     except (ValueError, RecursionError):
         return None
     if found is None:
@@ -185,7 +185,7 @@ def json_lines(lines: list[str], problems: FileProblems) -> Iterator[tuple[int, 
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        if (surrogate := lone_surrogate(line)) is not None:
+        if (surrogate := surrogate_in_line(line)) is not None:
             problems.add(number, ": ".join(surrogate))
             continue
         try:

@@ -464,3 +464,30 @@ def test_the_bot_import_check_sees_every_form(tmp_path):  # so that the test abo
             (tmp_path / package / name).write_text(text, encoding="utf-8")
     assert modules_on_the_bot(tmp_path) == {"harness.a": ["chatbot.index"], "harness.b": ["chatbot.answer"],
                                             "harness.c": ["chatbot.index"], "harness.d": ["chatbot"]}
+
+
+# Top-level public names defined in more than one module, each with one meaning wherever it is defined (#42).
+SAME_MEANING = {
+    "register": "a command module's `rag-eval` sub-command", "run": "a command module's action",
+    "walk": "a terminal walk of one review", "walk_disagreements": "a terminal walk of the disagreements",
+    "export_csv": "a review sheet written for a spreadsheet", "import_csv": "that sheet read back",
+    "load_config": "a settings TOML file read", "resolve": "settings resolved as flag, then config, then default",
+    "main": "a command line's entry point (rag-chat, rag-eval)", "build_parser": "that command line's parser",
+}
+
+
+def _public_definitions() -> dict[str, list[str]]:
+    """Top-level public functions and classes of pdfrag, chatbot and harness -> the modules that define them."""
+    found: dict[str, list[str]] = {}
+    for module, path in _modules().items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                found.setdefault(node.name, []).append(module)
+    return found
+
+
+def test_a_name_defined_in_two_modules_means_one_thing():
+    shared = {name for name, modules in _public_definitions().items() if len(modules) > 1}
+    assert shared - set(SAME_MEANING) == set(), ("defined in more than one module with no shared meaning: name "
+                                                 "each after what it does, or add the meaning to SAME_MEANING")
+    assert set(SAME_MEANING) - shared == set()  # no stale entry

@@ -46,7 +46,7 @@ from ..drafting.files import (
 from ..drafting.judging import draft_judge_agreement, draft_judge_settings
 from ..drafting.pipeline import DraftRun
 from ..drafting.records import Draft, read_drafts
-from ..drafting.report import build_report, render_report
+from ..drafting.report import build_report, render_draft_report
 from ..drafting.settings import UNANSWERABLE_EVERY, UNANSWERABLE_SHARE, DraftSettings, resolve
 from ..errors import InputError, command, shell_words
 from ..settings import host_flags
@@ -162,7 +162,7 @@ def _draft(args: argparse.Namespace) -> int:
     settings = resolve(flags, args.config)
     with Stages(lambda stage: ProgressBar(stage, quiet=bool(args.quiet))) as progress:
         run_, manifest = draft_into_file(settings, progress=progress)
-    say(render_report(build_report(run_.drafts, run_.selection)))
+    say(render_draft_report(build_report(run_.drafts, run_.selection)))
     errors = sum(d.kind == "error" for d in run_.drafts)
     say(f"\n{len(run_.drafts)} drafts from {len(run_.selection.pages)} pages written to {settings.out} "
           f"(manifest {manifest}); {run_.chat_calls} chat calls, {run_.pages_from_cache} pages from the cache")
@@ -235,7 +235,7 @@ def _imported_line(sheet: str, path: str, before: list[Draft], after: list[Draft
 
 def _report(args: argparse.Namespace) -> int:
     skipped = skipped_pages(args.drafts)  # read first: a broken manifest is named before the drafts
-    say(render_report(build_report(read_drafts(args.drafts), skipped=skipped)))
+    say(render_draft_report(build_report(read_drafts(args.drafts), skipped=skipped)))
     return 0
 
 
@@ -269,7 +269,7 @@ def _review(args: argparse.Namespace) -> int:
                               by_is_given=args.reviewer is not None)
         say(_imported_line(args.import_, args.drafts, before, drafts))
         if args.verbose:
-            say(render_report(build_report(drafts)))
+            say(render_draft_report(build_report(drafts)))
         return 0
     else:
         pages = page_texts(opened.documents)
@@ -277,5 +277,5 @@ def _review(args: argparse.Namespace) -> int:
             walk_disagreements(drafts, args.drafts, pages, by)
         else:
             walk(drafts, args.drafts, pages, opened.collection, settings, by, failed=args.failed)
-    say(render_report(build_report(read_drafts(args.drafts))))
+    say(render_draft_report(build_report(read_drafts(args.drafts))))
     return 0

@@ -8,8 +8,7 @@ from pdfrag.terminal import printable, say
 from pdfrag.text import find_quote
 
 from ..drafting.agreement import decision_text
-from ..drafting.decisions import Collection, checks_summary, decide, edit
-from ..drafting.decisions import resolve as resolve_disagreement
+from ..drafting.decisions import Collection, checks_summary, decide, edit, resolve_disagreement
 from ..drafting.records import Draft, write_drafts
 from ..drafting.settings import DraftSettings
 from ..errors import InputError, command

@@ -40,7 +40,7 @@ def decide(draft: Draft, status: str, *, by: str, at: str, reason: str | None = 
                                         by, at))
 
 
-def resolve(draft: Draft, status: str, *, by: str, at: str, reason: str | None = None) -> Draft:
+def resolve_disagreement(draft: Draft, status: str, *, by: str, at: str, reason: str | None = None) -> Draft:
     """Settle a disagreement between reviewers: `accepted`, or `rejected` with a reason, by resolver `by`. A
     later resolution replaces an earlier one. Raises InputError when the reviewers do not disagree."""
     if status not in ("accepted", "rejected"):
@@ -197,7 +197,7 @@ def _apply(draft: Draft, record: dict, collection: Collection, by: str, at: str,
         raise InputError(f"{draft.draft_id}: a line gives a decision or a resolution, not both (the reason column "
                          "belongs to one of them)")
     if resolution:
-        return resolve(draft, resolution, by=by, at=at, reason=record.get("reason"))
+        return resolve_disagreement(draft, resolution, by=by, at=at, reason=record.get("reason"))
     if not status:
         return draft
     question, quote = (record["question"] or "").strip(), (record["quote"] or "").strip()

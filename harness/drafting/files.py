@@ -24,7 +24,7 @@ from .collection import Collection
 from .decisions import import_csv, reverify
 from .export import to_cases
 from .judging import DraftJudging, judge_drafts
-from .manifest import manifest_path, read_manifest, write_cases_manifest, write_manifest
+from .manifest import drafts_manifest_json, manifest_path, write_cases_manifest, write_manifest
 from .pipeline import DraftRun, Progress, run_drafting
 from .records import Draft, read_drafts, write_drafts
 from .settings import DraftSettings
@@ -44,7 +44,7 @@ def draft_into_file(settings: DraftSettings, *, progress: Progress | None = None
 
 def recorded_settings(drafts: str, docs: str | None) -> DraftSettings:
     """The drafting settings recorded beside the drafts file, with `docs` (--docs) overriding the documents."""
-    saved = read_manifest(drafts).get("settings", {})
+    saved = drafts_manifest_json(drafts).get("settings", {})
     if not saved and not docs:
         raise InputError(f"{drafts} has no manifest beside it to say which documents it was drafted from; "
                          "pass --docs")
@@ -62,7 +62,7 @@ def recorded_settings(drafts: str, docs: str | None) -> DraftSettings:
 
 def skipped_pages(drafts: str) -> list[tuple[str, str]]:
     """(page id, why) of each page the drafting skipped, as its manifest records them (none without one)."""
-    return [(s["source_id"], s["reason"]) for s in read_manifest(drafts).get("skipped_pages", ())]
+    return [(s["source_id"], s["reason"]) for s in drafts_manifest_json(drafts).get("skipped_pages", ())]
 
 
 @dataclass(frozen=True)

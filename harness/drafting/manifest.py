@@ -59,7 +59,7 @@ def _absolute_paths(settings: dict) -> dict:
 _PATHS = ("docs", "out", "cache_dir")
 
 
-def read_manifest(drafts_path: str | Path) -> dict:
+def drafts_manifest_json(drafts_path: str | Path) -> dict:
     """The manifest beside a drafts file as JSON (`read_drafts_manifest`), or {} when there is none (a drafts file
     copied on its own)."""
     manifest = read_drafts_manifest(drafts_path)

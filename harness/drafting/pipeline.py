@@ -30,7 +30,7 @@ from ..records import NOTE_CHARS, QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema
 from .records import Draft, Provenance, Reason, Verification, draft_id, read_drafts
-from .select import Selection, nothing_to_draft, select_pages
+from .select import PageSelection, nothing_to_draft, select_pages
 from .settings import DraftSettings
 from .unanswerable import check_unanswerable
 from .verify import check_draft, strip_wrapping
@@ -43,7 +43,7 @@ class DraftRun:
     """What one `rag-eval draft` produced: the drafts (in page order), the selection and the call counts."""
 
     drafts: tuple[Draft, ...]
-    selection: Selection
+    selection: PageSelection
     chat_calls: int
     pages_from_cache: int
     server: dict
@@ -100,7 +100,7 @@ def run_drafting(settings: DraftSettings, *, progress: Progress | None = None) -
     return DraftRun(tuple(drafts), selection, calls, cached, server, settings)
 
 
-def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: Selection,
+def merge_previous(drafts: list[Draft], previous: Sequence[Draft], selection: PageSelection,
                    documents: Sequence[Document]) -> list[Draft]:
     """Keep what a human did in an earlier run of the same output file.
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from .records import Draft
-from .select import Selection
+from .select import PageSelection
 
 
 @dataclass
@@ -60,7 +60,7 @@ class DraftReport:
         return self.total.accepted / decided if decided else None
 
 
-def build_report(drafts: Sequence[Draft], selection: Selection | None = None,
+def build_report(drafts: Sequence[Draft], selection: PageSelection | None = None,
                  skipped: Sequence[tuple[str, str]] = ()) -> DraftReport:
     """Count drafts per page and document (selected pages without drafts appear with zeros). `skipped` lists
     pages left out and why, when there is no selection at hand (read from the drafts manifest)."""
@@ -84,7 +84,7 @@ def build_report(drafts: Sequence[Draft], selection: Selection | None = None,
     return report
 
 
-def render_report(report: DraftReport) -> str:
+def render_draft_report(report: DraftReport) -> str:
     """The report as plain-text tables."""
     head = f"{'':<28}{'drafts':>7}{'passed':>7}{'failed':>7}{'errors':>7}{'accepted':>9}{'rejected':>9}{'pending':>8}"
 

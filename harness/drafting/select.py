@@ -22,7 +22,7 @@ NO_TEXT_LAYER = ("no text layer (a scanned or image-only page?): OCR it first, e
 
 
 @dataclass(frozen=True)
-class Selection:
+class PageSelection:
     """The pages to draft from, in drafting order, and the pages left out with why."""
 
     pages: tuple[Page, ...]
@@ -39,7 +39,7 @@ def word_count(text: str) -> int:
 
 
 def select_pages(documents: Sequence[Document], *, seed: int, min_words: int = 20, max_pages: int | None = None,
-                 page_ids: Sequence[str] | None = None) -> Selection:
+                 page_ids: Sequence[str] | None = None) -> PageSelection:
     """Seeded round robin over documents (see the module docstring). `page_ids` restricts the choice to those
     pages (unknown ids raise InputError listing them); `max_pages` caps how many are taken."""
     if min_words < 0 or (max_pages is not None and max_pages < 1):
@@ -70,10 +70,10 @@ def select_pages(documents: Sequence[Document], *, seed: int, min_words: int = 2
     order = _round_robin(queues)
     if max_pages is not None:
         order = order[:max_pages]
-    return Selection(tuple(order), tuple(skipped), tuple(sorted(d.doc_id for d in documents)))
+    return PageSelection(tuple(order), tuple(skipped), tuple(sorted(d.doc_id for d in documents)))
 
 
-def nothing_to_draft(selection: Selection, docs: str, min_words: int) -> str:
+def nothing_to_draft(selection: PageSelection, docs: str, min_words: int) -> str:
     """Why no page was selected, and what to do: OCR when the pages have no text layer (fewer words asked for
     would not help), else a lower --min-page-words."""
     no_text = sum(why == NO_TEXT_LAYER for _, why in selection.skipped)

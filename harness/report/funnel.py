@@ -37,7 +37,7 @@ from functools import lru_cache
 
 from ..records import AnyRow
 
-__all__ = ["KINDS", "STAGES", "Kind", "Stage", "documents_of", "funnel", "kind_label", "kind_of", "reason_kinds",
+__all__ = ["KINDS", "STAGES", "Kind", "Stage", "documents_of", "funnel", "kind_label", "reason_kind", "reason_kinds",
            "stage", "stage_index", "stage_of"]
 
 
@@ -102,7 +102,7 @@ _STAGE_KEYS = [s.key for s in STAGES]
 
 
 @lru_cache(maxsize=65536)  # reasons repeat across rows ("no passage cited"): a run's report asks millions of times
-def kind_of(reason: str) -> Kind:
+def reason_kind(reason: str) -> Kind:
     """The kind of one failure reason (`other` for a sentence this module does not know)."""
     return next((k for k in KINDS if k.pattern.search(reason)), _OTHER)
 
@@ -111,7 +111,7 @@ def stage_of(row: AnyRow) -> str:
     """The key of the first funnel stage `row` fails, or "passed" (see the module docstring)."""
     if row.error is not None:
         return "errored"
-    kinds = {kind_of(r).key for r in row.failure_reasons}
+    kinds = {reason_kind(r).key for r in row.failure_reasons}
     wrote = bool(row.answer.model_answer.strip())
     if "not-retrieved" in kinds:
         return "retrieval"
@@ -152,7 +152,7 @@ def reason_kinds(rows: Sequence[AnyRow]) -> dict[str, list[int]]:
     """Kind key -> indexes (into `rows`) of the rows with a reason of that kind, in KINDS order."""
     out: dict[str, list[int]] = {}
     for i, row in enumerate(rows):
-        for key in dict.fromkeys(kind_of(r).key for r in row.failure_reasons):
+        for key in dict.fromkeys(reason_kind(r).key for r in row.failure_reasons):
             out.setdefault(key, []).append(i)
     order = [k.key for k in KINDS] + [_OTHER.key]
     return {k: out[k] for k in order if k in out}

@@ -71,7 +71,7 @@ class WarningCount:
     cause: str | None
 
 
-def kind_of(warning: str) -> _Kind | None:
+def warning_kind(warning: str) -> _Kind | None:
     """The known kind a warning text belongs to, or None (then the text itself is its kind)."""
     return next((k for k in _KINDS if k.pattern.search(warning)), None)
 
@@ -82,7 +82,7 @@ def count_warnings(rows: Sequence[AnyRow]) -> tuple[WarningCount, ...]:
     for row in rows:
         on_row = set()
         for warning in row.warnings:
-            kind = kind_of(warning)
+            kind = warning_kind(warning)
             key = kind.key if kind else warning
             entry = seen.setdefault(key, [kind, 0, 0, warning])
             entry[2] += 1

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..records import in_bulk
-from .lines import Reading, SavedProblems, read_ids
+from .lines import Reading, SavedProblems, field_values
 from .outputs import InputFile, SavedCase, SavedChunk, SavedClaim, SavedOutputs, claims_by_case
 
 __all__ = ["InputFile", "SavedCase", "SavedChunk", "SavedClaim", "SavedOutputs", "SavedStream",
@@ -82,13 +82,13 @@ def claims_follow_cases(cases: Path, claims: Path) -> bool:
     reports what is wrong). The cases file is read only up to the last case with claims."""
     try:
         groups: list[str | None] = []  # the case id of each run of claims naming one case
-        for case_id in read_ids(claims, "case_id"):
+        for case_id in field_values(claims, "case_id"):
             if not groups or groups[-1] != case_id:
                 groups.append(case_id)
         if len(set(groups)) < len(groups) or None in groups:
             return False
         at = 0
-        for case_id in read_ids(cases, "case_id"):
+        for case_id in field_values(cases, "case_id"):
             if at == len(groups):
                 break
             at += case_id == groups[at]

@@ -24,7 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from ..errors import InputError
-from ..inputs import NotText, decode_sheet, delimiter_problem, lone_surrogate
+from ..inputs import NotText, decode_sheet, delimiter_problem, surrogate_in_line
 from ..records import InputFile, SavedCase, SavedChunk, SavedClaim, SavedLine, field_problem
 
 if TYPE_CHECKING:
@@ -208,7 +208,7 @@ def _encoding(raw: IO[bytes]) -> str:
     return "utf-16" if utf16 else "utf-8-sig"
 
 
-def read_ids(path: Path, field: str) -> Iterator[str | None]:
+def field_values(path: Path, field: str) -> Iterator[str | None]:
     """The value of `field` on each line of a saved-output file, read as `Reading` reads it (ids trimmed in CSV)
     but neither checked nor made records: None where a line has none to give. For a first look at a file's order;
     raises what reading the file raises (OSError, UnicodeError, csv.Error)."""
@@ -321,7 +321,7 @@ class Reading:
             except ValidationError as exc:  # a lone surrogate anywhere in the line is refused here too (invalid JSON)
                 refused = exc
             complete = False
-            if (problem := lone_surrogate(content)) is not None:
+            if (problem := surrogate_in_line(content)) is not None:
                 self.problems.add(where, line, *problem)  # UTF-8 cannot store it in the rows
             else:
                 self._refused(where, line, content, kind.record, refused)

@@ -33,7 +33,7 @@ from ..errors import InputError
 from ..stats.defaults import DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..stats.paired import holm, mean_interval, paired_stats
 
-__all__ = ["CellResults", "Entry", "Leaderboard", "Selection", "build_leaderboard", "pareto_front",
+__all__ = ["CellResults", "Entry", "Leaderboard", "CellSelection", "build_leaderboard", "pareto_front",
            "select_and_confirm"]
 
 BETTER, WORSE, SAME, BASELINE, UNPAIRED = "better", "worse", "indistinguishable", "baseline", "no shared cases"
@@ -201,7 +201,7 @@ def _costs(cell: CellResults) -> tuple[float | None, float | None, float | None,
 
 
 @dataclass(frozen=True)
-class Selection:
+class CellSelection:
     """Choose on one tag, confirm on another: `select` ranks every cell on the select-on cases; the best cell
     (largest delta in the metric's direction; ties: lower median latency, then sweep order) is compared with
     the baseline alone on the confirm-on cases in `confirm` (one comparison, so p_holm equals the p-value).
@@ -228,7 +228,7 @@ class Selection:
 def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case_tags: Mapping[str, Collection[str]],
                        *, select_on: str, confirm_on: str, primary: str, alpha: float = 0.05,
                        higher_is_better: bool = True, seed: int = DEFAULT_SEED,
-                       resamples: int = DEFAULT_RESAMPLES) -> Selection:
+                       resamples: int = DEFAULT_RESAMPLES) -> CellSelection:
     """Pick the best cell on the `select_on` cases and re-evaluate it against the baseline on `confirm_on`.
     A case carrying both tags is refused: choosing and confirming on the same case confirms nothing."""
     chosen = {c for c, tags in case_tags.items() if select_on in tags}
@@ -250,15 +250,15 @@ def select_and_confirm(baseline: CellResults, cells: Sequence[CellResults], case
     candidates = [(delta, e) for e in select.entries
                   if not e.is_baseline and e.n > 0 and (delta := e.delta) is not None]
     if not candidates:
-        return Selection(select_on, confirm_on, None, select, None)
+        return CellSelection(select_on, confirm_on, None, select, None)
     order = {c.label: i for i, c in enumerate(cells)}
     best_delta, best = min(candidates, key=lambda de: (-sign * de[0], _or_inf(de[1].latency_p50_ms),
                                                        order.get(de[1].label, 0)))
     if sign * best_delta <= 0:  # the baseline is a candidate: a cell that does not beat it is not chosen
-        return Selection(select_on, confirm_on, baseline.label, select, None)
+        return CellSelection(select_on, confirm_on, baseline.label, select, None)
     winner = next(c for c in cells if c.label == best.label)
     confirm = board([winner], confirm_on, held)
-    return Selection(select_on, confirm_on, best.label, select, confirm)
+    return CellSelection(select_on, confirm_on, best.label, select, confirm)
 
 
 def _or_inf(value: float | None) -> float:

@@ -19,7 +19,7 @@ from ..chart import floor_text, p_text
 from ..errors import InputError
 from ..report.markup import md
 from ..stats.paired import at_floor
-from .leaderboard import Entry, Leaderboard, Selection
+from .leaderboard import CellSelection, Entry, Leaderboard
 
 __all__ = ["LEADERBOARD_FORMAT", "leaderboard_json", "leaderboard_markdown", "leaderboard_svg", "leaderboard_text",
            "read_leaderboard", "write_leaderboard"]
@@ -29,7 +29,7 @@ _HEADERS = ("cell", "n", "errored", "mean", "delta", "95% CI of delta", "p", "p 
             "latency p50 ms", "latency p90 ms", "tokens/case", "front")
 
 
-def write_leaderboard(directory: str | Path, board: Leaderboard, selection: Selection | None = None
+def write_leaderboard(directory: str | Path, board: Leaderboard, selection: CellSelection | None = None
                       ) -> dict[str, Path]:
     """Write leaderboard.json, leaderboard.md and leaderboard.svg into `directory` (atomically, each)."""
     directory = Path(directory)
@@ -42,14 +42,14 @@ def write_leaderboard(directory: str | Path, board: Leaderboard, selection: Sele
     return files
 
 
-def leaderboard_json(board: Leaderboard, selection: Selection | None = None) -> str:
+def leaderboard_json(board: Leaderboard, selection: CellSelection | None = None) -> str:
     """Deterministic JSON (no times, sorted keys): the same results give the same bytes."""
     data = {"format": LEADERBOARD_FORMAT, "leaderboard": board.to_dict(),
             "selection": selection.to_dict() if selection else None}
     return json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
 
 
-def read_leaderboard(path: str | Path) -> tuple[Leaderboard, Selection | None]:
+def read_leaderboard(path: str | Path) -> tuple[Leaderboard, CellSelection | None]:
     """Read a leaderboard.json back into records (for the HTML report and for comparing two sweeps)."""
     path = Path(path)
     try:
@@ -58,7 +58,7 @@ def read_leaderboard(path: str | Path) -> tuple[Leaderboard, Selection | None]:
             raise ValueError(f"format {data.get('format')!r} is not {LEADERBOARD_FORMAT}")
         board = _board(data["leaderboard"])
         picked = data.get("selection")
-        selection = None if picked is None else Selection(
+        selection = None if picked is None else CellSelection(
             picked["select_on"], picked["confirm_on"], picked["selected"], _board(picked["select"]),
             _board(picked["confirm"]) if picked["confirm"] else None)
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -104,7 +104,7 @@ def _about(board: Leaderboard) -> str:
             f"{board.resamples} resamples; an errored case counts 0 on {board.primary} (column errored)")
 
 
-def leaderboard_text(board: Leaderboard, selection: Selection | None = None) -> str:
+def leaderboard_text(board: Leaderboard, selection: CellSelection | None = None) -> str:
     """A fixed-width table for the terminal, then the selection, if any."""
     rows = [list(_HEADERS), *(_cells(e, board.resamples) for e in board.entries)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(_HEADERS))]
@@ -118,7 +118,8 @@ def _judge_lines(board: Leaderboard) -> list[str]:
     return [f"judge of {e.label}: {e.judge}" for e in board.entries if e.judge]
 
 
-def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None, *, chart: str | None = None) -> str:
+def leaderboard_markdown(board: Leaderboard, selection: CellSelection | None = None, *,
+                         chart: str | None = None) -> str:
     """A Markdown page: what was compared, the table, the chart (when a file name is given), the selection."""
     def row(cells: Sequence[str]) -> str:
         return "| " + " | ".join(md(c) for c in cells) + " |"
@@ -134,7 +135,7 @@ def leaderboard_markdown(board: Leaderboard, selection: Selection | None = None,
     return "\n".join(parts)
 
 
-def _selection_lines(selection: Selection | None) -> list[str]:
+def _selection_lines(selection: CellSelection | None) -> list[str]:
     if selection is None:
         return []
     if selection.baseline_kept:

@@ -10,7 +10,7 @@ from pathlib import Path
 from pdfrag.safe_files import atomic_write_text
 
 from ..report.markup import CSP_META, WRAP_CSS, attr, esc
-from .leaderboard import Leaderboard, Selection
+from .leaderboard import CellSelection, Leaderboard
 from .leaderboard_files import _HEADERS, _about, _cells, _selection_lines, leaderboard_svg
 from .plan import SweepPlan
 
@@ -21,7 +21,7 @@ _STYLE = ("body{font-family:sans-serif;margin:2em;color:#222}table{border-collap
           "tr.baseline{background:#f4f4f4}td.better{color:#1a7f37}td.worse{color:#c0392b}")
 
 
-def leaderboard_html(board: Leaderboard, selection: Selection | None, plan: SweepPlan) -> str:
+def leaderboard_html(board: Leaderboard, selection: CellSelection | None, plan: SweepPlan) -> str:
     """The page's text."""
     head = "".join(f"<th>{esc(h)}</th>" for h in _HEADERS)
     rows = []
@@ -46,7 +46,7 @@ def leaderboard_html(board: Leaderboard, selection: Selection | None, plan: Swee
     return "\n".join(parts) + "\n"
 
 
-def write_leaderboard_html(path: str | Path, board: Leaderboard, selection: Selection | None,
+def write_leaderboard_html(path: str | Path, board: Leaderboard, selection: CellSelection | None,
                            plan: SweepPlan) -> Path:
     path = Path(path)
     atomic_write_text(path, leaderboard_html(board, selection, plan))

@@ -44,7 +44,7 @@ from ..records import Row
 from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..summary import errored_value, per_case_means
 from ..systems import traits_for
-from .leaderboard import CellResults, Leaderboard, Selection, build_leaderboard, select_and_confirm
+from .leaderboard import CellResults, CellSelection, Leaderboard, build_leaderboard, select_and_confirm
 from .leaderboard_files import write_leaderboard
 from .leaderboard_html import write_leaderboard_html
 from .plan import Cell, SweepPlan, load_sweep
@@ -67,7 +67,7 @@ class SweepResult:
     plan: SweepPlan
     run_dirs: tuple[Path, ...]  # one per cell, in plan order
     board: Leaderboard
-    selection: Selection | None
+    selection: CellSelection | None
     files: dict[str, Path]
 
 
@@ -327,7 +327,7 @@ def _with_judges(board: Leaderboard, plan: SweepPlan, all_rows: Sequence[Sequenc
     return replace(board, entries=tuple(replace(e, judge=notes.get(e.label)) for e in board.entries))
 
 
-def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, Selection | None]:
+def leaderboard_of(plan: SweepPlan, run_dirs: Sequence[Path]) -> tuple[Leaderboard, CellSelection | None]:
     """Every cell against the baseline on all cases; with select-on/confirm-on, also the selection."""
     all_rows = [read_rows(d) for d in run_dirs]
     cells = [cell_results(c.label, rows, plan.primary) for c, rows in zip(plan.cells, all_rows)]

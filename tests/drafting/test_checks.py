@@ -10,7 +10,7 @@ import pytest
 from harness.drafting.export import to_case, to_cases
 from harness.drafting.language import guess, same_language
 from harness.drafting.records import Decision, Draft, Provenance, Reason, Verification
-from harness.drafting.report import build_report, render_report
+from harness.drafting.report import build_report, render_draft_report
 from harness.drafting.unanswerable import Sentences, check_unanswerable, distinguishing_terms
 from harness.drafting.verify import Limits, PageView, check_draft, copy_measures, is_deictic, longest_common_run
 from pdfrag.text import fold
@@ -158,7 +158,7 @@ def test_report_counts_and_rates():
     assert (report.total.drafts, report.total.passed, report.total.accepted, report.total.rejected) == (4, 3, 1, 1)
     assert report.acceptance_rate == 0.5 and report.pass_rate == 0.75
     assert report.reasons == {"quote_not_found": 1} and report.human_reasons == {"wrong": 1}
-    text = render_report(report)
+    text = render_draft_report(report)
     assert "quote_not_found: 1" in text and "accepted by a human: 50.0% of 2 decided" in text
 
 

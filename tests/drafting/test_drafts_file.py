@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.drafting.manifest import read_drafts_manifest, read_manifest
+from harness.drafting.manifest import drafts_manifest_json, read_drafts_manifest
 from harness.drafting.records import DRAFTS_FORMAT, Decision, read_drafts, write_drafts
 from harness.records.drafts_manifest import DRAFTS_MANIFEST_FORMAT
 from pdfrag.errors import InputError
@@ -70,7 +70,7 @@ def test_a_drafts_manifest_without_a_format_reads_and_a_newer_one_is_refused(tmp
     read = read_drafts_manifest(drafts)
     assert read is not None and read.format == 1 and read.settings["docs"] == "/data/handbook"
     assert read.skipped_pages[0].source_id == "h.pdf#p9" and read.versions.pypdf == "6.0.0"
-    assert read_manifest(drafts)["skipped_pages"] == OLD_MANIFEST["skipped_pages"]  # as `draft report` reads it
+    assert drafts_manifest_json(drafts)["skipped_pages"] == OLD_MANIFEST["skipped_pages"]  # as `draft report` reads it
     manifest.write_text(json.dumps(OLD_MANIFEST | {"format": DRAFTS_MANIFEST_FORMAT + 1}), encoding="utf-8")
     with pytest.raises(InputError, match=f"manifest.json: format: {DRAFTS_MANIFEST_FORMAT + 1} was written by"):
         read_drafts_manifest(drafts)

@@ -10,7 +10,7 @@ import pytest
 from harness.cases import Case, Evidence
 from harness.evaluate import run_evaluation
 from harness.records import Citation, Manifest, Passage, SystemAnswer
-from harness.report.funnel import KINDS, documents_of, funnel, kind_of, stage_of
+from harness.report.funnel import KINDS, documents_of, funnel, reason_kind, stage_of
 from harness.report.html import render_report
 from harness.report.sections import breakdown_metrics, index_cases
 from harness.rows import ScoringRules, build_row
@@ -82,8 +82,8 @@ def test_a_malformed_reply_fails_the_decision_even_where_abstaining_was_right():
 
 def test_every_reason_written_in_the_scenarios_has_a_known_kind():
     reasons = {r for name in SCENARIOS for r in _row(name).failure_reasons}
-    kinds = {kind_of(r).key for r in reasons}
-    assert "other" not in kinds, [r for r in reasons if kind_of(r).key == "other"]
+    kinds = {reason_kind(r).key for r in reasons}
+    assert "other" not in kinds, [r for r in reasons if reason_kind(r).key == "other"]
     assert kinds >= {"error", "not-retrieved", "low-rank", "answered-unanswerable", "no-answer", "quote-invalid",
                      "cited-not-expected", "no-citation", "fact-missing", "not-grounded"}
 
@@ -103,7 +103,7 @@ def test_a_perfect_two_page_retrieval_carries_no_rank_reason_and_a_low_one_does(
     ("a sentence written by a later version", "other"),
 ])
 def test_kind_of(reason, key):
-    assert kind_of(reason).key == key
+    assert reason_kind(reason).key == key
 
 
 def test_an_unknown_reason_is_never_a_pass():
@@ -117,7 +117,7 @@ def test_a_claim_in_disagreement_is_a_note_and_a_failure_no_stage_names_is_never
     # stage (it was "other", and the export wrote passed 1.0 beside failure_stage "other").
     row = _row("passed-abstained")
     noted = row.model_copy(update={"failure_reasons": ("claim 'x' in disagreement between reviewers",)})
-    assert kind_of(noted.failure_reasons[0]).key == "claim-disagreement" and stage_of(noted) == "passed"
+    assert reason_kind(noted.failure_reasons[0]).key == "claim-disagreement" and stage_of(noted) == "passed"
     # `passed` 0 for a reason no stage names (a judge's verdict under --judged-passed): "other", never a pass
     judged = row.model_copy(update={"metrics": row.metrics | {"passed": 0.0}})
     assert stage_of(judged) == "other"
