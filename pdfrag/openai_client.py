@@ -56,9 +56,9 @@ from .openai_replies import (
     connection_refused,
     error_text,
     finite_number,
-    in_order,
     json_object,
     retry_after,
+    vectors_in_order,
     whole_count,
 )
 from .redaction import Redactor, redacting, url_secrets, without_userinfo
@@ -261,7 +261,7 @@ class OpenAIClient:
         items = data.get("data")
         if not isinstance(items, list) or not all(isinstance(i, dict) and "embedding" in i for i in items):
             raise BadReply(f"{where}: expected an object with a 'data' list of embeddings, got {snippet(reply.text)}")
-        vectors, self.embedding_order = in_order(items, where)
+        vectors, self.embedding_order = vectors_in_order(items, where)
         return check_vectors(vectors, where, len(batch), offset, dim, reply.text)
 
     def _probe_embeddings(self, model: str, info: ModelInfo) -> ModelInfo:

@@ -70,7 +70,7 @@ INDEXED = "by index"
 LISTED = "list order assumed: the server's embedding replies carry no index"
 
 
-def in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
+def vectors_in_order(items: list[dict], where: str) -> tuple[list[Any], str]:
     """The vectors in input order: by each item's `index`, which must be a distinct whole number from 0 to n-1 on
     every item; with no index on any item, in list order (and that is said: `LISTED`)."""
     if not any("index" in item for item in items):
