@@ -11,11 +11,14 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pydantic import ValidationError
+
 from pdfrag.text import fold
 from pdfrag.versions import pypdf_version
 
 from .errors import InputError
 from .inputs import FileProblems, schema_lines
+from .records import CaseLine, field_problem
 
 if TYPE_CHECKING:  # types only: reading runs (compare, report) must not import pypdf or the model client
     from pdfrag.chunking import Chunk
@@ -71,6 +74,7 @@ class Case:
 
 
 def case_schema() -> dict:
+    """The published schema of a cases line, generated from `harness.records.case_line.CaseLine`."""
     return json.loads(resources.files("harness").joinpath("schemas/case.schema.json").read_text(encoding="utf-8"))
 
 
@@ -115,7 +119,12 @@ def _parse(path: Path, problems: FileProblems) -> list[Case]:
     cases: list[Case] = []
     for number, data in schema_lines(path, case_schema(), problems, what="cases file", record="case",
                                      id_field="id"):
-        case = _case(data, number)
+        try:
+            record = CaseLine.from_json(data)
+        except ValidationError as exc:  # the schema is the record's own: only a check it cannot state
+            problems.add(number, field_problem(exc))
+            continue
+        case = _case(record, number)
         if case.abstain and case.evidence:
             problems.add(number, "evidence: a case that should abstain cannot have evidence; empty it or set "
                                  "abstain to false")
@@ -129,12 +138,9 @@ def _parse(path: Path, problems: FileProblems) -> list[Case]:
     return cases
 
 
-def _case(data: dict, line: int) -> Case:
-    evidence = tuple(Evidence(e) if isinstance(e, str) else Evidence(e["source_id"], e.get("quote"))
-                     for e in data["evidence"])
-    facts = tuple((f,) if isinstance(f, str) else tuple(f) for f in data["facts"])
-    return Case(data["id"], data["question"], evidence, facts, data["abstain"], data.get("notes", ""),
-                tuple(data.get("tags", ())), line)
+def _case(record: CaseLine, line: int) -> Case:
+    evidence = tuple(Evidence(e.source_id, e.quote) for e in record.evidence)
+    return Case(record.id, record.question, evidence, record.facts, record.abstain, record.notes, record.tags, line)
 
 
 def check_labels(cases: list[Case], documents: list[Document], *, cases_path: str) -> None:

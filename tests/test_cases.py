@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from harness.cases import check_labels, load_cases
+from harness.cases import Evidence, check_labels, load_cases
 from harness.cli import main
 from pdfrag.errors import InputError
 from pdfrag.pdfs import read_documents
@@ -66,3 +66,51 @@ def test_check_command_exit_codes(tmp_path, capsys):
     bad = write(tmp_path, [{**GOOD, "evidence": [{"source_id": "handbook.pdf#p7"}]}])
     assert main(["check", "--docs", str(HANDBOOK), "--cases", str(bad)]) == 2
     assert "handbook.pdf#p7" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- one record per line, its schema generated from it
+
+@pytest.mark.parametrize("line", [
+    GOOD,
+    GOOD | {"evidence": ["handbook.pdf#p2", {"source_id": "handbook.pdf#p3", "quote": "EUR 160"}],
+            "facts": ["160", ["EUR 160", "160 euros"]], "notes": "n", "tags": ["dev"]},
+    GOOD | {"id": "hotel\n"},  # `$` before a final newline: Python's reading, the schema validator's and the record's
+    GOOD | {"id": "ho tel"},
+    GOOD | {"id": ""},
+    GOOD | {"evidence": ["handbook.pdf"]},
+    GOOD | {"evidence": [{"source_id": "handbook.pdf#p0"}]},
+    GOOD | {"evidence": [{"source_id": "handbook.pdf#p2", "quote": None}]},
+    GOOD | {"evidence": [{"source_id": "handbook.pdf#p2", "quote": ""}]},
+    GOOD | {"evidence": [{"source_id": "handbook.pdf#p2", "page": 2}]},
+    GOOD | {"facts": [[]]},
+    GOOD | {"facts": [["160", 160]]},
+    GOOD | {"abstain": "false"},
+    GOOD | {"tags": [""]},
+    GOOD | {"notes": None},
+    GOOD | {"later": 1},
+    {k: v for k, v in GOOD.items() if k != "abstain"},
+])
+def test_a_cases_line_is_accepted_by_its_record_exactly_when_its_published_schema_accepts_it(line):
+    from jsonschema import Draft202012Validator
+    from pydantic import ValidationError
+
+    from harness.cases import case_schema
+    from harness.records import CaseLine
+
+    try:
+        CaseLine.from_json(line)
+        accepted = True
+    except ValidationError:
+        accepted = False
+    assert accepted == Draft202012Validator(case_schema()).is_valid(line)
+
+
+def test_a_page_id_alone_and_a_lone_fact_read_as_their_long_forms(tmp_path):
+    short = GOOD | {"evidence": ["handbook.pdf#p2"], "facts": ["160", ["EUR 160", "160 euros"]]}
+    long = GOOD | {"id": "long", "evidence": [{"source_id": "handbook.pdf#p2"}],
+                   "facts": [["160"], ["EUR 160", "160 euros"]]}
+    a, b = load_cases(write(tmp_path, [short, long]))
+    assert a.evidence == b.evidence == (Evidence("handbook.pdf#p2"),)
+    assert a.facts == b.facts == (("160",), ("EUR 160", "160 euros"))
+    assert (a.notes, a.tags, a.line, b.line) == ("", (), 1, 2)
+    assert a.to_dict() == short | {"evidence": long["evidence"], "notes": "", "tags": []}

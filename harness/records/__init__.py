@@ -7,10 +7,10 @@ Units are in the names: `*_ms` milliseconds, `*_tokens` tokens, `*_chars` charac
 
 The records live in one small module per file they describe: `answers` (what a system returns), `row` (one row
 per case; `report_row`: what the report reads of one), `run_files` (summary.json, manifest.json), `schemas` (the
-published schemas), `saved_lines` (a line of saved outputs, `rag-eval score`'s input), `drafts` and
-`drafts_manifest` (the drafts file and the manifests `rag-eval draft` writes), `reviews` (a line of the reviews
-file); `base` holds the record base. Import them from here, except those of the drafts and reviews files: from
-their modules, which their readers (`harness.drafting`, `harness.review`) name.
+published schemas), `case_line` (a line of the cases file), `saved_lines` (a line of saved outputs, `rag-eval
+score`'s input), `drafts` and `drafts_manifest` (the drafts file and the manifests `rag-eval draft` writes),
+`reviews` (a line of the reviews file); `base` holds the record base. Import them from here, except those of the
+drafts and reviews files: from their modules, which their readers (`harness.drafting`, `harness.review`) name.
 """
 
 from .answers import Citation, Passage, SystemAnswer, SystemReply
@@ -24,6 +24,7 @@ from .base import (
     format_problem,
     in_bulk,
 )
+from .case_line import CaseEvidence, CaseLine
 from .report_row import AnyRow, ReportAnswer, ReportRow
 from .row import (
     CLAIM_STATUSES,
@@ -76,7 +77,7 @@ from .schemas import published_schemas
 
 __all__ = ["AnyRow", "CLAIM_STATUSES", "JUDGE_VERDICTS", "MANIFEST_FORMAT", "NOTE_CHARS", "QUESTION_CHARS",
            "QUOTE_CHARS", "REVIEW_WARNINGS", "SOURCE_ID_CHARS", "STATUSES", "TERM_CHARS", "VERDICTS", "AnswerRecord",
-           "Citation",
+           "CaseEvidence", "CaseLine", "Citation",
            "CitationResult", "ClaimCounts", "ClaimRecord", "ClaimResolution", "ClaimStatus", "CollectionRecord",
            "EvidenceItem", "Expected", "FactResult", "InputFile", "JudgeRecord", "JudgeSummary", "JudgeVerdict",
            "JudgedClaim",

@@ -10,12 +10,14 @@ from typing import Any
 from pydantic import TypeAdapter
 
 from .answers import SystemReply
+from .case_line import CaseLine
 from .drafts import DraftLine
 from .reviews import ReviewsLine
 from .row import Row
 from .saved_lines import SavedCase, SavedChunk, SavedClaim
 
 _PUBLISHED: dict[str, tuple[Any, str]] = {  # a record class (a pydantic model or dataclass) and its title
+    "case.schema.json": (CaseLine, "pdf-rag-eval labelled case (one JSON object per line of cases.jsonl)"),
     "row.schema.json": (Row, "pdf-rag-eval result row (one JSON object per line of rows.jsonl)"),
     "system_reply.schema.json": (SystemReply, "pdf-rag-eval HTTP system reply (POST {case_id, question})"),
     "saved_case.schema.json": (SavedCase, "Saved case (one line of cases.jsonl)"),
