@@ -26,7 +26,7 @@ from pdfrag.versions import software_versions
 from .cases import Case, load_checked_cases, select_cases
 from .errors import InputError, RunStopped, SystemDown, command
 from .judged.standing import JudgeStanding, judged_passed
-from .metrics import metric_names
+from .metrics.registry import metric_names
 from .records import (
     MANIFEST_FORMAT,
     CollectionRecord,

@@ -206,7 +206,7 @@ def test_fact_found_needs_the_fact_in_the_text(answer, fact):
 
 def _reference(needle: str) -> re.Pattern[str]:
     """The regular expression `occurs_bounded` stands for (it was compiled per fact before; see its docstring)."""
-    joiners = re.escape(m._NUMBER_JOINERS)
+    joiners = re.escape(m.NUMBER_JOINERS)
     before = rf"(?<![\w])(?<!\d[{joiners}])" if needle[0].isdigit() else r"(?<![\w])"
     after = rf"(?![\w])(?![{joiners}]\d)" if needle[-1].isdigit() else r"(?![\w])"
     return re.compile(before + re.escape(needle) + after)

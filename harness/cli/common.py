@@ -17,7 +17,7 @@ from pdfrag.terminal import say
 from ..chart import fmt
 from ..errors import InputError
 from ..judged.standing import MIN_PER_VERDICT, MIN_RECALL, JudgeAgreement, Shared, judge_note
-from ..metrics import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, shown_once
+from ..metrics.registry import JUDGED_METRICS, TWIN_NOTE, describe, is_retrieval, shown_once
 from ..records import VERDICTS, Manifest, Summary
 from ..stats.agreement import AgreementReport
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA

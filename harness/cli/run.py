@@ -19,7 +19,7 @@ from ..chart import fmt
 from ..errors import EXIT_JUDGE_REFUSED, InputError, command
 from ..evaluate import prepare, run_evaluation
 from ..judged.standing import judge_refusal
-from ..metrics import parse_metric
+from ..metrics.registry import parse_metric
 from ..report.row_warnings import count_warnings, warning_lines
 from ..runs import read_manifest, read_rows
 from ..settings import resolve_noting

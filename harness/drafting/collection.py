@@ -12,7 +12,7 @@ from pdfrag.pdfs import Document
 from pdfrag.text import fold
 
 from ..cases import Evidence
-from ..metrics import Retrieved, first_rank
+from ..metrics.observation import Retrieved, first_rank
 from .language import guess
 from .unanswerable import Sentences
 from .verify import PageView

@@ -25,7 +25,7 @@ from pdfrag.pdfs import Document, Page, read_documents
 from pdfrag.text import clip, fold, normalize
 
 from ..errors import InputError
-from ..metrics import fact_found
+from ..metrics.matching import fact_found
 from ..records import NOTE_CHARS, QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .collection import Collection, evidence_rank
 from .prompting import PARAMETRIC_SCHEMA, UNANSWERABLE_SCHEMA, drafts_schema

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pdfrag.text import fold, is_clipped
 
-from ..metrics import fact_found
+from ..metrics.matching import fact_found
 from ..records import QUESTION_CHARS, QUOTE_CHARS, TERM_CHARS
 from .language import ALL_STOP_WORDS, guess, same_language
 from .records import Reason

@@ -211,7 +211,7 @@ class Row(CaseFields):
 
 
 # What a stored metric may be, by family (the name before "@"): 0 or 1, or a share from 0 to 1. Every family of
-# harness/metrics.py's registry is in one of the two (a test keeps them in step); NaN is refused as it is parsed.
+# harness/metrics/'s registry is in one of the two (a test keeps them in step); NaN is refused as it is parsed.
 ZERO_ONE = frozenset({"hit", "behaviour", "quote_valid", "abstention", "passed"})
 SHARES = frozenset({"recall", "rr", "facts", "grounded", "claims_supported", "retrieval_recall", "citation_precision",
                     "claim_support", "claims_supported_judged", "claim_support_judged", "key_point_coverage"})

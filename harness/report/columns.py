@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics import passed_of
+from ..metrics.registry import passed_of
 from ..records import Manifest, Row, RowScores
 from ..runs import LoadedRun, read_scores
 

@@ -36,7 +36,7 @@ import numpy as np
 from ..cases import refuse_other_selections
 from ..errors import InputError
 from ..judged.standing import judge_agreement, judge_prompt_sha256, judge_refusal, judge_standing
-from ..metrics import higher_is_better
+from ..metrics.registry import higher_is_better
 from ..records import Manifest
 from ..runs import LoadedRun, read_manifest_noting
 from ..stats.defaults import DEFAULT_MIN_JUDGE_KAPPA, DEFAULT_PRIMARY, DEFAULT_RESAMPLES, DEFAULT_SEED, GATE_ALPHA

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..chart import floor_text, p_text
 from ..judged.standing import MIN_PER_VERDICT, MIN_RECALL, judge_note
-from ..metrics import JUDGED_METRICS, TWIN_NOTE, shown_once
+from ..metrics.registry import JUDGED_METRICS, TWIN_NOTE, shown_once
 from ..stats.mde import NOT_DETECTABLE
 from ..stats.paired import EXACT, EXACT_BINOMIAL, MONTE_CARLO, P_FLOOR, TANGO
 from ..stats.signs import MAX_ENUMERATED
@@ -244,8 +244,8 @@ def _rows(c: Comparison) -> list[tuple[MetricComparison, str]]:
 
 
 def _shown(c: Comparison, primary: str = " *") -> list[tuple[MetricComparison, str]]:
-    """The metric rows: a metric and its registry twin (`harness.metrics.shown_once`) share a row when every figure
-    agrees; the primary metric's label ends with `primary`."""
+    """The metric rows: a metric and its registry twin (`harness.metrics.registry.shown_once`) share a row when every
+    figure agrees; the primary metric's label ends with `primary`."""
     by_name = {m.metric: m for m in c.metrics}
     same = lambda x, y: replace(by_name[x], metric="") == replace(by_name[y], metric="")  # noqa: E731
     return [(by_name[name], label + (primary if name == c.primary else ""))

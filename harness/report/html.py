@@ -17,7 +17,8 @@ from pdfrag.text import cited_passage, find_quote
 from ..cases import Evidence
 from ..chart import fmt, svg_grouped_bars
 from ..judged.standing import judge_note
-from ..metrics import JUDGED_METRICS, TWIN_NOTE, Retrieved, family, first_rank, shown_once
+from ..metrics.observation import Retrieved, first_rank
+from ..metrics.registry import JUDGED_METRICS, TWIN_NOTE, family, shown_once
 from ..records import AnyRow, Row, Summary, in_bulk
 from ..runs import LoadedRun
 from ..stats.defaults import DEFAULT_SEED

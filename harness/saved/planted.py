@@ -23,7 +23,7 @@ from typing import Any
 from pdfrag.safe_files import atomic_write_text
 from pdfrag.text import fold, split_sentences
 
-from ..metrics import fact_found
+from ..metrics.matching import fact_found
 from .layout import SavedCase, SavedChunk, SavedOutputs, load_saved
 from .to_run import score_outputs
 

@@ -26,7 +26,7 @@ from pdfrag.versions import software_versions
 
 from ..chart import fmt, svg_bars
 from ..errors import command
-from ..metrics import PASS_CHECKS, REGISTRY, TUTORIAL_CHECKS, metric_names
+from ..metrics.registry import PASS_CHECKS, REGISTRY, TUTORIAL_CHECKS, metric_names
 from ..records import MANIFEST_FORMAT, Manifest, Row, Summary, VersionsRecord, in_bulk
 from ..runs import MANIFEST, ROWS, SUMMARY, new_run_dir, utc_now, write_json
 from ..summary import Summarizer, summarize

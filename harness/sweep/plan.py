@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
-from ..metrics import metric_names
+from ..metrics.registry import metric_names
 from ..settings import AT_LEAST_ONE, FIELDS, RunSettings, check_config, docs_without_cases
 from ..stats.defaults import DEFAULT_PRIMARY
 

@@ -39,7 +39,7 @@ from pdfrag.safe_files import atomic_write_text
 from ..errors import InputError, JudgeRefused, RunStopped, SweepStopped, command
 from ..evaluate import Progress, fresh_manifest, prepare, run_evaluation, setup_changes
 from ..judged.standing import judge_agreement, judge_note, judge_prompt_sha256, judge_refusal, judge_standing
-from ..metrics import JUDGED_METRICS, higher_is_better
+from ..metrics.registry import JUDGED_METRICS, higher_is_better
 from ..records import Row
 from ..runs import LOCK, MANIFEST, RunLock, new_run_dir, read_json, read_manifest, read_rows, utc_now
 from ..summary import errored_value, per_case_means

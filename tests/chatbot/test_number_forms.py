@@ -18,7 +18,7 @@ from chatbot.index import Index
 from harness.cases import Case, Evidence
 from harness.drafting.verify import Limits, PageView
 from harness.drafting.verify import check_draft_quote as draft_quote
-from harness.metrics import fact_found
+from harness.metrics.matching import fact_found
 from harness.records import Citation, Passage, SystemAnswer
 from harness.rows import ScoringRules, build_row
 from pdfrag.chunking import Chunk, chunk_pages

@@ -10,7 +10,7 @@ import pytest
 
 from harness.cli.run import render_summary
 from harness.evaluate import run_evaluation
-from harness.metrics import REGISTRY, shown_once
+from harness.metrics.registry import REGISTRY, shown_once
 from harness.records import MetricSummary
 from harness.report.compare import compare_runs
 from harness.report.compare_text import render_markdown, render_table

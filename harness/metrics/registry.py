@@ -10,260 +10,13 @@ passed: the tutorial's "passes" column.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Callable, Generic, Iterator, Sequence, TypeVar, overload
+from typing import Callable, Sequence
 
-from pdfrag.text import fold
-
-from .cases import Evidence
+from .observation import Observation, page_of
 
 DEFAULT_KS = (1, 2, 4)
-
-
-@dataclass(frozen=True)
-class Retrieved:
-    """A retrieved passage as the metrics see it: rank from 1, the page its id names, and its text."""
-
-    rank: int
-    page_id: str
-    text: str
-
-
-_T = TypeVar("_T")
-
-
-class _once(Generic[_T]):  # noqa: N801 - used as a decorator, like the property it stands for
-    """`functools.cached_property` without its lock: Python 3.11 takes one on every first read, a cost per
-    case and property that showed in `rag-eval score` profiles. The value lands in the instance's `__dict__`."""
-
-    def __init__(self, fn: Callable[[Any], _T]) -> None:
-        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
-
-    @overload
-    def __get__(self, obj: None, owner: type | None = None) -> _once[_T]: ...
-
-    @overload
-    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
-
-    def __get__(self, obj: object | None, owner: type | None = None) -> _T | _once[_T]:
-        if obj is None:
-            return self
-        value = obj.__dict__[self.name] = self.fn(obj)
-        return value
-
-
-@dataclass(frozen=True)
-class Observation:
-    """One case and what the system did, as plain data.
-
-    `answered` means the user saw an answer (status answered); `abstained` the system decided to give none.
-    `broken` means no decision was made: the system's reply could not be produced or parsed (status
-    malformed_output: cut at the token limit, not JSON, a refusal or a tool call in place of the answer), which is
-    never an abstention (`behaviour`). `cited` are the page ids of its citations; `quotes_valid` None when no
-    citation could be checked. `claims` holds one supported flag per reviewed claim, None while nobody has
-    reviewed the answer; `judged_claims` the same for the judged claims (a person's verdict where settled, else a
-    judge's; `rag-eval judge`). `quotes` are the quotes of the citations that passed validation, None when a
-    citation's quote could not be checked or there is no citation (as `quotes_valid`)."""
-
-    evidence: tuple[Evidence, ...]
-    facts: tuple[tuple[str, ...], ...]
-    should_abstain: bool
-    retrieved: tuple[Retrieved, ...]
-    answer: str
-    answered: bool
-    abstained: bool
-    cited: tuple[str, ...]
-    quotes_valid: bool | None
-    claims: tuple[bool, ...] | None
-    judged_claims: tuple[bool, ...] | None = None
-    broken: bool = False
-    quotes: tuple[str, ...] | None = None
-
-    @_once
-    def first_ranks(self) -> tuple[int | None, ...]:
-        """Per evidence item, the rank of the first relevant retrieved passage (None: not retrieved)."""
-        ordered = sorted(self.retrieved, key=_rank)
-        return tuple(next((r.rank for r in ordered if covers(r, e)), None) for e in self.evidence)
-
-    @_once
-    def found_ranks(self) -> tuple[int, ...]:
-        """The first ranks of the evidence items that were retrieved, best first."""
-        return tuple(sorted(r for r in self.first_ranks if r is not None))
-
-    @_once
-    def folded_answer(self) -> str:
-        return fold(self.answer)
-
-    @_once
-    def facts_found(self) -> tuple[bool, ...]:
-        """Per labelled fact, whether the answer holds it (`found_in`): one search per fact and case, shared by
-        the metrics that read facts and the row's fact results."""
-        return tuple(found_in(self.folded_answer, f) for f in self.facts)
-
-    @_once
-    def facts_grounded(self) -> tuple[bool | None, ...]:
-        """Per labelled fact: None when `grounded` does not apply to the case or the fact is not in the answer, else
-        whether one of the valid cited quotes holds it too (the same rule, `found_in`)."""
-        if not self.facts or self.abstained or self.quotes is None:
-            return (None,) * len(self.facts)
-        folded = [_fold(q) for q in self.quotes]
-        return tuple(any(found_in(q, f) for q in folded) if hit else None
-                     for f, hit in zip(self.facts, self.facts_found))
-
-
-# ---------------------------------------------------------------- the shared rules
-
-
-def covers(item: Retrieved, evidence: Evidence) -> bool:
-    """A passage is relevant to an evidence item when it comes from that page and holds its quote, if any."""
-    if item.page_id != page_of(evidence.source_id):
-        return False
-    return evidence.quote is None or _fold(evidence.quote) in _fold(item.text)
-
-
-_fold = lru_cache(maxsize=65536)(fold)
-
-
-@lru_cache(maxsize=65536)
-def page_of(source_id: str) -> str:
-    """The page id a source id names: `a.pdf#p2.3` -> `a.pdf#p2`; any other id is its own page."""
-    return re.sub(r"(#p\d+)\.\d+$", r"\1", source_id)
-
-
-def first_rank(retrieved: Sequence[Retrieved], evidence: Evidence) -> int | None:
-    """Rank of the first retrieved passage relevant to one evidence item, or None."""
-    return next((r.rank for r in sorted(retrieved, key=_rank) if covers(r, evidence)), None)
-
-
-def _rank(item: Retrieved) -> int:
-    return item.rank
-
-
-# Digits joined by these (thousands or decimal separators, thin and narrow no-break spaces, and the "^" of an
-# exponent, as `normalize()` writes "10⁵") are one number: "160" is not found in "EUR 1,160", "1.160" or "1 160",
-# "5" is not found in "1.5 days", "10" not in "10^5".
-_NUMBER_JOINERS = ",.\u2009\u202f\u00a0 ^"
-
-
-def fact_found(answer: str, alternatives: Sequence[str]) -> bool:
-    """Whether any alternative occurs in the answer, case-insensitively, after normalize(), on word
-    boundaries, and never as part of a longer number (see `_NUMBER_JOINERS`)."""
-    return found_in(fold(answer), alternatives)
-
-
-def found_in(folded: str, alternatives: Sequence[str]) -> bool:
-    return any(occurs_bounded(folded, _fold(alternative)) for alternative in alternatives)  # facts repeat: cached
-
-
-def occurs_bounded(folded: str, needle: str) -> bool:
-    """Whether `needle` occurs in `folded` with no word character (regex `\\w`) right before or after it and,
-    where its first or last character is a digit, no digit joined to it by one of `_NUMBER_JOINERS`. The same
-    as searching the regex `(?<!\\w)(?<!\\d[J])needle(?!\\w)(?![J]\\d)` (digit sides only), without compiling
-    one per fact: that cost ~0.4 ms per fact and run, more than the search."""
-    if not needle:
-        return False
-    number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
-    start = folded.find(needle)
-    while start >= 0:  # the loop of `bounded_starts`, without a generator: this one runs per fact and case
-        if _bounded(folded, start, start + len(needle), number_first, number_last):
-            return True
-        start = folded.find(needle, start + 1)
-    return False
-
-
-def bounded_starts(folded: str, needle: str) -> Iterator[int]:
-    """Where `needle` occurs in `folded` by the rule of `occurs_bounded`, first to last."""
-    if not needle:
-        return
-    number_first, number_last = needle[0].isdigit(), needle[-1].isdigit()
-    start = folded.find(needle)
-    while start >= 0:
-        if _bounded(folded, start, start + len(needle), number_first, number_last):
-            yield start
-        start = folded.find(needle, start + 1)
-
-
-def _bounded(folded: str, start: int, end: int, number_first: bool, number_last: bool) -> bool:
-    return _free_before(folded, start, number=number_first) and _free_after(folded, end, number=number_last)
-
-
-# Words that deny what follows them, in the languages of the bundle and its neighbours; a word ending in "n't"
-# counts too. `negation_before` looks at the three words before a found fact.
-NEGATIONS = frozenset({"not", "no", "never", "none", "neither", "nor", "without", "cannot", "kein", "keine", "keinen",
-                       "keinem", "keiner", "nicht", "nie", "niemals", "ohne", "pas", "jamais", "sans", "nunca", "sin"})
-NEGATION_WINDOW = 3
-
-
-def negation_before(folded: str, alternatives: Sequence[str]) -> str | None:
-    """The negation word within `NEGATION_WINDOW` words before an occurrence of the fact in the folded answer
-    ("not 160", "no more than 160", "isn't 160"), or None. A hint for a reviewer: the fact rule finds "160" in
-    "not 160" all the same."""
-    for alternative in alternatives:
-        needle = _fold(alternative)
-        if needle not in folded:  # most alternatives: no generator made
-            continue
-        for start in bounded_starts(folded, needle):
-            words = _WORDS.findall(folded, max(0, start - 60), start)[-NEGATION_WINDOW:]
-            for i in range(len(words) - 1, -1, -1):
-                if (words[i] in NEGATIONS or words[i].endswith(("n't", "n’t"))) and not _bound(words[i + 1:]):
-                    return words[i]
-    return None
-
-
-_WORDS = re.compile(r"[\w'’]+")
-_BOUNDS = {"more", "less", "later", "earlier", "fewer", "longer", "exceed", "exceeding", "over", "mehr", "weniger",
-           "später", "über"}
-
-
-def _bound(after: Sequence[str]) -> bool:
-    """A negation that sets a limit ("no more than 160", "not exceeding 160", "nicht mehr als 160") states the fact
-    rather than denying it."""
-    return bool(after) and after[0] in _BOUNDS
-
-
-# Text that speaks to a grader or a model rather than to the user who asked.
-INSTRUCTION_LIKE = re.compile(
-    r"\b(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
-    r"(?:instructions?|prompts?|rules?|messages?)"
-    r"|\b(?:grade|mark|score|rate|evaluate)\s+(?:this|the|my)\s+(?:answer|response|reply|output)?\s*as\s+"
-    r"(?:correct|right|true|passed|perfect|supported|valid)"
-    r"|\byou\s+are\s+now\b|\bsystem\s+prompt\b|\bnew\s+instructions?\s*:"
-    r"|\bas\s+an\s+ai\s+(?:language\s+)?model\b", re.IGNORECASE)
-
-
-_TRIGGERS = ("ignore", "disregard", "forget", "grade", "mark", "score", "rate", "evaluate", "you are now", "prompt",
-             "instruction", "as an ai")
-
-
-def instruction_like(answer: str) -> str | None:
-    """The first instruction-like span of an answer (`INSTRUCTION_LIKE`), or None."""
-    lower = answer.lower()
-    if not any(word in lower for word in _TRIGGERS):  # most answers: no word the pattern starts from
-        return None
-    match = INSTRUCTION_LIKE.search(" ".join(answer.split()))
-    return match.group(0) if match else None
-
-
-def _word(char: str) -> bool:
-    return char.isalnum() or char == "_"  # what `\w` matches in a str pattern
-
-
-def _free_before(text: str, i: int, *, number: bool) -> bool:
-    if i == 0:
-        return True
-    if _word(text[i - 1]):
-        return False
-    return not (number and i >= 2 and text[i - 1] in _NUMBER_JOINERS and text[i - 2].isdecimal())
-
-
-def _free_after(text: str, end: int, *, number: bool) -> bool:
-    if end == len(text):
-        return True
-    if _word(text[end]):
-        return False
-    return not (number and end + 1 < len(text) and text[end] in _NUMBER_JOINERS and text[end + 1].isdecimal())
 
 
 # ---------------------------------------------------------------- metric functions
@@ -530,7 +283,7 @@ def parse_metric(name: str, ks: Sequence[int] = DEFAULT_KS) -> str:
 def markdown_page() -> str:
     """docs/metrics.md: the metric table, generated from the registry (`python -m harness.metrics --markdown`)."""
     yes = {True: "yes", False: ""}
-    lines = ["# Metrics", "", "Generated from the registry in `harness/metrics.py` by "
+    lines = ["# Metrics", "", "Generated from the registry in `harness/metrics/registry.py` by "
              "`python -m harness.metrics --markdown`; do not edit by hand (a test keeps this file equal to it).", "",
              "Every metric is a pure function of one case's labels and what the system returned: a value in [0, 1], "
              "or `null` when it does not apply to the case. `@k` metrics exist once per `--k` value.", "",
@@ -554,8 +307,8 @@ _GROUNDED_NOTE = [
     "",
     "`claim_support` is the tutorial's check of meaning: a person (or a judge measured against people) reads each "
     "claim of the answer against the cited passage. `grounded` is a string check that needs no reader: of the "
-    "labelled facts the answer states (the fact rule, `harness.metrics.fact_found`), the share that one of its "
-    "*valid* cited quotes states too, by the same rule. A real quote of the right page that does not hold the fact "
+    "labelled facts the answer states (the fact rule, `harness.metrics.matching.fact_found`), the share that one of "
+    "its *valid* cited quotes states too, by the same rule. A real quote of the right page that does not hold the fact "
     "(an off-point quote) gets 0, and the row's `failure_reasons` name the fact and the valid quotes: "
     "`fact '160' is in the answer but in no valid cited quote (valid quotes: '...')`.",
     "",
@@ -568,11 +321,3 @@ _GROUNDED_NOTE = [
     "rows and fails none, and on the planted-defect fixture it flags every off-point quote and no clean row "
     "([what-the-checks-catch.md](what-the-checks-catch.md)).",
 ]
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] != ["--markdown"]:
-        sys.exit("usage: python -m harness.metrics --markdown")
-    sys.stdout.write(markdown_page())
