@@ -3,6 +3,7 @@ model's text the files people read again keep."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import gc
 from collections.abc import Callable, Mapping
@@ -28,6 +29,12 @@ class _Record(BaseModel):
 
     def to_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+
+def fields_of(value: Any, record: type) -> dict[str, Any]:
+    """The fields of the dataclass `record` as `value` holds them: a file's line record and the record it carries
+    (a line of the drafts or reviews file and its draft, review or resolution) are built from one another."""
+    return {f.name: getattr(value, f.name) for f in dataclasses.fields(record)}
 
 
 def format_problem(data: Mapping[str, Any], reads: int) -> str | None:

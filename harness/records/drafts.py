@@ -20,23 +20,25 @@ like the plain dataclasses they were, each checked as it is made).
 from __future__ import annotations
 
 import dataclasses
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Literal, get_args
 
 from pydantic import AfterValidator, ConfigDict, Field, TypeAdapter
 from pydantic.dataclasses import dataclass
+
+from .base import fields_of
 
 __all__ = ["DECISION_STATUSES", "DRAFTS_FORMAT", "DRAFT_KINDS", "DRAFT_TYPES", "LINE", "Decision", "Draft",
            "DraftLine", "Provenance", "Reason", "Verification", "effective_decision"]
 
 DRAFTS_FORMAT: Final = 2  # 1: lines without `format` (before versions); 2: `format` on every line
-DRAFT_KINDS = ("answerable", "unanswerable", "error")
+_Kind = Literal["answerable", "unanswerable", "error"]
+_Type = Literal["number", "date", "name", "rule", "procedure", "other", "unanswerable"]
+DRAFT_KINDS: tuple[str, ...] = get_args(_Kind)
+DRAFT_TYPES: tuple[str, ...] = get_args(_Type)
 DECISION_STATUSES = ("pending", "accepted", "rejected", "edited")
-DRAFT_TYPES = ("number", "date", "name", "rule", "procedure", "other", "unanswerable")
 
 _CONFIG = ConfigDict(extra="forbid")
 _SHA256 = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
-_Kind = Literal["answerable", "unanswerable", "error"]
-
 
 
 def _status(value: str) -> str:
@@ -47,7 +49,6 @@ def _status(value: str) -> str:
 
 # A str to the type checker (callers pass a status they checked), one of DECISION_STATUSES to the record and schema.
 _Status = Annotated[str, AfterValidator(_status), Field(json_schema_extra={"enum": list(DECISION_STATUSES)})]
-_Type = Literal["number", "date", "name", "rule", "procedure", "other", "unanswerable"]
 
 
 @dataclass(frozen=True, config=_CONFIG)
@@ -195,13 +196,12 @@ class DraftLine(Draft):
 
     @classmethod
     def of(cls, draft: Draft) -> DraftLine:
-        return cls(**{f.name: getattr(draft, f.name) for f in dataclasses.fields(Draft)},
-                   decision=draft.decision, format=DRAFTS_FORMAT)
+        return cls(**fields_of(draft, Draft), decision=draft.decision, format=DRAFTS_FORMAT)
 
     def draft(self, *, with_reviews: bool) -> Draft:
         """The draft of this line; without `with_reviews` (a line that has none) its stored decision is its one
         reviewer's review, unless pending."""
-        found = {f.name: getattr(self, f.name) for f in dataclasses.fields(Draft)}
+        found = fields_of(self, Draft)
         if not with_reviews:
             old = self.stored_decision or Decision()
             found["reviews"] = () if old.status == "pending" else (old,)

@@ -19,7 +19,7 @@ from pydantic.dataclasses import dataclass
 
 from pdfrag.text import clip
 
-from .base import NOTE_CHARS, QUOTE_CHARS, SOURCE_ID_CHARS
+from .base import NOTE_CHARS, QUOTE_CHARS, SOURCE_ID_CHARS, fields_of
 from .row import VERDICTS, ClaimResolution, JudgeVerdict, Verdict
 
 __all__ = ["JUDGE_PREFIX", "REVIEWS_FORMAT", "Claim", "Resolution", "ResolutionLine", "Review", "ReviewKey",
@@ -128,11 +128,11 @@ class ReviewLine(Review):
 
     @classmethod
     def of(cls, review: Review) -> ReviewLine:
-        found = {f.name: getattr(review, f.name) for f in dataclasses.fields(Review)}
-        return cls(**found | {"claims": tuple(c.bounded() for c in review.claims)}, format=REVIEWS_FORMAT)
+        return cls(**fields_of(review, Review) | {"claims": tuple(c.bounded() for c in review.claims)},
+                   format=REVIEWS_FORMAT)
 
     def record(self) -> Review:
-        return Review(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Review)})
+        return Review(**fields_of(self, Review))
 
     def to_json(self) -> dict[str, Any]:
         data = _LINE.dump_python(self, mode="json")
@@ -151,11 +151,10 @@ class ResolutionLine(Resolution):
 
     @classmethod
     def of(cls, resolution: Resolution) -> ResolutionLine:
-        return cls(**{f.name: getattr(resolution, f.name) for f in dataclasses.fields(Resolution)},
-                   format=REVIEWS_FORMAT)
+        return cls(**fields_of(resolution, Resolution), format=REVIEWS_FORMAT)
 
     def record(self) -> Resolution:
-        return Resolution(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Resolution)})
+        return Resolution(**fields_of(self, Resolution))
 
     def to_json(self) -> dict[str, Any]:
         return _LINE.dump_python(self, mode="json")
