@@ -134,10 +134,10 @@ def _cell_calls(s: Any, read: CellReader, client: ModelServer, server: ServerInf
     generator = ServerGenerator.of(client, s.chat_model, info)
     answers = answer_cache_for(s.cache_dir)
     hits = {q: retrieve(q, s.top_k) for q in questions}
-    prompts = {q: render_prompt(template, q, found) for q, found in hits.items()}
+    prompts = {q: render_prompt(template, q, passages) for q, passages in hits.items()}
     keys = [CachingGenerator(generator, answers, r).key(prompts[q], answering, hits[q])
             for q in questions for r in range(s.repeat)]  # the run's own keys
-    return [*chunk_keys, *query_keys.values()], keys, 0, texts
+    return wanted, keys, 0, texts
 
 
 def _retriever(kind: str, chunks: list[Chunk], matrix: np.ndarray,
