@@ -19,7 +19,7 @@ from pdfrag import __version__
 from pdfrag.chunking import chunk_pages
 from pdfrag.errors import ModelMissing, ServerBusy, ServerUnreachable
 from pdfrag.page_cache import PageCache
-from pdfrag.pdfs import Document, read_documents
+from pdfrag.pdfs import Document, page_texts, read_documents
 from pdfrag.safe_files import open_regular
 from pdfrag.versions import software_versions
 
@@ -166,7 +166,8 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
     write_json(run_dir / MANIFEST, manifest.to_json())
     jobs = [(case, r) for case in cases for r in range(settings.repeat)]
     todo = [job for job in jobs if (job[0].id, job[1]) not in done]
-    rules = ScoringRules(tuple(settings.k), settings.min_quote_words, fold_pages(_page_texts(documents)))
+    pages = page_texts(documents)
+    rules = ScoringRules(tuple(settings.k), settings.min_quote_words, fold_pages(pages))
     written = len(jobs) - len(todo)
     try:
         writer = RowWriter(run_dir, append=bool(done) or (run_dir / ROWS).exists())
@@ -191,7 +192,7 @@ def _answer_into(run_dir: Path, manifest: Manifest, system: System, cases: list[
         write_rows(run_dir, rows)
     summary = summarize(rows, manifest.metrics, manifest.collection.to_json(), judged=standing)
     write_json(run_dir / SUMMARY, summary.to_json())
-    write_replay(run_dir, rows, pages=_page_texts(documents), min_quote_words=settings.min_quote_words)
+    write_replay(run_dir, rows, pages=pages, min_quote_words=settings.min_quote_words)
     manifest = manifest.model_copy(update={"status": "complete"})
     write_json(run_dir / MANIFEST, manifest.to_json())
     return RunResult(run_dir, summary, manifest, standing)
@@ -395,10 +396,6 @@ def _bounded(result: SystemAnswer, settings: RunSettings, *, timed_out: bool, el
         return SystemAnswer(error=f"the system took {elapsed_ms / 1000:.1f} s, over --timeout "
                                   f"{settings.timeout:g} s", raw=result.raw[:cap])
     return result.model_copy(update={"raw": result.raw[:cap]}) if len(result.raw) > cap else result
-
-
-def _page_texts(documents: list[Document]) -> dict[str, str]:
-    return {p.source_id: p.text for d in documents for p in d.pages}
 
 
 def _collection(documents: list[Document], system: System) -> CollectionRecord:

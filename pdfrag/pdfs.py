@@ -104,6 +104,11 @@ def read_documents(root: str | Path, progress: Callable[[int, int], None] | None
     raise folder.error()
 
 
+def page_texts(documents: Sequence[Document]) -> dict[str, str]:
+    """Page id -> the page's text, over every page of `documents`."""
+    return {p.source_id: p.text for d in documents for p in d.pages}
+
+
 def duplicate_warnings(documents: Sequence[Document]) -> tuple[str, ...]:
     """A warning for each group of files with the same SHA-256: the same pages twice compete in retrieval and
     split the credit for one piece of evidence."""

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pdfrag.model_server import BACKENDS
-from pdfrag.pdfs import read_documents
+from pdfrag.pdfs import page_texts, read_documents
 from pdfrag.safe_files import atomic_write_text
 from pdfrag.terminal import ProgressBar, Stages, say
 
@@ -38,7 +38,6 @@ from ..drafting.files import (
     judge_into_file,
     left_out_text,
     open_documents,
-    page_texts,
     recorded_settings,
     skipped_pages,
     write_cases,

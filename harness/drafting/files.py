@@ -30,7 +30,7 @@ from .records import Draft, read_drafts, write_drafts
 from .settings import DraftSettings
 
 __all__ = ["CasesWritten", "Opened", "draft_into_file", "failed_again_text", "import_sheet", "judge_into_file",
-           "left_out_text", "open_documents", "page_texts", "recorded_settings", "skipped_pages", "write_cases",
+           "left_out_text", "open_documents", "recorded_settings", "skipped_pages", "write_cases",
            "write_checked_cases"]
 
 
@@ -79,11 +79,6 @@ def open_documents(settings: DraftSettings) -> Opened:
     cache = PageCache.at(settings.cache_dir)
     documents = read_documents(settings.docs, cache=cache)
     return Opened(documents, Collection.of(documents, settings.chunking()), cache.problem)
-
-
-def page_texts(documents: Sequence[Document]) -> dict[str, str]:
-    """Page id -> the page's text."""
-    return {p.source_id: p.text for d in documents for p in d.pages}
 
 
 def judge_into_file(drafts: str, pages: dict[str, str], settings: JudgeSettings, *,
