@@ -203,11 +203,14 @@ class _Claims:
         against it). A claim left naming a case came out of order: only where some line is at fault (its problem
         is reported), as the first look at the ids found the claims in order."""
         while self._pending is not None:
-            line, claim = self._pending
-            if cases is not None:
-                _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
-                            self.problems)
+            self._check_case(*self._pending, cases)
             self._pending = self._next()
+
+    def _check_case(self, line: int, claim: SavedClaim, cases: dict[str, int] | None) -> None:
+        """The case a claim names must be a case of the cases file (`cases` None: not checked)."""
+        if cases is not None:
+            _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
+                        self.problems)
 
 
 class _GroupedClaims(_Claims):
@@ -225,10 +228,8 @@ class _GroupedClaims(_Claims):
         return self.groups.get(case_id, ())
 
     def finish(self, cases: dict[str, int] | None) -> None:
-        if cases is not None:
-            for line, claim in self.held:
-                _references(str(self.reading.path), line, claim, ("case_id",), cases, "case",  # type: ignore
-                            self.problems)
+        for line, claim in self.held:
+            self._check_case(line, claim, cases)
 
 
 def read_saved(cases_path: str | Path, chunks_path: str | Path | None = None,
